@@ -1,0 +1,106 @@
+// apply(state, change): the state after a change. It mutates in place because one actor owns the state;
+// it never fails on a change that decide() produced, and replays the WAL deterministically.
+import type { Change } from './changes.js';
+import { emptyState, handleKey, lowerBound, type AttributeSet, type OrgState } from './state.js';
+
+function attributeHome(state: OrgState, personId: string | undefined): { get(b: string): AttributeSet | undefined; set(b: string, a: AttributeSet): void; delete(b: string): void } | undefined {
+  if (personId === undefined) return state.attributes;
+  const person = state.persons.get(personId);
+  if (!person) return undefined;
+  const attrs = person.attributes;
+  return {
+    get: (b) => attrs[b],
+    set: (b, a) => void (attrs[b] = a),
+    delete: (b) => void delete attrs[b],
+  };
+}
+
+export function apply(state: OrgState, change: Change): OrgState {
+  switch (change.t) {
+    case 'OrgCreated':
+      return emptyState(change.genesis);
+    case 'ApiKeyRotated':
+      state.api_key_hash = change.api_key_hash;
+      return state;
+    case 'SuborganizationCreated':
+      state.suborganizations.push(change.id);
+      return state;
+    case 'PersonCreated': {
+      const p = { ...change.person, handles: [...change.person.handles], groups: [...change.person.groups], attributes: { ...change.person.attributes } };
+      state.persons.set(p.person_id, p);
+      const at = lowerBound(state.person_order, p.person_id);
+      state.person_order.splice(at, 0, p.person_id);
+      for (const h of p.handles) state.handles.set(handleKey(h), p.person_id);
+      for (const g of p.groups) state.groups.get(g)?.members.add(p.person_id);
+      return state;
+    }
+    case 'PersonActiveSet': {
+      const p = state.persons.get(change.person_id);
+      if (p) p.active = change.active;
+      return state;
+    }
+    case 'PersonHandlesAdded': {
+      const p = state.persons.get(change.person_id);
+      if (!p) return state;
+      for (const h of change.handles) {
+        p.handles.push(h);
+        state.handles.set(handleKey(h), p.person_id);
+      }
+      return state;
+    }
+    case 'PersonDeleted': {
+      const p = state.persons.get(change.person_id);
+      if (!p) return state;
+      state.persons.delete(p.person_id);
+      const at = lowerBound(state.person_order, p.person_id);
+      if (state.person_order[at] === p.person_id) state.person_order.splice(at, 1);
+      for (const h of p.handles) state.handles.delete(handleKey(h));
+      for (const g of p.groups) state.groups.get(g)?.members.delete(p.person_id);
+      return state;
+    }
+    case 'GroupCreated':
+      state.groups.set(change.name, { name: change.name, description: change.description, created: change.created, members: new Set() });
+      return state;
+    case 'GroupDeleted': {
+      const g = state.groups.get(change.name);
+      if (!g) return state;
+      for (const id of g.members) {
+        const p = state.persons.get(id);
+        if (p) p.groups = p.groups.filter((n) => n !== change.name);
+      }
+      state.groups.delete(change.name);
+      return state;
+    }
+    case 'PersonGroupsSet': {
+      const p = state.persons.get(change.person_id);
+      if (!p) return state;
+      for (const g of p.groups) state.groups.get(g)?.members.delete(p.person_id);
+      p.groups = change.groups;
+      for (const g of p.groups) state.groups.get(g)?.members.add(p.person_id);
+      return state;
+    }
+    case 'AttributesSet': {
+      const home = attributeHome(state, change.person_id);
+      if (!home) return state;
+      const next = change.replace ? { ...change.attributes } : { ...home.get(change.bucket), ...change.attributes };
+      if (Object.keys(next).length === 0) home.delete(change.bucket);
+      else home.set(change.bucket, next);
+      return state;
+    }
+    case 'AttributesDeleted': {
+      const home = attributeHome(state, change.person_id);
+      if (!home) return state;
+      const current = home.get(change.bucket);
+      if (!current) return state;
+      if (change.names === undefined) {
+        home.delete(change.bucket);
+        return state;
+      }
+      const next = { ...current };
+      for (const n of change.names) delete next[n];
+      if (Object.keys(next).length === 0) home.delete(change.bucket);
+      else home.set(change.bucket, next);
+      return state;
+    }
+  }
+}

@@ -1,0 +1,35 @@
+// Decisions about attribute sets, of the organization or of one person, in a named bucket.
+import { notFound } from '../errors.js';
+import { decision, type Decision } from './decision.js';
+import { checkAttributes, isBucket } from './rules.js';
+import type { AttributeSet, OrgState } from './state.js';
+import { requirePerson } from './lookup.js';
+
+export function requireBucket(bucket: string): void {
+  if (!isBucket(bucket)) throw notFound(`attribute bucket "${bucket}" not found`);
+}
+
+/** The attribute set a read or write addresses: the organization's, or the person's when person_id is given. */
+export function attributesOf(state: OrgState, personId: string | undefined, bucket: string): AttributeSet {
+  requireBucket(bucket);
+  if (personId === undefined) return state.attributes.get(bucket) ?? {};
+  return requirePerson(state, personId).attributes[bucket] ?? {};
+}
+
+export function setAttributes(state: OrgState, personId: string | undefined, bucket: string, attributes: AttributeSet, replace: boolean): Decision<null> {
+  attributesOf(state, personId, bucket);
+  checkAttributes(attributes);
+  return decision(null, [
+    personId === undefined
+      ? { t: 'AttributesSet', bucket, attributes, replace }
+      : { t: 'AttributesSet', person_id: personId, bucket, attributes, replace },
+  ]);
+}
+
+export function deleteAttributes(state: OrgState, personId: string | undefined, bucket: string, names: string[] | undefined): Decision<null> {
+  const current = attributesOf(state, personId, bucket);
+  const present = names === undefined ? Object.keys(current).length > 0 : names.some((n) => n in current);
+  if (!present) return decision(null);
+  const base = personId === undefined ? {} : { person_id: personId };
+  return decision(null, [names === undefined ? { t: 'AttributesDeleted', ...base, bucket } : { t: 'AttributesDeleted', ...base, bucket, names }]);
+}

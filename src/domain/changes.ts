@@ -1,0 +1,20 @@
+// Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
+import type { AttributeSet, Handle, OrgGenesis, Person } from './state.js';
+
+export type Change =
+  | { t: 'OrgCreated'; genesis: OrgGenesis }
+  | { t: 'ApiKeyRotated'; api_key_hash: string }
+  | { t: 'SuborganizationCreated'; id: string }
+  | { t: 'PersonCreated'; person: Person }
+  | { t: 'PersonActiveSet'; person_id: string; active: boolean }
+  | { t: 'PersonHandlesAdded'; person_id: string; handles: Handle[] }
+  | { t: 'PersonDeleted'; person_id: string }
+  | { t: 'GroupCreated'; name: string; description: string; created: string }
+  | { t: 'GroupDeleted'; name: string }
+  | { t: 'PersonGroupsSet'; person_id: string; groups: string[] }
+  /** person_id absent: organization-level. replace: the set becomes exactly `attributes`. */
+  | { t: 'AttributesSet'; person_id?: string; bucket: string; attributes: AttributeSet; replace: boolean }
+  /** names absent: every attribute of the bucket. */
+  | { t: 'AttributesDeleted'; person_id?: string; bucket: string; names?: string[] };
+
+export type ChangeType = Change['t'];

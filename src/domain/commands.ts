@@ -1,0 +1,25 @@
+// Commands: what callers ask an organization to do, imperative. decide() answers each.
+import type { AttributeSet, Handle } from './state.js';
+
+export interface PersonInput {
+  handles: Handle[];
+  region?: string;
+  groups?: string[];
+  attributes?: Record<string, AttributeSet>;
+  active?: boolean;
+}
+
+export type Command =
+  | { kind: 'CreateSuborganization'; sub_org_name: string }
+  | { kind: 'RotateApiKey' }
+  | { kind: 'CreatePerson'; input: PersonInput }
+  | { kind: 'PutPerson'; input: PersonInput }
+  | { kind: 'SetPersonActive'; person_id: string; active: boolean }
+  | { kind: 'DeletePerson'; person_id: string }
+  | { kind: 'CreateGroup'; name: string; description?: string }
+  | { kind: 'DeleteGroup'; name: string }
+  | { kind: 'SetPersonGroups'; person_id: string; groups: string[] }
+  | { kind: 'SetAttributes'; person_id?: string; bucket: string; attributes: AttributeSet; replace: boolean }
+  | { kind: 'DeleteAttributes'; person_id?: string; bucket: string; names?: string[] };
+
+export type CommandKind = Command['kind'];

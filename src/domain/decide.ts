@@ -1,0 +1,35 @@
+// decide(state, command): the changes, events and reply a command leads to, or a ServiceError. Pure.
+import type { Command } from './commands.js';
+import type { DecideContext, Decision } from './decision.js';
+import { createPerson, deletePerson, putPerson, setPersonActive } from './persons.js';
+import { createGroup, deleteGroup, setPersonGroups } from './groups.js';
+import { deleteAttributes, setAttributes } from './attributes.js';
+import { createSuborganization, rotateApiKey } from './organizations.js';
+import type { OrgState } from './state.js';
+
+export function decide(state: OrgState, command: Command, ctx: DecideContext): Decision {
+  switch (command.kind) {
+    case 'CreateSuborganization':
+      return createSuborganization(state, command.sub_org_name, ctx);
+    case 'RotateApiKey':
+      return rotateApiKey(state, ctx);
+    case 'CreatePerson':
+      return createPerson(state, command.input, ctx);
+    case 'PutPerson':
+      return putPerson(state, command.input, ctx);
+    case 'SetPersonActive':
+      return setPersonActive(state, command.person_id, command.active);
+    case 'DeletePerson':
+      return deletePerson(state, command.person_id);
+    case 'CreateGroup':
+      return createGroup(state, command.name, command.description, ctx);
+    case 'DeleteGroup':
+      return deleteGroup(state, command.name);
+    case 'SetPersonGroups':
+      return setPersonGroups(state, command.person_id, command.groups);
+    case 'SetAttributes':
+      return setAttributes(state, command.person_id, command.bucket, command.attributes, command.replace);
+    case 'DeleteAttributes':
+      return deleteAttributes(state, command.person_id, command.bucket, command.names);
+  }
+}

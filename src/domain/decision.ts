@@ -1,0 +1,32 @@
+// What decide() receives besides state, and what it returns.
+import type { Change } from './changes.js';
+import type { OrgGenesis } from './state.js';
+
+/** Effects decide() may use, passed in so that tests can fix them. */
+export interface DecideContext {
+  nowMs: number;
+  uuid(): string;
+  secret(): string;
+  hashKey(key: string): string;
+  /** configured regions; the first is local */
+  regions: readonly string[];
+}
+
+/** An event as decide() states it; the actor adds event_metadata and the offset. */
+export interface EventDraft {
+  /** message name, e.g. PersonCreated_v1 */
+  name: string;
+  body: Record<string, unknown>;
+}
+
+export interface Decision<R = unknown> {
+  changes: Change[];
+  events: EventDraft[];
+  reply: R;
+  /** a new organization whose first entry commits in the same transaction */
+  spawn?: OrgGenesis;
+}
+
+export function decision<R>(reply: R, changes: Change[] = [], events: EventDraft[] = []): Decision<R> {
+  return { changes, events, reply };
+}

@@ -1,0 +1,28 @@
+// Decisions about the organization itself: suborganizations and API key rotation.
+import { badRequest } from '../errors.js';
+import { decision, type DecideContext, type Decision } from './decision.js';
+import type { OrgState } from './state.js';
+
+export interface SuborganizationRet {
+  id: string;
+  org_name: string;
+  parent_id: string;
+  api_key: string;
+}
+
+export function createSuborganization(state: OrgState, name: string, ctx: DecideContext): Decision<SuborganizationRet> {
+  const orgName = name.trim();
+  if (orgName === '' || orgName.length > 200) throw badRequest('sub_org_name: must be 1-200 characters');
+  const id = ctx.uuid();
+  const apiKey = ctx.secret();
+  const event = { name: 'SuborganizationCreated_InRegion_v1', body: { organization_id: id, org_name: orgName, parent_organization_id: state.id, region: ctx.regions[0] } };
+  return {
+    ...decision({ id, org_name: orgName, parent_id: state.id, api_key: apiKey }, [{ t: 'SuborganizationCreated', id }], [event]),
+    spawn: { id, org_name: orgName, parent_id: state.id, root_id: state.root_id, api_key_hash: ctx.hashKey(apiKey), created: new Date(ctx.nowMs).toISOString() },
+  };
+}
+
+export function rotateApiKey(_state: OrgState, ctx: DecideContext): Decision<{ api_key: string }> {
+  const apiKey = ctx.secret();
+  return decision({ api_key: apiKey }, [{ t: 'ApiKeyRotated', api_key_hash: ctx.hashKey(apiKey) }]);
+}

@@ -1,0 +1,120 @@
+// Decisions about persons: create, create-or-update by handle, activate, delete.
+import { badRequest, conflict } from '../errors.js';
+import type { Change } from './changes.js';
+import type { PersonInput } from './commands.js';
+import { decision, type DecideContext, type Decision, type EventDraft } from './decision.js';
+import { checkAttributes, checkHandle, checkRegion, handleTypeEnum, isBucket } from './rules.js';
+import { handleKey, type Handle, type OrgState, type Person } from './state.js';
+import { personView, type PersonRet } from './views.js';
+import { normalizeGroups, requirePerson } from './lookup.js';
+
+export function handlesOf(p: Pick<Person, 'handles'>) {
+  return p.handles.map((h) => ({ type: handleTypeEnum(h.type), value: h.value }));
+}
+
+/** Distinct handles, each valid; two handles that differ only by email case count once. */
+function checkHandles(handles: Handle[]): Handle[] {
+  const seen = new Set<string>();
+  const out: Handle[] = [];
+  handles.forEach((h, i) => {
+    checkHandle(h, `handles[${i}]`);
+    const key = handleKey(h);
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push({ type: h.type, value: h.value });
+    }
+  });
+  return out;
+}
+
+function checkPersonAttributes(attributes: PersonInput['attributes']): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [bucket, set] of Object.entries(attributes ?? {})) {
+    if (!isBucket(bucket)) throw badRequest(`attributes: unknown attribute bucket "${bucket}"`);
+    checkAttributes(set, `attributes.${bucket}`);
+    if (Object.keys(set).length > 0) out[bucket] = { ...set };
+  }
+  return out;
+}
+
+export function createPerson(state: OrgState, input: PersonInput, ctx: DecideContext): Decision<PersonRet> {
+  const handles = checkHandles(input.handles);
+  if (handles.length === 0) throw badRequest('handles: at least one handle is required');
+  for (const h of handles) {
+    if (state.handles.has(handleKey(h))) throw conflict(`a person with handle ${h.type} "${h.value}" already exists`);
+  }
+  const region = input.region ?? (ctx.regions[0] as string);
+  checkRegion(region, ctx.regions);
+  const person: Person = {
+    person_id: ctx.uuid(),
+    active: input.active ?? true,
+    person_type: 'regular',
+    region,
+    handles,
+    groups: normalizeGroups(state, input.groups ?? [], 'groups'),
+    attributes: checkPersonAttributes(input.attributes),
+    created: new Date(ctx.nowMs).toISOString(),
+  };
+  const event: EventDraft = {
+    name: 'PersonCreated_v1',
+    body: { person_id: person.person_id, region, handles: handlesOf(person), gdpr_consents: [] },
+  };
+  return decision(personView(person), [{ t: 'PersonCreated', person }], [event]);
+}
+
+export interface PutPersonReply {
+  created: boolean;
+  person: PersonRet;
+}
+
+/** Create-or-update by handle: idempotent, so sending the same body twice changes nothing the second time. */
+export function putPerson(state: OrgState, input: PersonInput, ctx: DecideContext): Decision<PutPersonReply> {
+  const handles = checkHandles(input.handles);
+  if (handles.length === 0) throw badRequest('handles: at least one handle is required');
+  const owners = new Set(handles.map((h) => state.handles.get(handleKey(h))).filter((id): id is string => id !== undefined));
+  if (owners.size === 0) {
+    const d = createPerson(state, input, ctx);
+    return { ...d, reply: { created: true, person: d.reply } };
+  }
+  if (owners.size > 1) throw conflict('handles: the handles belong to different persons');
+  const person = state.persons.get([...owners][0] as string) as Person;
+  if (input.region !== undefined && input.region !== person.region) {
+    checkRegion(input.region, ctx.regions);
+    throw badRequest(`region: person ${person.person_id} lives in ${person.region}; its region cannot be changed`);
+  }
+  const changes: Change[] = [];
+  const added = handles.filter((h) => !state.handles.has(handleKey(h)));
+  if (added.length > 0) changes.push({ t: 'PersonHandlesAdded', person_id: person.person_id, handles: added });
+  if (input.active !== undefined && input.active !== person.active) {
+    changes.push({ t: 'PersonActiveSet', person_id: person.person_id, active: input.active });
+  }
+  if (input.groups !== undefined) {
+    const groups = normalizeGroups(state, input.groups, 'groups');
+    if (groups.join('\n') !== person.groups.join('\n')) changes.push({ t: 'PersonGroupsSet', person_id: person.person_id, groups });
+  }
+  for (const [bucket, set] of Object.entries(checkPersonAttributes(input.attributes))) {
+    changes.push({ t: 'AttributesSet', person_id: person.person_id, bucket, attributes: set, replace: true });
+  }
+  const after: Person = {
+    ...person,
+    handles: [...person.handles, ...added],
+    active: input.active ?? person.active,
+    groups: input.groups !== undefined ? normalizeGroups(state, input.groups, 'groups') : person.groups,
+  };
+  return decision({ created: false, person: personView(after) }, changes);
+}
+
+export function setPersonActive(state: OrgState, personId: string, active: boolean): Decision<PersonRet> {
+  const person = requirePerson(state, personId);
+  const changes: Change[] = person.active === active ? [] : [{ t: 'PersonActiveSet', person_id: personId, active }];
+  return decision(personView({ ...person, active }), changes);
+}
+
+export function deletePerson(state: OrgState, personId: string): Decision<null> {
+  const person = requirePerson(state, personId);
+  const event: EventDraft = {
+    name: 'PersonDeleted_v1',
+    body: { person_id: person.person_id, region: person.region, handles: handlesOf(person), groups: [...person.groups] },
+  };
+  return decision(null, [{ t: 'PersonDeleted', person_id: personId }], [event]);
+}

@@ -1,0 +1,36 @@
+// Organization state to and from a plain, serializable form (Maps and Sets become arrays).
+import { handleKey, type Group, type OrgState, type Person, type AttributeSet } from './state.js';
+
+export interface StateSnapshot {
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes'>;
+  persons: Person[];
+  groups: Array<Omit<Group, 'members'> & { members: string[] }>;
+  attributes: Array<[string, AttributeSet]>;
+}
+
+export function toSnapshot(s: OrgState): StateSnapshot {
+  const { persons, person_order, handles, groups, attributes, ...org } = s;
+  return {
+    org: { ...org, suborganizations: [...org.suborganizations] },
+    persons: person_order.map((id) => persons.get(id) as Person),
+    groups: [...groups.values()].map((g) => ({ ...g, members: [...g.members] })),
+    attributes: [...attributes.entries()],
+  };
+}
+
+export function fromSnapshot(snap: StateSnapshot): OrgState {
+  const state: OrgState = {
+    ...snap.org,
+    persons: new Map(),
+    person_order: [],
+    handles: new Map(),
+    groups: new Map(snap.groups.map((g) => [g.name, { ...g, members: new Set(g.members) }])),
+    attributes: new Map(snap.attributes),
+  };
+  for (const p of snap.persons) {
+    state.persons.set(p.person_id, p);
+    state.person_order.push(p.person_id);
+    for (const h of p.handles) state.handles.set(handleKey(h), p.person_id);
+  }
+  return state;
+}

@@ -1,0 +1,93 @@
+// An organization's state: plain in-memory structures, owned by its actor, rebuilt from snapshot + WAL.
+export type HandleType = 'email_address' | 'phone_number' | 'username';
+export const HANDLE_TYPES: readonly HandleType[] = ['email_address', 'phone_number', 'username'];
+
+export interface Handle {
+  type: HandleType;
+  value: string;
+}
+
+export type AttributeSet = Record<string, unknown>;
+
+export interface Person {
+  person_id: string;
+  active: boolean;
+  person_type: 'regular' | 'anonymous';
+  region: string;
+  handles: Handle[];
+  /** sorted group names */
+  groups: string[];
+  /** bucket name → attribute set */
+  attributes: Record<string, AttributeSet>;
+  created: string;
+}
+
+export interface Group {
+  name: string;
+  description: string;
+  created: string;
+  members: Set<string>;
+}
+
+export interface OrgState {
+  id: string;
+  org_name: string;
+  parent_id: string | null;
+  root_id: string;
+  api_key_hash: string;
+  created: string;
+  /** direct children, in creation order */
+  suborganizations: string[];
+  persons: Map<string, Person>;
+  /** person ids in key order (UUIDv7, so creation order) for paging */
+  person_order: string[];
+  /** handle key (see handleKey) → person id */
+  handles: Map<string, string>;
+  groups: Map<string, Group>;
+  /** organization-level attributes: bucket name → attribute set */
+  attributes: Map<string, AttributeSet>;
+  /** offset of the last WAL entry applied */
+  offset: number;
+  /** offset of the last event emitted */
+  event_offset: number;
+}
+
+export interface OrgGenesis {
+  id: string;
+  org_name: string;
+  parent_id: string | null;
+  root_id: string;
+  api_key_hash: string;
+  created: string;
+}
+
+export function emptyState(g: OrgGenesis): OrgState {
+  return {
+    ...g,
+    suborganizations: [],
+    persons: new Map(),
+    person_order: [],
+    handles: new Map(),
+    groups: new Map(),
+    attributes: new Map(),
+    offset: 0,
+    event_offset: 0,
+  };
+}
+
+/** Email addresses compare case-insensitively; other handle values exactly. */
+export function handleKey(h: Handle): string {
+  return `${h.type}:${h.type === 'email_address' ? h.value.toLowerCase() : h.value}`;
+}
+
+/** Index of the first element >= id in a sorted array. */
+export function lowerBound(sorted: readonly string[], id: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as string) < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

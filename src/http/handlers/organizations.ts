@@ -1,0 +1,56 @@
+// The caller's organization, its suborganizations, and API key rotation.
+import { Type, type Static } from '@sinclair/typebox';
+import type { SuborganizationRet } from '../../domain/organizations.js';
+import { organizationView } from '../../domain/views.js';
+import { route, type Route } from '../route.js';
+import { Strings } from '../schemas.js';
+import { execute, type HandlerDeps } from './deps.js';
+
+const SubOrgBody = Type.Object({ sub_org_name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+const Organization = Type.Object({ id: Type.String(), org_name: Type.String(), parent_id: Type.Union([Type.String(), Type.Null()]) });
+
+export function organizationRoutes(deps: HandlerDeps): Route[] {
+  return [
+    route({
+      method: 'get',
+      path: '/organizations',
+      summary: "The caller's organization",
+      tag: 'organizations',
+      auth: 'key',
+      success: { status: 200, result: Organization },
+      errors: [400, 401, 403, 404],
+      handler: (req) => ({ status: 200, result: organizationView(req.org.state) }),
+    }),
+    route<Static<typeof SubOrgBody>>({
+      method: 'post',
+      path: '/organizations/suborganizations',
+      summary: 'Create a suborganization; its API key is returned once',
+      tag: 'organizations',
+      auth: 'key',
+      body: SubOrgBody,
+      success: { status: 200, result: Type.Object({ id: Type.String(), org_name: Type.String(), parent_id: Type.String(), api_key: Type.String() }) },
+      errors: [400, 401, 403, 404, 408],
+      handler: async (req) => ({ status: 200, result: await execute<SuborganizationRet>(deps, req, { kind: 'CreateSuborganization', sub_org_name: req.body.sub_org_name }) }),
+    }),
+    route({
+      method: 'get',
+      path: '/organizations/suborganizations',
+      summary: 'IDs of every organization below the caller',
+      tag: 'organizations',
+      auth: 'key',
+      success: { status: 200, result: Strings },
+      errors: [400, 401, 403, 404],
+      handler: (req) => ({ status: 200, result: deps.registry.descendants(req.org.id) }),
+    }),
+    route({
+      method: 'put',
+      path: '/organizations/api-keys',
+      summary: 'Rotate the API key: the old key stops working at once',
+      tag: 'organizations',
+      auth: 'key',
+      success: { status: 200, result: Type.Object({ api_key: Type.String() }) },
+      errors: [400, 401, 403, 404, 408],
+      handler: async (req) => ({ status: 200, result: await execute<{ api_key: string }>(deps, req, { kind: 'RotateApiKey' }) }),
+    }),
+  ];
+}

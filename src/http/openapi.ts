@@ -1,0 +1,75 @@
+// The OpenAPI 3.1 document, generated from the same route declarations that validate requests.
+import { STATUS_CODES } from 'node:http';
+import type { TSchema } from '@sinclair/typebox';
+import type { Route } from './route.js';
+
+const ErrorEnvelope = {
+  type: 'object',
+  properties: { errors: { type: 'array', items: { type: 'object', properties: { httpcode: { type: 'integer' }, message: { type: 'string' } }, required: ['httpcode', 'message'] } } },
+};
+
+/** TypeBox schemas carry symbol keys; JSON.stringify drops them, leaving plain JSON Schema. */
+const plain = (s: TSchema) => JSON.parse(JSON.stringify(s)) as unknown;
+
+function queryParameters(schema: TSchema | undefined) {
+  const props = (schema as { properties?: Record<string, TSchema> } | undefined)?.properties ?? {};
+  const required = new Set((schema as { required?: string[] } | undefined)?.required ?? []);
+  return Object.entries(props).map(([name, s]) => ({ name, in: 'query', required: required.has(name), schema: plain(s) }));
+}
+
+const SECURITY: Record<Route['auth'], unknown[]> = {
+  none: [],
+  org: [{ orgId: [] }],
+  key: [{ orgId: [], apiKey: [] }],
+  operator: [{ operatorKey: [] }],
+};
+
+export function openApiDocument(routes: readonly Route[], info: { title: string; version: string; server: string }) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) {
+    const params = [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const consistency =
+      r.method === 'get'
+        ? []
+        : [
+            { name: 'Service-Required-Consistency', in: 'header', required: false, schema: { type: 'string', enum: ['local_region', 'all_regions'], default: 'local_region' } },
+            { name: 'Service-Required-Consistency-Timeout', in: 'header', required: false, schema: { type: 'integer', minimum: 1, maximum: 120, default: 30 } },
+          ];
+    const success: Record<string, unknown> = { description: r.success.description ?? STATUS_CODES[r.success.status] ?? '' };
+    if (r.success.document) success['content'] = { 'application/json': { schema: plain(r.success.document) } };
+    else if (r.success.status !== 204) {
+      const properties: Record<string, unknown> = {};
+      if (r.success.result) properties['result'] = plain(r.success.result);
+      if (r.success.meta) properties['meta'] = plain(r.success.meta);
+      success['content'] = { 'application/json': { schema: { type: 'object', properties } } };
+    }
+    const responses: Record<string, unknown> = { [String(r.success.status)]: success };
+    for (const status of r.errors ?? []) {
+      responses[String(status)] = { description: STATUS_CODES[status] ?? '', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
+    }
+    const op: Record<string, unknown> = {
+      summary: r.summary,
+      tags: [r.tag],
+      operationId: `${r.method}${r.path.replace(/[{}]/g, '').replace(/[/-](\w)/g, (_, c: string) => c.toUpperCase())}`,
+      security: SECURITY[r.auth],
+      parameters: [...params, ...queryParameters(r.query), ...consistency],
+      responses,
+    };
+    if (r.body) op['requestBody'] = { required: true, content: { 'application/json': { schema: plain(r.body) } } };
+    (paths[r.path] ??= {})[r.method] = op;
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: info.title, version: info.version },
+    servers: [{ url: info.server }],
+    paths,
+    components: {
+      schemas: { ErrorEnvelope },
+      securitySchemes: {
+        orgId: { type: 'apiKey', in: 'header', name: 'Service-OrgID' },
+        apiKey: { type: 'apiKey', in: 'header', name: 'Service-API-Key' },
+        operatorKey: { type: 'apiKey', in: 'header', name: 'Service-Operator-Key' },
+      },
+    },
+  };
+}

@@ -1,0 +1,14 @@
+// The envelope: every JSON response is {result?, meta?, errors?}; errors carry httpcode and message.
+import type { ServiceError } from '../errors.js';
+import type { Response } from './route.js';
+
+export function envelope(r: Response): string {
+  const body: Record<string, unknown> = {};
+  if (r.result !== undefined) body['result'] = r.result;
+  if (r.meta !== undefined) body['meta'] = r.meta;
+  return JSON.stringify(body);
+}
+
+export function errorBody(error: ServiceError): string {
+  return JSON.stringify({ errors: [{ httpcode: error.status, message: error.message }] });
+}

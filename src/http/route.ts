@@ -1,0 +1,64 @@
+// A route is declared once: method, path, auth, schemas and handler. The same declaration validates
+// requests and produces the OpenAPI document.
+import type { TSchema } from '@sinclair/typebox';
+import type { OrgActor } from '../org/actor.js';
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** none: public; org: Service-OrgID only (end-user routes); key: Service-OrgID and Service-API-Key */
+export type Auth = 'none' | 'org' | 'key' | 'operator';
+
+export interface Consistency {
+  level: 'local_region' | 'all_regions';
+  timeoutMs: number;
+}
+
+export interface Request<B = unknown, Q = Record<string, unknown>> {
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+  /** the organization, for routes with auth org or key */
+  org: OrgActor;
+  consistency: Consistency;
+  ip: string;
+  origin: string;
+  userAgent: string;
+  headers: Record<string, string>;
+}
+
+export interface Response {
+  status: number;
+  /** the envelope's result; absent for a bare envelope */
+  result?: unknown;
+  meta?: unknown;
+  /** a JSON document sent as is (key sets, discovery), not in an envelope */
+  document?: unknown;
+  /** plain text, e.g. /metrics */
+  text?: string;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+export interface Route<B = any, Q = any> {
+  method: Method;
+  /** OpenAPI form: /persons/{person_id} */
+  path: string;
+  summary: string;
+  tag: string;
+  auth: Auth;
+  body?: TSchema;
+  query?: TSchema;
+  /** status and result schema of success, for the OpenAPI document */
+  success: { status: number; result?: TSchema; meta?: TSchema; document?: TSchema; description?: string };
+  /** error statuses this route may answer, for the document */
+  errors?: number[];
+  handler(req: Request<B, Q>): Response | Promise<Response>;
+}
+
+export function route<B = any, Q = any>(r: Route<B, Q>): Route<B, Q> {
+  return r;
+}
+
+export function isMutating(method: Method): boolean {
+  return method !== 'get';
+}

@@ -1,0 +1,63 @@
+// Request validation compiled once from the route schemas; failures name the field.
+import { Kind, type TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { DefaultErrorFunction, SetErrorFunction, ValueErrorType } from '@sinclair/typebox/errors';
+import { Value, ValuePointer } from '@sinclair/typebox/value';
+import { badRequest } from '../errors.js';
+
+SetErrorFunction((e) => {
+  const s = e.schema as TSchema & { anyOf?: TSchema[]; const?: unknown };
+  if (e.errorType === ValueErrorType.Union && s.anyOf?.every((m) => m[Kind] === 'Literal')) {
+    return `must be one of ${s.anyOf.map((m) => String((m as { const?: unknown }).const)).join(', ')}`;
+  }
+  if (e.errorType === ValueErrorType.ObjectAdditionalProperties) return 'unknown field';
+  if (e.errorType === ValueErrorType.ObjectRequiredProperty) return 'is required';
+  return DefaultErrorFunction(e);
+});
+
+/** JSON pointer /handles/0/type → handles[0].type */
+export function fieldName(pointer: string, root: string): string {
+  if (pointer === '') return root;
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc === '' ? p : `${acc}.${p}`), '');
+}
+
+export type Validator = (value: unknown) => unknown;
+
+export function compileValidator(schema: TSchema, root: string, convert: boolean): Validator {
+  const check = TypeCompiler.Compile(schema);
+  return (value) => {
+    const v = convert ? Value.Convert(schema, value) : value;
+    if (check.Check(v)) return v;
+    const first = check.Errors(v).First();
+    if (!first) throw badRequest(`${root}: invalid`);
+    let path = first.path;
+    // For an unknown field TypeBox reports the object; name the field itself.
+    if (first.type === ValueErrorType.ObjectAdditionalProperties && v && typeof v === 'object') {
+      const parent = path === '' ? v : ValuePointer.Get(v, path);
+      const props = (first.schema as { properties?: Record<string, unknown> }).properties ?? {};
+      const extra = parent && typeof parent === 'object' ? Object.keys(parent).find((k) => !(k in props)) : undefined;
+      if (extra !== undefined) path = `${path}/${extra}`;
+    }
+    throw badRequest(`${fieldName(path, root)}: ${first.message}`);
+  };
+}
+
+/** Rejects JSON nested deeper than maxDepth before it reaches any recursive code. */
+export function checkDepth(text: string, maxDepth: number): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > maxDepth) throw badRequest(`body: JSON nested deeper than ${maxDepth} levels`);
+    } else if (c === 125 || c === 93) depth--;
+  }
+}

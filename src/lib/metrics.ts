@@ -1,0 +1,85 @@
+// A small Prometheus registry: counters, gauges and histograms with labels, rendered as text format 0.0.4.
+type Labels = Record<string, string>;
+
+const escape = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+const labelText = (labels: Labels) => {
+  const keys = Object.keys(labels);
+  return keys.length === 0 ? '' : `{${keys.map((k) => `${k}="${escape(labels[k] as string)}"`).join(',')}}`;
+};
+
+export interface Counter {
+  inc(labels?: Labels, by?: number): void;
+}
+export interface Gauge {
+  set(value: number, labels?: Labels): void;
+}
+export interface Histogram {
+  observe(seconds: number, labels?: Labels): void;
+}
+
+interface Family {
+  name: string;
+  help: string;
+  type: 'counter' | 'gauge' | 'histogram';
+  render(): string[];
+}
+
+export const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+export class Metrics {
+  private readonly families: Family[] = [];
+  private readonly collectors: Array<() => void> = [];
+
+  counter(name: string, help: string): Counter {
+    const values = new Map<string, number>();
+    this.families.push({ name, help, type: 'counter', render: () => [...values].map(([l, v]) => `${name}${l} ${v}`) });
+    return {
+      inc(labels = {}, by = 1) {
+        const key = labelText(labels);
+        values.set(key, (values.get(key) ?? 0) + by);
+      },
+    };
+  }
+
+  gauge(name: string, help: string): Gauge {
+    const values = new Map<string, number>();
+    this.families.push({ name, help, type: 'gauge', render: () => [...values].map(([l, v]) => `${name}${l} ${v}`) });
+    return { set: (value, labels = {}) => void values.set(labelText(labels), value) };
+  }
+
+  histogram(name: string, help: string, buckets = LATENCY_BUCKETS): Histogram {
+    const series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+    this.families.push({
+      name,
+      help,
+      type: 'histogram',
+      render: () =>
+        [...series.values()].flatMap((s) => [
+          ...buckets.map((b, i) => `${name}_bucket${labelText({ ...s.labels, le: String(b) })} ${s.counts[i]}`),
+          `${name}_bucket${labelText({ ...s.labels, le: '+Inf' })} ${s.count}`,
+          `${name}_sum${labelText(s.labels)} ${s.sum}`,
+          `${name}_count${labelText(s.labels)} ${s.count}`,
+        ]),
+    });
+    return {
+      observe(seconds, labels = {}) {
+        const key = labelText(labels);
+        let s = series.get(key);
+        if (!s) series.set(key, (s = { labels, counts: buckets.map(() => 0), sum: 0, count: 0 }));
+        for (let i = 0; i < buckets.length; i++) if (seconds <= (buckets[i] as number)) (s.counts[i] as number)++;
+        s.sum += seconds;
+        s.count++;
+      },
+    };
+  }
+
+  /** fn runs before each render, to set gauges from live state */
+  collect(fn: () => void): void {
+    this.collectors.push(fn);
+  }
+
+  render(): string {
+    for (const c of this.collectors) c();
+    return this.families.map((f) => [`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`, ...f.render()].join('\n')).join('\n') + '\n';
+  }
+}

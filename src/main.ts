@@ -1,0 +1,34 @@
+// Composition root: reads the environment, starts the service, stops it cleanly on SIGINT/SIGTERM.
+import { ConfigError, loadConfig } from './config.js';
+import { FallbackHttpError, startService } from './service.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const operatorKey = process.env['SERVICE_OPERATOR_KEY'] || undefined;
+  const service = await startService(config, operatorKey === undefined ? {} : { operatorKey });
+  if (service.root) {
+    console.log('created the root organization; keep these, the API key is not shown again:');
+    console.log(`  Service-OrgID:   ${service.root.id}`);
+    console.log(`  Service-API-Key: ${service.root.api_key}`);
+  }
+  console.log(`listening on http://${config.host}:${service.port} (data in ${config.dataDir}, regions ${config.regions.join(', ')})`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: stopping`);
+    await service.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError || error instanceof FallbackHttpError) {
+    console.error(`cannot start: ${error.message}`);
+    process.exit(2);
+  }
+  console.error(error);
+  process.exit(1);
+});

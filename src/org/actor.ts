@@ -1,0 +1,160 @@
+// One organization's actor: a mailbox in front of decide/apply, with group commit to the WAL.
+// Commands that arrive while a commit is in flight are decided against the pending state and share the
+// next transaction, so a busy organization pays one fsync per batch. Nothing is acknowledged before its
+// batch is durable.
+import { ServiceError } from '../errors.js';
+import { apply } from '../domain/apply.js';
+import type { Change } from '../domain/changes.js';
+import type { Command } from '../domain/commands.js';
+import { decide } from '../domain/decide.js';
+import type { DecideContext } from '../domain/decision.js';
+import { toSnapshot } from '../domain/snapshot.js';
+import type { OrgGenesis, OrgState } from '../domain/state.js';
+import type { EventStamper } from '../events/stamp.js';
+import type { EncodedWrite, Wal } from '../wal/log.js';
+import { createLifecycle } from './lifecycle.js';
+
+export interface Outcome<R = unknown> {
+  reply: R;
+  /** WAL offset the reply depends on: the command's own entry, or the last one before it */
+  offset: number;
+}
+
+export interface CommittedEntry {
+  offset: number;
+  changes: Change[];
+  events: Array<{ offset: number; event: Record<string, unknown> }>;
+}
+
+export interface ActorDeps {
+  wal: Wal;
+  context(): DecideContext;
+  nowNs(): bigint;
+  stamp: EventStamper;
+  mailboxLimit: number;
+  snapshotInterval: number;
+  /** called synchronously after a decision is applied, before it commits */
+  applied(state: OrgState, changes: Change[]): void;
+  /** called after a batch is durable, with the new organizations it created */
+  committed(org: string, entries: CommittedEntry[], spawned: OrgGenesis[]): void;
+  fatal(error: unknown): void;
+  warn(message: string): void;
+}
+
+interface Pending {
+  command: Command;
+  resolve(outcome: Outcome): void;
+  reject(error: unknown): void;
+}
+
+export class OrgActor {
+  state: OrgState;
+  private readonly deps: ActorDeps;
+  private readonly lifecycle = createLifecycle();
+  private queue: Pending[] = [];
+  private draining = false;
+  private snapshotOffset: number;
+
+  constructor(state: OrgState, deps: ActorDeps, snapshotOffset = 0) {
+    this.state = state;
+    this.deps = deps;
+    this.snapshotOffset = snapshotOffset;
+    this.lifecycle.send({ type: 'loaded' });
+  }
+
+  get id(): string {
+    return this.state.id;
+  }
+
+  execute<R = unknown>(command: Command): Promise<Outcome<R>> {
+    if (this.lifecycle.getSnapshot().value !== 'ready') {
+      return Promise.reject(new ServiceError('ERR_UNAVAILABLE', 'the service is shutting down'));
+    }
+    if (this.queue.length >= this.deps.mailboxLimit) {
+      return Promise.reject(new ServiceError('ERR_UNAVAILABLE', 'too many commands queued for this organization; retry shortly', { headers: { 'Retry-After': '1' } }));
+    }
+    return new Promise<Outcome<R>>((resolve, reject) => {
+      this.queue.push({ command, resolve: resolve as (o: Outcome) => void, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  /** Resolves once every queued command has been answered; later commands are refused. */
+  async stop(): Promise<void> {
+    this.lifecycle.send({ type: 'stop' });
+    while (this.draining) await new Promise((r) => setImmediate(r));
+    this.lifecycle.send({ type: 'drained' });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue;
+        this.queue = [];
+        await this.commit(batch);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async commit(batch: Pending[]): Promise<void> {
+    const ctx = this.deps.context();
+    const nowNs = this.deps.nowNs();
+    const writes: EncodedWrite[] = [];
+    const entries: CommittedEntry[] = [];
+    const answers: Array<[Pending, Outcome]> = [];
+    const spawned: OrgGenesis[] = [];
+    const origin = { organization_id: this.state.id, root_organization_id: this.state.root_id };
+
+    for (const item of batch) {
+      let d;
+      try {
+        d = decide(this.state, item.command, ctx);
+      } catch (error) {
+        item.reject(error);
+        continue;
+      }
+      if (d.changes.length === 0 && d.events.length === 0 && !d.spawn) {
+        answers.push([item, { reply: d.reply, offset: this.state.offset }]);
+        continue;
+      }
+      const offset = this.state.offset + 1;
+      const events = d.events.map((e) => ({ offset: ++this.state.event_offset, event: this.deps.stamp(origin, e.name, e.body, nowNs) }));
+      const record = this.deps.wal.encodeEntry({ at: ctx.nowMs, changes: d.changes, ev: this.state.event_offset });
+      writes.push({ org: this.state.id, offset, record, events: events.map((e) => ({ offset: e.offset, record: this.deps.wal.encodeEvent(e.event) })) });
+      for (const change of d.changes) this.state = apply(this.state, change);
+      this.state.offset = offset;
+      this.deps.applied(this.state, d.changes);
+      if (d.spawn) {
+        const genesis: Change = { t: 'OrgCreated', genesis: d.spawn };
+        writes.push({ org: d.spawn.id, offset: 1, record: this.deps.wal.encodeEntry({ at: ctx.nowMs, changes: [genesis], ev: 0 }), events: [] });
+        spawned.push(d.spawn);
+      }
+      entries.push({ offset, changes: d.changes, events });
+      answers.push([item, { reply: d.reply, offset }]);
+    }
+
+    if (writes.length > 0) {
+      try {
+        await this.deps.wal.append(writes, spawned.map((g) => g.id));
+      } catch (error) {
+        // Memory is ahead of the disk now; the only safe way on is to stop and recover from the log.
+        this.deps.fatal(error);
+        for (const [item] of answers) item.reject(new ServiceError('ERR_UNAVAILABLE', 'the write could not be committed'));
+        return;
+      }
+      this.deps.committed(this.state.id, entries, spawned);
+    }
+    for (const [item, outcome] of answers) item.resolve(outcome);
+    this.maybeSnapshot();
+  }
+
+  private maybeSnapshot(): void {
+    if (this.state.offset - this.snapshotOffset < this.deps.snapshotInterval) return;
+    this.snapshotOffset = this.state.offset;
+    const snapshot = { offset: this.state.offset, event_offset: this.state.event_offset, state: toSnapshot(this.state) };
+    this.deps.wal.saveSnapshot(this.state.id, snapshot).catch((error: unknown) => this.deps.warn(`snapshot of ${this.state.id} failed: ${String(error)}`));
+  }
+}

@@ -1,0 +1,170 @@
+// Every organization's actor, found by ID; the index of API keys; the root organization's bootstrap.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ServiceError } from '../errors.js';
+import type { Change } from '../domain/changes.js';
+import type { Command } from '../domain/commands.js';
+import type { DecideContext } from '../domain/decision.js';
+import { emptyState, type OrgGenesis, type OrgState } from '../domain/state.js';
+import type { EventStamper } from '../events/stamp.js';
+import type { IdSource } from '../lib/ids.js';
+import type { Clock } from '../lib/clock.js';
+import type { Wal } from '../wal/log.js';
+import { OrgActor, type CommittedEntry, type Outcome } from './actor.js';
+import { recoverOrg } from './recovery.js';
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export interface RegistryDeps {
+  wal: Wal;
+  clock: Clock;
+  ids: IdSource;
+  stamp: EventStamper;
+  regions: readonly string[];
+  mailboxLimit: number;
+  snapshotInterval: number;
+  fatal(error: unknown): void;
+  log(message: string): void;
+  warn(message: string): void;
+}
+
+export type CommitListener = (org: string, entries: CommittedEntry[]) => void;
+
+export type AuthResult = { ok: true; actor: OrgActor } | { ok: false; error: ServiceError };
+
+export class Registry {
+  private readonly actors = new Map<string, OrgActor>();
+  /** SHA-256 of every current API key → its organization */
+  private readonly keyIndex = new Map<string, string>();
+  private readonly listeners: CommitListener[] = [];
+  private readonly deps: RegistryDeps;
+
+  constructor(deps: RegistryDeps) {
+    this.deps = deps;
+  }
+
+  /** Rebuilds every organization from the log; returns how many entries were replayed. */
+  async recover(): Promise<{ orgs: number; replayed: number }> {
+    let replayed = 0;
+    for (const org of this.deps.wal.organizations()) {
+      const r = await recoverOrg(this.deps.wal, org);
+      if (!r) {
+        this.deps.warn(`organization ${org} has no genesis entry; skipped`);
+        continue;
+      }
+      if (r.cutAt !== undefined) this.deps.warn(`organization ${org}: WAL cut at entry ${r.cutAt}; state is as of entry ${r.state.offset}`);
+      replayed += r.replayed;
+      this.adopt(r.state, r.snapshotOffset);
+    }
+    return { orgs: this.actors.size, replayed };
+  }
+
+  /** On an empty log, creates the root organization; returns its credentials, or undefined if one exists. */
+  async bootstrap(rootOrgId: string | undefined, rootApiKey: string | undefined): Promise<{ id: string; api_key: string } | undefined> {
+    if (this.actors.size > 0) return undefined;
+    const id = rootOrgId ?? this.deps.ids.uuid();
+    const apiKey = rootApiKey ?? this.deps.ids.secret();
+    const genesis: OrgGenesis = { id, org_name: 'root', parent_id: null, root_id: id, api_key_hash: hashKey(apiKey), created: new Date(this.deps.clock.nowMs()).toISOString() };
+    const change: Change = { t: 'OrgCreated', genesis };
+    const record = this.deps.wal.encodeEntry({ at: this.deps.clock.nowMs(), changes: [change], ev: 0 });
+    await this.deps.wal.append([{ org: id, offset: 1, record, events: [] }], [id]);
+    const state = emptyState(genesis);
+    state.offset = 1;
+    this.adopt(state, 0);
+    return { id, api_key: apiKey };
+  }
+
+  get(orgId: string): OrgActor | undefined {
+    return this.actors.get(orgId);
+  }
+
+  all(): IterableIterator<OrgActor> {
+    return this.actors.values();
+  }
+
+  onCommit(listener: CommitListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** The order of checks is the contract's: unknown organization 404, bad key 401, another's key 403. */
+  authenticate(orgId: string, apiKey: string | undefined): AuthResult {
+    const actor = this.actors.get(orgId);
+    if (!actor) return { ok: false, error: new ServiceError('ERR_NOT_FOUND', `organization ${orgId} not found`) };
+    if (apiKey === undefined || apiKey === '') return { ok: false, error: new ServiceError('ERR_UNAUTHORIZED', 'Service-API-Key header is required') };
+    const presented = hashKey(apiKey);
+    const a = Buffer.from(presented, 'hex');
+    const b = Buffer.from(actor.state.api_key_hash, 'hex');
+    if (a.length === b.length && timingSafeEqual(a, b)) return { ok: true, actor };
+    if (this.keyIndex.has(presented)) return { ok: false, error: new ServiceError('ERR_FORBIDDEN', 'the API key does not belong to this organization') };
+    return { ok: false, error: new ServiceError('ERR_UNAUTHORIZED', 'the API key is not valid') };
+  }
+
+  execute<R>(actor: OrgActor, command: Command): Promise<Outcome<R>> {
+    return actor.execute<R>(command);
+  }
+
+  /** Every organization below this one, depth first. */
+  descendants(orgId: string): string[] {
+    const out: string[] = [];
+    const walk = (id: string) => {
+      for (const child of this.actors.get(id)?.state.suborganizations ?? []) {
+        out.push(child);
+        walk(child);
+      }
+    };
+    walk(orgId);
+    return out;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.actors.values()].map((a) => a.stop()));
+  }
+
+  private context(): DecideContext {
+    return {
+      nowMs: this.deps.clock.nowMs(),
+      uuid: () => this.deps.ids.uuid(),
+      secret: () => this.deps.ids.secret(),
+      hashKey,
+      regions: this.deps.regions,
+    };
+  }
+
+  private adopt(state: OrgState, snapshotOffset: number): OrgActor {
+    const actor = new OrgActor(
+      state,
+      {
+        wal: this.deps.wal,
+        context: () => this.context(),
+        nowNs: () => this.deps.clock.nowNs(),
+        stamp: this.deps.stamp,
+        mailboxLimit: this.deps.mailboxLimit,
+        snapshotInterval: this.deps.snapshotInterval,
+        applied: (s, changes) => this.indexKeys(s, changes),
+        committed: (org, entries, spawned) => {
+          for (const genesis of spawned) {
+            const child = emptyState(genesis);
+            child.offset = 1;
+            this.adopt(child, 0);
+          }
+          for (const l of this.listeners) l(org, entries);
+        },
+        fatal: this.deps.fatal,
+        warn: this.deps.warn,
+      },
+      snapshotOffset,
+    );
+    this.actors.set(state.id, actor);
+    this.keyIndex.set(state.api_key_hash, state.id);
+    return actor;
+  }
+
+  private indexKeys(state: OrgState, changes: Change[]): void {
+    for (const c of changes) {
+      if (c.t !== 'ApiKeyRotated') continue;
+      for (const [hash, org] of this.keyIndex) if (org === state.id) this.keyIndex.delete(hash);
+      this.keyIndex.set(c.api_key_hash, state.id);
+    }
+  }
+}

@@ -1,0 +1,131 @@
+// Builds the whole service from a configuration: store, WAL, organizations, front. main.ts and the tests use it.
+import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
+import type { Config } from './config.js';
+import { stampEvent } from './events/stamp.js';
+import { Front } from './http/server.js';
+import { createPager } from './http/paging.js';
+import type { Route } from './http/route.js';
+import type { HandlerDeps } from './http/handlers/deps.js';
+import { attributeRoutes } from './http/handlers/attributes.js';
+import { groupRoutes } from './http/handlers/groups.js';
+import { organizationRoutes } from './http/handlers/organizations.js';
+import { personRoutes } from './http/handlers/persons.js';
+import { systemRoutes } from './http/handlers/system.js';
+import { isNativeUws } from './http/uws.js';
+import { systemClock, type Clock } from './lib/clock.js';
+import { createIdSource } from './lib/ids.js';
+import { Metrics } from './lib/metrics.js';
+import { Registry } from './org/registry.js';
+import { localOnly } from './regions/consistency.js';
+import { createWal } from './wal/log.js';
+import { openStore } from './wal/store.js';
+
+export const VERSION = '0.1.0';
+
+export interface Service {
+  port: number;
+  issuer: string;
+  /** set on the first start of an empty data dir */
+  root: { id: string; api_key: string } | undefined;
+  registry: Registry;
+  stop(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  clock?: Clock;
+  log?(message: string): void;
+  warn?(message: string): void;
+  /** what to do when memory and disk can no longer agree; the process exits by default */
+  fatal?(error: unknown): void;
+  operatorKey?: string;
+}
+
+export class FallbackHttpError extends Error {
+  override name = 'FallbackHttpError';
+}
+
+function sameSecret(expected: string | undefined) {
+  const want = expected === undefined ? undefined : createHash('sha256').update(expected).digest();
+  return (presented: string) => want !== undefined && timingSafeEqual(createHash('sha256').update(presented).digest(), want);
+}
+
+export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
+  const log = options.log ?? ((m: string) => console.log(m));
+  const warn = options.warn ?? ((m: string) => console.warn(`warning: ${m}`));
+  const nativeHttp = isNativeUws();
+  if (!nativeHttp && !config.allowFallbackHttp) {
+    throw new FallbackHttpError('the native uWebSockets.js build did not load, and the pure-Node fallback is slow; set SERVICE_ALLOW_FALLBACK_HTTP=1 to run on it anyway');
+  }
+  if (!nativeHttp) warn('running on the pure-Node uWebSockets.js fallback: expect much lower throughput');
+
+  const clock = options.clock ?? systemClock;
+  const ids = createIdSource(() => clock.nowMs());
+  const metrics = new Metrics();
+  const store = openStore(config.dataDir, 'local', config.durability === 'sync');
+  const wal = createWal(store, warn);
+
+  const registry = new Registry({
+    wal,
+    clock,
+    ids,
+    stamp: stampEvent,
+    regions: config.regions,
+    mailboxLimit: config.mailboxLimit,
+    snapshotInterval: config.snapshotInterval,
+    fatal:
+      options.fatal ??
+      ((error) => {
+        console.error('fatal: a WAL commit failed; exiting so that start-up recovers from the log', error);
+        process.exit(1);
+      }),
+    log,
+    warn,
+  });
+  const started = performance.now();
+  const recovered = await registry.recover();
+  if (recovered.orgs > 0) log(`recovered ${recovered.orgs} organization(s), replayed ${recovered.replayed} WAL entries in ${Math.round(performance.now() - started)} ms`);
+  const root = await registry.bootstrap(config.rootOrgId, config.rootApiKey);
+
+  let cursorSecret = wal.getMeta<Buffer>('cursor_secret');
+  if (!cursorSecret) {
+    cursorSecret = randomBytes(32);
+    await wal.putMeta('cursor_secret', cursorSecret);
+  }
+
+  const front = new Front(registry, metrics, {
+    bodyLimit: config.bodyLimit,
+    corsOrigins: config.corsOrigins,
+    operatorKey: options.operatorKey,
+    checkOperatorKey: sameSecret(options.operatorKey),
+    log: (m) => console.error(m),
+  });
+
+  let issuer = config.issuer;
+  const deps: HandlerDeps = { registry, pager: createPager(Buffer.from(cursorSecret)), consistency: localOnly, regions: config.regions };
+  const routes: Route[] = [];
+  routes.push(
+    ...systemRoutes(
+      { metrics, nativeHttp, issuer: () => issuer, version: VERSION, regions: () => config.regions.map((name) => ({ name, state: 'local', lag_entries: 0 })) },
+      () => routes,
+    ),
+    ...organizationRoutes(deps),
+    ...personRoutes(deps),
+    ...groupRoutes(deps),
+    ...attributeRoutes(deps),
+  );
+  front.mount(routes);
+  const port = await front.listen(config.host, config.port);
+  if (config.port === 0) issuer = issuer.replace(/:0$/, `:${port}`);
+
+  return {
+    port,
+    issuer,
+    root,
+    registry,
+    async stop() {
+      front.close();
+      await registry.stop();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,152 @@
+// The write-ahead log: per-organization entries with consecutive offsets, events beside them, snapshots.
+// One append is one LMDB transaction; in durable mode it resolves only once the commit is flushed to disk.
+import { decodeRecord, encodeRecord, CorruptRecordError } from './codec.js';
+import type { Store } from './store.js';
+
+export interface WalEntry<C = unknown> {
+  /** commit time, ms since the epoch */
+  at: number;
+  changes: C[];
+  /** the organization's last event offset once this entry is applied */
+  ev: number;
+}
+
+export interface EncodedWrite {
+  org: string;
+  offset: number;
+  record: Buffer;
+  events: Array<{ offset: number; record: Buffer }>;
+}
+
+export interface Snapshot<S = unknown> {
+  offset: number;
+  event_offset: number;
+  state: S;
+}
+
+export interface ReplayResult {
+  lastOffset: number;
+  lastEventOffset: number;
+  /** set when a corrupt or missing entry was found and everything from it on was cut */
+  cutAt?: number;
+}
+
+export interface Wal {
+  encodeEntry(entry: WalEntry): Buffer;
+  encodeEvent(event: unknown): Buffer;
+  /** Appends writes (several organizations may share one transaction); newOrgs are recorded for recovery. */
+  append(writes: EncodedWrite[], newOrgs?: string[]): Promise<void>;
+  organizations(): string[];
+  loadSnapshot<S>(org: string): Snapshot<S> | undefined;
+  saveSnapshot(org: string, snapshot: Snapshot): Promise<void>;
+  /** Calls fn for every entry after `after`, in order; cuts a corrupt or torn tail, with a warning. */
+  replay<C>(org: string, after: number, afterEvent: number, fn: (offset: number, entry: WalEntry<C>) => void): Promise<ReplayResult>;
+  entries<C>(org: string, after: number, limit: number): Array<{ offset: number; entry: WalEntry<C> }>;
+  events(org: string, from: number, limit: number): Array<{ offset: number; event: unknown }>;
+  getMeta<T>(key: string): T | undefined;
+  putMeta(key: string, value: unknown): Promise<void>;
+}
+
+export function createWal(store: Store, warn: (message: string) => void): Wal {
+  async function durable(commit: Promise<unknown>): Promise<void> {
+    await commit;
+    if (store.durable) await store.root.flushed;
+  }
+
+  return {
+    encodeEntry: (entry) => encodeRecord(entry),
+    encodeEvent: (event) => encodeRecord(event),
+
+    append(writes, newOrgs = []) {
+      return durable(
+        store.root.transaction(() => {
+          for (const org of newOrgs) store.orgs.putSync(org, encodeRecord({ created: Date.now() }));
+          for (const w of writes) {
+            store.wal.putSync([w.org, w.offset], w.record);
+            for (const e of w.events) store.events.putSync([w.org, e.offset], e.record);
+          }
+        }),
+      );
+    },
+
+    organizations() {
+      return [...store.orgs.getKeys()];
+    },
+
+    loadSnapshot<S>(org: string) {
+      const bytes = store.snapshots.getBinary(org);
+      if (!bytes) return undefined;
+      try {
+        return decodeRecord<Snapshot<S>>(bytes);
+      } catch (error) {
+        warn(`snapshot of ${org} is corrupt (${(error as Error).message}); replaying its WAL from the start`);
+        return undefined;
+      }
+    },
+
+    saveSnapshot(org, snapshot) {
+      return durable(store.snapshots.put(org, encodeRecord(snapshot)));
+    },
+
+    async replay<C>(org: string, after: number, afterEvent: number, fn: (offset: number, entry: WalEntry<C>) => void) {
+      let expected = after + 1;
+      let lastEventOffset = afterEvent;
+      let cutAt: number | undefined;
+      for (const { key, value } of store.wal.getRange({ start: [org, after + 1], end: [org, Number.MAX_SAFE_INTEGER] })) {
+        const offset = key[1];
+        if (offset !== expected) {
+          cutAt = expected;
+          warn(`WAL of ${org}: entry ${expected} is missing; cutting from ${offset} on`);
+          break;
+        }
+        let entry: WalEntry<C>;
+        try {
+          entry = decodeRecord<WalEntry<C>>(value);
+        } catch (error) {
+          if (!(error instanceof CorruptRecordError)) throw error;
+          cutAt = offset;
+          warn(`WAL of ${org}: entry ${offset} is corrupt (${error.message}); cutting it and everything after it`);
+          break;
+        }
+        fn(offset, entry);
+        lastEventOffset = entry.ev;
+        expected++;
+      }
+      const lastOffset = expected - 1;
+      if (cutAt !== undefined) {
+        await durable(
+          store.root.transaction(() => {
+            for (const key of store.wal.getKeys({ start: [org, cutAt as number], end: [org, Number.MAX_SAFE_INTEGER] })) store.wal.removeSync(key);
+            for (const key of store.events.getKeys({ start: [org, lastEventOffset + 1], end: [org, Number.MAX_SAFE_INTEGER] })) store.events.removeSync(key);
+          }),
+        );
+      }
+      return cutAt === undefined ? { lastOffset, lastEventOffset } : { lastOffset, lastEventOffset, cutAt };
+    },
+
+    entries<C>(org: string, after: number, limit: number) {
+      const out: Array<{ offset: number; entry: WalEntry<C> }> = [];
+      for (const { key, value } of store.wal.getRange({ start: [org, after + 1], end: [org, Number.MAX_SAFE_INTEGER], limit })) {
+        out.push({ offset: key[1], entry: decodeRecord<WalEntry<C>>(value) });
+      }
+      return out;
+    },
+
+    events(org, from, limit) {
+      const out: Array<{ offset: number; event: unknown }> = [];
+      for (const { key, value } of store.events.getRange({ start: [org, from], end: [org, Number.MAX_SAFE_INTEGER], limit })) {
+        out.push({ offset: key[1], event: decodeRecord(value) });
+      }
+      return out;
+    },
+
+    getMeta<T>(key: string) {
+      const bytes = store.meta.getBinary(key);
+      return bytes ? decodeRecord<T>(bytes) : undefined;
+    },
+
+    putMeta(key, value) {
+      return durable(store.meta.put(key, encodeRecord(value)));
+    },
+  };
+}

@@ -1,0 +1,46 @@
+// The local LMDB environment and its named databases: WAL entries, snapshots, events, organizations, metadata.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+
+export type WalKey = [org: string, offset: number];
+
+export interface Store {
+  readonly root: RootDatabase;
+  /** [org, offset] → framed record of one WAL entry. */
+  readonly wal: Database<Buffer, WalKey>;
+  /** org → framed snapshot record. */
+  readonly snapshots: Database<Buffer, string>;
+  /** [org, offset] → framed event record; written in the same transaction as the entry that emitted it. */
+  readonly events: Database<Buffer, WalKey>;
+  /** org → framed record {created_ms}; the list of organizations to recover at start. */
+  readonly orgs: Database<Buffer, string>;
+  /** small named values: the cursor secret, signing keys. */
+  readonly meta: Database<Buffer, string>;
+  readonly durable: boolean;
+  close(): Promise<void>;
+}
+
+export function openStore(dataDir: string, name: string, durable: boolean): Store {
+  mkdirSync(dataDir, { recursive: true });
+  const root = open({
+    path: join(dataDir, `${name}.mdb`),
+    maxDbs: 16,
+    // Commits are acknowledged after `flushed` in durable mode; overlapping the flush with the next
+    // transaction keeps the writer busy while the disk syncs.
+    overlappingSync: durable,
+    noSync: !durable,
+  });
+  const sub = <K extends string | WalKey>(dbName: string) =>
+    root.openDB<Buffer, K>({ name: dbName, encoding: 'binary' });
+  return {
+    root,
+    wal: sub<WalKey>('wal'),
+    snapshots: sub<string>('snapshots'),
+    events: sub<WalKey>('events'),
+    orgs: sub<string>('orgs'),
+    meta: sub<string>('meta'),
+    durable,
+    close: () => root.close(),
+  };
+}
