@@ -7,6 +7,7 @@ import { createPager } from './http/paging.js';
 import type { Route } from './http/route.js';
 import type { HandlerDeps } from './http/handlers/deps.js';
 import { attributeRoutes } from './http/handlers/attributes.js';
+import { consentRoutes } from './http/handlers/consents.js';
 import { groupRoutes } from './http/handlers/groups.js';
 import { organizationRoutes } from './http/handlers/organizations.js';
 import { personRoutes } from './http/handlers/persons.js';
@@ -112,6 +113,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...personRoutes(deps),
     ...groupRoutes(deps),
     ...attributeRoutes(deps),
+    ...consentRoutes(deps),
   );
   front.mount(routes);
   const port = await front.listen(config.host, config.port);

@@ -87,6 +87,11 @@ export function apply(state: OrgState, change: Change): OrgState {
       else home.set(change.bucket, next);
       return state;
     }
+    case 'GdprConsentsSet': {
+      const p = state.persons.get(change.person_id);
+      if (p) p.gdpr_consents = change.consents;
+      return state;
+    }
     case 'AttributesDeleted': {
       const home = attributeHome(state, change.person_id);
       if (!home) return state;

@@ -1,5 +1,5 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
-import type { AttributeSet, Handle, OrgGenesis, Person } from './state.js';
+import type { AttributeSet, GdprConsent, Handle, OrgGenesis, Person } from './state.js';
 
 export type Change =
   | { t: 'OrgCreated'; genesis: OrgGenesis }
@@ -15,6 +15,7 @@ export type Change =
   /** person_id absent: organization-level. replace: the set becomes exactly `attributes`. */
   | { t: 'AttributesSet'; person_id?: string; bucket: string; attributes: AttributeSet; replace: boolean }
   /** names absent: every attribute of the bucket. */
-  | { t: 'AttributesDeleted'; person_id?: string; bucket: string; names?: string[] };
+  | { t: 'AttributesDeleted'; person_id?: string; bucket: string; names?: string[] }
+  | { t: 'GdprConsentsSet'; person_id: string; consents: GdprConsent[] };
 
 export type ChangeType = Change['t'];

@@ -1,5 +1,5 @@
 // Commands: what callers ask an organization to do, imperative. decide() answers each.
-import type { AttributeSet, Handle } from './state.js';
+import type { AttributeSet, ConsentLevel, Handle } from './state.js';
 
 export interface PersonInput {
   handles: Handle[];
@@ -20,6 +20,8 @@ export type Command =
   | { kind: 'DeleteGroup'; name: string }
   | { kind: 'SetPersonGroups'; person_id: string; groups: string[] }
   | { kind: 'SetAttributes'; person_id?: string; bucket: string; attributes: AttributeSet; replace: boolean }
-  | { kind: 'DeleteAttributes'; person_id?: string; bucket: string; names?: string[] };
+  | { kind: 'DeleteAttributes'; person_id?: string; bucket: string; names?: string[] }
+  /** levels: the whole new set; [] clears it */
+  | { kind: 'SetGdprConsents'; person_id: string; levels: ConsentLevel[] };
 
 export type CommandKind = Command['kind'];

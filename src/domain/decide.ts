@@ -5,6 +5,7 @@ import { createPerson, deletePerson, putPerson, setPersonActive } from './person
 import { createGroup, deleteGroup, setPersonGroups } from './groups.js';
 import { deleteAttributes, setAttributes } from './attributes.js';
 import { createSuborganization, rotateApiKey } from './organizations.js';
+import { setGdprConsents } from './consents.js';
 import type { OrgState } from './state.js';
 
 export function decide(state: OrgState, command: Command, ctx: DecideContext): Decision {
@@ -31,5 +32,7 @@ export function decide(state: OrgState, command: Command, ctx: DecideContext): D
       return setAttributes(state, command.person_id, command.bucket, command.attributes, command.replace);
     case 'DeleteAttributes':
       return deleteAttributes(state, command.person_id, command.bucket, command.names);
+    case 'SetGdprConsents':
+      return setGdprConsents(state, command.person_id, command.levels, ctx);
   }
 }

@@ -53,6 +53,7 @@ export function createPerson(state: OrgState, input: PersonInput, ctx: DecideCon
     handles,
     groups: normalizeGroups(state, input.groups ?? [], 'groups'),
     attributes: checkPersonAttributes(input.attributes),
+    gdpr_consents: [],
     created: new Date(ctx.nowMs).toISOString(),
   };
   const event: EventDraft = {

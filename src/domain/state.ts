@@ -19,7 +19,17 @@ export interface Person {
   groups: string[];
   /** bucket name → attribute set */
   attributes: Record<string, AttributeSet>;
+  gdpr_consents: GdprConsent[];
   created: string;
+}
+
+export const CONSENT_LEVELS = ['none', 'necessary', 'analytics', 'marketing', 'retargeting', 'tracking'] as const;
+export type ConsentLevel = (typeof CONSENT_LEVELS)[number];
+
+export interface GdprConsent {
+  consent_level: ConsentLevel;
+  /** RFC 3339 with nanoseconds */
+  created_at: string;
 }
 
 export interface Group {
