@@ -20,8 +20,21 @@ type Wire = Record<string, unknown>;
 
 const hasOwn = (wire: Wire, key: string): boolean => Object.prototype.hasOwnProperty.call(wire, key);
 
-// int64 arrives as a long.js Long (its toString knows signedness) or, for small values, a number.
-const decimal: Read = (v) => String(v);
+interface Long {
+  readonly high: number;
+  readonly unsigned: boolean;
+  toNumber(): number;
+  toString(): string;
+}
+
+// 64-bit integers arrive as long.js Longs. Long's own toString divides in a loop; below 2^53 a double is exact and
+// much faster to print.
+const decimal: Read = (v) => {
+  if (typeof v !== 'object' || v === null) return String(v);
+  const long = v as Long;
+  const safe = long.unsigned ? long.high >>> 0 < 0x200000 : long.high >= -0x200000 && long.high < 0x200000;
+  return safe ? String(long.toNumber()) : long.toString();
+};
 const identity: Read = (v) => v as JsonValue;
 
 const SCALARS: Readonly<Record<ScalarType, { read: Read; empty: JsonValue }>> = {
@@ -35,8 +48,9 @@ const SCALARS: Readonly<Record<ScalarType, { read: Read; empty: JsonValue }>> = 
   bytes: { read: (v) => Buffer.from((v as Uint8Array).buffer, (v as Uint8Array).byteOffset, (v as Uint8Array).byteLength).toString('base64'), empty: '' },
 };
 
+// Timestamp seconds and nanos: within ±2^38, so a Long's toNumber is exact.
 function toNumber(v: unknown): number {
-  return typeof v === 'number' ? v : typeof v === 'object' && v !== null ? Number(String(v)) : 0;
+  return typeof v === 'number' ? v : typeof v === 'object' && v !== null ? (v as Long).toNumber() : 0;
 }
 
 const readTimestamp: Read = (v) => formatTimestamp({ seconds: toNumber((v as Wire)['seconds']), nanos: toNumber((v as Wire)['nanos']) });

@@ -42,3 +42,29 @@ describe('RFC 3339 timestamps', () => {
     }
   });
 });
+
+describe('RFC 3339 timestamps against Date', () => {
+  it('agree with Date on every day of years 0001–0004, 1899–1901, 1968–1972, 1999–2001, 2099–2101 and 9997–9999', () => {
+    const years = [1, 2, 3, 4, 1899, 1900, 1901, 1968, 1969, 1970, 1971, 1972, 1999, 2000, 2001, 2099, 2100, 2101, 9997, 9998, 9999];
+    for (const year of years) {
+      const first = new Date(0);
+      first.setUTCFullYear(year, 0, 1);
+      for (let day = 0; day < 366; day++) {
+        const seconds = first.getTime() / 1000 + day * 86_400 + 45_296;
+        if (seconds > 253_402_300_799) break;
+        const iso = new Date(seconds * 1000).toISOString();
+        const text = formatTimestamp({ seconds, nanos: 0 });
+        assert.equal(text, iso.replace('.000Z', 'Z'));
+        assert.deepEqual(parseRfc3339(text), { seconds, nanos: 0 });
+      }
+    }
+  });
+
+  it('knows leap days', () => {
+    assert.ok(parseRfc3339('2000-02-29T00:00:00Z'));
+    assert.ok(parseRfc3339('2024-02-29T00:00:00Z'));
+    assert.equal(parseRfc3339('1900-02-29T00:00:00Z'), undefined);
+    assert.equal(parseRfc3339('2026-02-29T00:00:00Z'), undefined);
+    assert.equal(parseRfc3339('2026-04-31T00:00:00Z'), undefined);
+  });
+});
