@@ -1,3 +1,4 @@
+// The event catalog against the seed, spot by spot, and the invariants the seed states for all events.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {

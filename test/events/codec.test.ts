@@ -1,3 +1,4 @@
+// Binary encoding of events and stream frames: wire numbers, proto3 JSON rules, well-known types, misfits.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';

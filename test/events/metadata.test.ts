@@ -1,3 +1,4 @@
+// event_metadata construction and nanosecond RFC 3339 timestamps.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { eventMetadata, rfc3339Nanos } from '../../src/events/metadata.js';

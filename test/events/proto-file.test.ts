@@ -1,3 +1,4 @@
+// The checked-in events.proto against the catalog: generated text, and what protobufjs reads from it.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';

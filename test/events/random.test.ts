@@ -1,3 +1,4 @@
+// randomEvent: deterministic, complete, and plausible content.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EVENT_MESSAGE_NAMES, messageDef } from '../../src/events/catalog.js';

@@ -1,3 +1,4 @@
+// Every event message: random events survive encode, decode and framing unchanged, and validate.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EVENT_MESSAGE_NAMES, eventByMessageName, eventSource } from '../../src/events/catalog.js';

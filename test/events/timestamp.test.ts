@@ -1,3 +1,4 @@
+// RFC 3339 parsing and formatting within the range of google.protobuf.Timestamp.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatRfc3339, formatTimestamp, parseRfc3339 } from '../../src/events/timestamp.js';

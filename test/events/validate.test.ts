@@ -1,3 +1,4 @@
+// validateEvent: what passes, and how each kind of misfit is named.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { eventMetadata } from '../../src/events/metadata.js';
