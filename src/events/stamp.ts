@@ -1,6 +1,7 @@
 // Turns an event as decided into the full event: event_metadata first, then the body.
 import { randomUUID } from 'node:crypto';
-import { rfc3339Nanos } from '../lib/clock.js';
+import { eventByMessageName } from './catalog.js';
+import { eventMetadata, rfc3339Nanos } from './metadata.js';
 
 export interface EventOrigin {
   organization_id: string;
@@ -9,23 +10,19 @@ export interface EventOrigin {
 
 export type EventStamper = (origin: EventOrigin, name: string, body: Record<string, unknown>, nowNs: bigint) => Record<string, unknown>;
 
-
+/** Events the service emits itself come from the Cloud source, whatever else may also emit that type. */
 export function stampEvent(origin: EventOrigin, name: string, body: Record<string, unknown>, nowNs: bigint): Record<string, unknown> {
-  const cut = name.lastIndexOf('_v');
-  const type = name.slice(0, cut);
-  const version = name.slice(cut + 2);
-  return {
-    event_metadata: {
-      is_test_event: false,
-      event_id: randomUUID(),
-      timestamp: rfc3339Nanos(nowNs),
-      source: 'Cloud',
-      event_type: type,
-      event_name: name,
-      event_version: version,
-      organization_id: origin.organization_id,
-      root_organization_id: origin.root_organization_id,
-    },
-    ...body,
-  };
+  const def = eventByMessageName(name);
+  if (!def) throw new Error(`event ${name} is not in the catalog`);
+  const metadata = eventMetadata({
+    type: def.type,
+    version: def.version,
+    source: 'Cloud',
+    organization_id: origin.organization_id,
+    root_organization_id: origin.root_organization_id,
+    is_test_event: false,
+    event_id: randomUUID(),
+    timestamp: rfc3339Nanos(nowNs),
+  });
+  return { event_metadata: metadata, ...body };
 }
