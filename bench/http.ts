@@ -31,6 +31,8 @@ interface Row extends LoadResult {
   case: CaseName;
   what: string;
   serverCpuPercent: number | undefined;
+  /** server CPU time per request: steadier than req/s when other work shares the cores */
+  serverCpuUsPerRequest: number | undefined;
   /** requests/s as a share of the hello-world ceiling of the same run */
   vsCeiling?: number;
 }
@@ -102,7 +104,8 @@ async function measure(s: Settings, server: NodeProcess, name: CaseName, what: s
       }
     },
   });
-  const row: Row = { ...result, case: name, what, serverCpuPercent };
+  const serverCpuUsPerRequest = serverCpuPercent === undefined || result.rps === 0 ? undefined : Math.round((serverCpuPercent / 100 / result.rps) * 1e6);
+  const row: Row = { ...result, case: name, what, serverCpuPercent, serverCpuUsPerRequest };
   console.error(`  ${name}: ${row.rps} req/s, p50 ${ms(row.latency.p50_us)} ms, p99 ${ms(row.latency.p99_us)} ms${row.errors ? `, ${row.errors} errors ${JSON.stringify(row.statuses)} ${row.failures.join('; ')}` : ''}`);
   return row;
 }
@@ -186,6 +189,7 @@ export async function main(argv: string[]): Promise<void> {
     { title: 'max ms', value: (r) => ms(r.latency.max_us), align: 'right' },
     { title: 'errors', value: (r) => r.errors },
     { title: 'server cpu', value: (r) => (r.serverCpuPercent === undefined ? '-' : `${r.serverCpuPercent}%`), align: 'right' },
+    { title: 'server µs/req', value: (r) => r.serverCpuUsPerRequest ?? '-', align: 'right' },
     { title: 'client cpu', value: (r) => `${r.clientCpuPercent}%`, align: 'right' },
     { title: 'what', value: (r) => r.what },
   ];

@@ -118,7 +118,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   return result;
 }
 
-/** Issues requests on schedule: request k is due at start + k / rate, sent on the next free connection. */
+/**
+ * Issues requests on schedule: request k is due at start + k / rate, sent on the next free connection.
+ * The schedule is checked on a 1 ms timer, so a request may leave up to ~1 ms after it was due and that delay
+ * counts in its latency: open-loop figures below a millisecond or two carry this bias (a busy loop would
+ * remove it, at the price of a load generator that always shows 100% CPU).
+ */
 async function openLoop(conns: Connection[], rate: number, start: number, end: number, one: (c: Connection, due: number) => Promise<void>): Promise<number> {
   const idle = [...conns];
   const backlog: number[] = [];
