@@ -1,5 +1,5 @@
 // kill -9 at a random moment loses no acknowledged write: a real service process, concurrent writers in three
-// organizations, SIGKILL, restart on the same data dir, every 2xx checked. CRASH_SEED=<n> repeats a run.
+// organizations, SIGKILL, restart on the same data dir, every 2xx checked. CRASH_SEED=<n> repeats a run's kill delays.
 // SIGKILL leaves the page cache intact, so this proves the acknowledgement follows the LMDB commit; what fsync
 // adds against power loss cannot be observed from inside one machine.
 import { after, before, test } from 'node:test';

@@ -47,7 +47,7 @@ export interface CrashLoop {
   close(): Promise<void>;
 }
 
-/** mulberry32: a seeded generator, so that a failing run can be repeated with its seed. */
+/** mulberry32: a seeded generator, so that a failing run's kill delays can be repeated with its seed. */
 function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
@@ -186,13 +186,10 @@ export async function createCrashLoop(options: CrashLoopOptions): Promise<CrashL
       let killed = false;
       const base = service.base;
       const started = performance.now();
-      const running = writers.map((w) => write(w, base, counts, () => killed));
       let failure: unknown;
-      const settled = Promise.allSettled(running).then((results) => {
-        for (const r of results) if (r.status === 'rejected') failure ??= r.reason;
-      });
+      const settled = Promise.all(writers.map((w) => write(w, base, counts, () => killed).catch((e: unknown) => (failure ??= e))));
 
-      // The delay is drawn every cycle, even one that fails early, so a seed always replays the same way.
+      // Drawn every cycle, even one that fails early, so that a seed fixes every cycle's kill delay.
       const delay = rand() * options.maxKillDelayMs;
       await waitUntil(() => total(counts) >= options.minAcks || failure !== undefined, 15_000, `${options.minAcks} acknowledged writes`).catch((e: unknown) => (failure ??= e));
       if (failure === undefined) await new Promise((r) => setTimeout(r, delay));
