@@ -34,9 +34,11 @@ export interface SpawnOptions {
 
 /** Spawns `node --import tsx <script>` and resolves once a line matching `ready` appears. */
 export async function spawnNode(options: SpawnOptions): Promise<NodeProcess> {
+  // The test runner marks its own processes with NODE_TEST_CONTEXT; a service is not one of them.
+  const { NODE_TEST_CONTEXT: _, ...inherited } = process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', options.script, ...(options.args ?? [])], {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...options.env },
+    env: { ...inherited, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // A child must never outlive the process that started it, even when a test fails half way.
