@@ -28,6 +28,8 @@ export interface Service {
   issuer: string;
   /** set on the first start of an empty data dir */
   root: { id: string; api_key: string } | undefined;
+  /** what start-up rebuilt from the log: organizations, and WAL entries replayed after their snapshots */
+  recovered: { orgs: number; replayed: number };
   registry: Registry;
   stop(): Promise<void>;
 }
@@ -123,6 +125,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     port,
     issuer,
     root,
+    recovered,
     registry,
     async stop() {
       front.close();

@@ -1,0 +1,104 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createWal, type EncodedWrite, type Wal } from '../../src/wal/log.js';
+import { openStore, type Store } from '../../src/wal/store.js';
+import { removeDir, tempDir } from '../support/server.js';
+
+const dirs: string[] = [];
+after(() => dirs.forEach(removeDir));
+
+async function withWal(fn: (wal: Wal, store: Store, warnings: string[]) => Promise<void>): Promise<void> {
+  const dir = tempDir('identity-wal-unit-');
+  dirs.push(dir);
+  const store = openStore(dir, 'local', true);
+  const warnings: string[] = [];
+  try {
+    await fn(createWal(store, (m) => warnings.push(m)), store, warnings);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Entry n of org carries change n and, from entry 2 on, one event numbered n - 1. */
+function write(wal: Wal, org: string, n: number): EncodedWrite {
+  const events = n === 1 ? [] : [{ offset: n - 1, record: wal.encodeEvent({ n }) }];
+  return { org, offset: n, record: wal.encodeEntry({ at: n, changes: [n], ev: Math.max(0, n - 1) }), events };
+}
+
+async function fill(wal: Wal, org: string, count: number): Promise<void> {
+  for (let n = 1; n <= count; n++) await wal.append([write(wal, org, n)], n === 1 ? [org] : []);
+}
+
+async function replayAll(wal: Wal, org: string, after = 0, afterEvent = 0) {
+  const seen: number[] = [];
+  const result = await wal.replay<number>(org, after, afterEvent, (offset, entry) => {
+    assert.deepEqual(entry.changes, [offset]);
+    seen.push(offset);
+  });
+  return { seen, result };
+}
+
+test('given appended entries, when replayed, then each comes back once, in order, from the given offset', async () => {
+  await withWal(async (wal, _store, warnings) => {
+    await fill(wal, 'a', 6);
+    assert.deepEqual(wal.organizations(), ['a']);
+    assert.deepEqual(await replayAll(wal, 'a'), { seen: [1, 2, 3, 4, 5, 6], result: { lastOffset: 6, lastEventOffset: 5 } });
+    assert.deepEqual(await replayAll(wal, 'a', 4, 3), { seen: [5, 6], result: { lastOffset: 6, lastEventOffset: 5 } });
+    assert.deepEqual(wal.entries<number>('a', 2, 2).map((e) => [e.offset, e.entry.changes]), [[3, [3]], [4, [4]]]);
+    assert.deepEqual(warnings, []);
+  });
+});
+
+test('given one append for two organizations, then both are written and each replays only its own', async () => {
+  await withWal(async (wal) => {
+    await wal.append([write(wal, 'a', 1), write(wal, 'b', 1), write(wal, 'b', 2)], ['a', 'b']);
+    assert.deepEqual(wal.organizations(), ['a', 'b']);
+    assert.deepEqual((await replayAll(wal, 'a')).seen, [1]);
+    assert.deepEqual((await replayAll(wal, 'b')).seen, [1, 2]);
+    assert.deepEqual(wal.events('b', 1, 10).map((e) => e.event), [{ n: 2 }]);
+  });
+});
+
+test('given a corrupt entry in the middle, when replayed, then it and everything after it are cut, with their events', async () => {
+  await withWal(async (wal, store, warnings) => {
+    await fill(wal, 'a', 6);
+    await fill(wal, 'b', 3);
+    const damaged = Buffer.from(store.wal.getBinary(['a', 4]) as Buffer);
+    damaged[damaged.length - 1] = (damaged[damaged.length - 1] as number) ^ 0xff;
+    store.wal.putSync(['a', 4], damaged);
+
+    assert.deepEqual(await replayAll(wal, 'a'), { seen: [1, 2, 3], result: { lastOffset: 3, lastEventOffset: 2, cutAt: 4 } });
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0] as string, /WAL of a: entry 4 is corrupt \(record checksum mismatch\)/);
+    assert.deepEqual(wal.entries('a', 0, 100).map((e) => e.offset), [1, 2, 3], 'the cut is on disk');
+    assert.deepEqual(wal.events('a', 1, 100).map((e) => e.offset), [1, 2]);
+    assert.deepEqual((await replayAll(wal, 'b')).seen, [1, 2, 3], 'another organization is untouched');
+
+    // The log goes on from the cut.
+    await wal.append([write(wal, 'a', 4)]);
+    assert.deepEqual(await replayAll(wal, 'a'), { seen: [1, 2, 3, 4], result: { lastOffset: 4, lastEventOffset: 3 } });
+  });
+});
+
+test('given a missing entry, when replayed, then the log is cut at the gap', async () => {
+  await withWal(async (wal, store, warnings) => {
+    await fill(wal, 'a', 5);
+    await store.wal.remove(['a', 3]);
+    assert.deepEqual(await replayAll(wal, 'a'), { seen: [1, 2], result: { lastOffset: 2, lastEventOffset: 1, cutAt: 3 } });
+    assert.match(warnings[0] as string, /WAL of a: entry 3 is missing; cutting from 4 on/);
+    assert.deepEqual(wal.entries('a', 0, 100).map((e) => e.offset), [1, 2]);
+  });
+});
+
+test('given a snapshot, when saved and loaded, then it comes back; when corrupt, then it is ignored with a warning', async () => {
+  await withWal(async (wal, store, warnings) => {
+    assert.equal(wal.loadSnapshot('a'), undefined);
+    await wal.saveSnapshot('a', { offset: 7, event_offset: 3, state: { x: [1, 2] } });
+    assert.deepEqual(wal.loadSnapshot('a'), { offset: 7, event_offset: 3, state: { x: [1, 2] } });
+    const damaged = Buffer.from(store.snapshots.getBinary('a') as Buffer);
+    damaged[5] = (damaged[5] as number) ^ 0x10;
+    store.snapshots.putSync('a', damaged);
+    assert.equal(wal.loadSnapshot('a'), undefined);
+    assert.match(warnings[0] as string, /snapshot of a is corrupt/);
+  });
+});
