@@ -2,6 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent, fetch } from 'undici';
 import { loadConfig } from '../../src/config.js';
 import { startService, type Service, type ServiceOptions } from '../../src/service.js';
 
@@ -30,12 +31,15 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   });
   const service = await startService(config, { log: () => {}, warn: () => {}, ...options });
   const base = `http://127.0.0.1:${service.port}`;
+  // The test's own connection pool, closed with the server so that no idle keep-alive socket holds the runner.
+  const agent = new Agent({ keepAliveTimeout: 1000 });
   return {
     service,
     base,
     dataDir,
-    client: new Client(base, ROOT_ORG, ROOT_KEY),
+    client: new Client(base, ROOT_ORG, ROOT_KEY, agent),
     async stop() {
+      await agent.close();
       await service.stop();
     },
   };
@@ -48,7 +52,7 @@ export function removeDir(dir: string): void {
 export interface Reply<T = any> {
   status: number;
   body: T;
-  headers: Headers;
+  headers: { get(name: string): string | null };
   text: string;
 }
 
@@ -57,10 +61,11 @@ export class Client {
     readonly base: string,
     readonly orgId: string,
     readonly apiKey: string,
+    readonly agent: Agent = new Agent({ keepAliveTimeout: 1000 }),
   ) {}
 
   as(orgId: string, apiKey: string): Client {
-    return new Client(this.base, orgId, apiKey);
+    return new Client(this.base, orgId, apiKey, this.agent);
   }
 
   async request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply<T>> {
@@ -71,7 +76,7 @@ export class Client {
       h['Content-Type'] ??= 'application/json';
     }
     for (const [k, v] of Object.entries(h)) if (v === '') delete h[k];
-    const res = await fetch(this.base + path, payload === undefined ? { method, headers: h } : { method, headers: h, body: payload });
+    const res = await fetch(this.base + path, payload === undefined ? { method, headers: h, dispatcher: this.agent } : { method, headers: h, body: payload, dispatcher: this.agent });
     const text = await res.text();
     let parsed: unknown = undefined;
     try {
