@@ -14,7 +14,7 @@ type AttrRequest = Request<Attributes, { attributes?: string }>;
 
 function pick(set: Attributes, names: string[] | undefined): Attributes {
   if (names === undefined) return set;
-  return Object.fromEntries(names.filter((n) => n in set).map((n) => [n, set[n]]));
+  return Object.fromEntries(names.filter((n) => Object.hasOwn(set, n)).map((n) => [n, set[n]]));
 }
 
 /** The four operations on one bucket, mounted for the organization and for a person. */
