@@ -118,9 +118,13 @@ export class Front {
     });
   }
 
+  /** Stops listening and closes every open connection, so that keep-alive clients learn at once. */
   close(): void {
     if (this.listenSocket) uws.us_listen_socket_close(this.listenSocket);
     this.listenSocket = undefined;
+    // Closing the listen socket alone leaves idle keep-alive connections open, which keeps the process
+    // alive and clients waiting. The native build has app.close() (not in its typings); the fallback lacks it.
+    (this.app as unknown as { close?(): void }).close?.();
   }
 
   private copy(res: HttpResponse, req: HttpRequest, paramCount: number): Incoming {
