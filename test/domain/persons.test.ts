@@ -73,6 +73,19 @@ describe('PutPerson', () => {
     assert.deepEqual(after.persons.get('p1')?.groups, ['g1']);
   });
 
+  test('given attributes, the same sets change nothing, an empty set empties its bucket', () => {
+    const state = given(aPerson('p1', { attributes: { end_user_read_write: { a: 1 }, end_user_read_only: { b: [1] } } }));
+    const handles = [{ type: 'username' as const, value: 'p1' }];
+    assert.deepEqual(when(state, { kind: 'PutPerson', input: { handles, attributes: { end_user_read_write: { a: 1 }, end_user_read_only: { b: [1] } } } }).decision.changes, []);
+    const { after } = when(state, { kind: 'PutPerson', input: { handles, attributes: { end_user_read_write: {}, end_user_no_access: {} } } });
+    assert.deepEqual(after.persons.get('p1')?.attributes, { end_user_read_only: { b: [1] } });
+  });
+
+  test('an empty set at creation holds nothing', () => {
+    const { after } = when(given(), { kind: 'CreatePerson', input: { handles: [ada], attributes: { end_user_read_write: {} } } });
+    assert.deepEqual(after.persons.get('id-1')?.attributes, {});
+  });
+
   test('handles of two different persons are a 409; another region is a 400', () => {
     const state = given(aPerson('p1', { handles: [{ type: 'username', value: 'one' }] }), aPerson('p2', { handles: [{ type: 'username', value: 'two' }] }));
     refused(state, { kind: 'PutPerson', input: { handles: [{ type: 'username', value: 'one' }, { type: 'username', value: 'two' }] } }, 'ERR_CONFLICT', 'handles');
