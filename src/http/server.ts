@@ -7,7 +7,7 @@ import type { Metrics } from '../lib/metrics.js';
 import type { Registry } from '../org/registry.js';
 import { errorBody, envelope } from './respond.js';
 import { isMutating, type Consistency, type Request, type Response, type Route } from './route.js';
-import { checkDepth, compileValidator, type Validator } from './validate.js';
+import { checkDepth, checkUnicode, compileValidator, type Validator } from './validate.js';
 import { uws } from './uws.js';
 
 export interface FrontOptions {
@@ -236,6 +236,7 @@ export class Front {
       } catch (error) {
         throw badRequest(`body: malformed JSON (${(error as Error).message})`);
       }
+      checkUnicode(text, parsed);
       req.body = compiled.body(parsed);
     }
     return route.handler(req);

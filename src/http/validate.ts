@@ -80,3 +80,26 @@ export function checkDepth(text: string, maxDepth: number): void {
     } else if (c === 125 || c === 93) depth--;
   }
 }
+
+/**
+ * Refuses strings holding a lone UTF-16 surrogate ("\ud800" in JSON): they are not Unicode text, and the
+ * log's encoding would store them as something else, so the value would change across a restart. Only
+ * a body that spells such an escape is walked.
+ */
+export function checkUnicode(text: string, value: unknown): void {
+  if (!/\\u[dD][89a-fA-F]/.test(text)) return;
+  const lone = /\p{Cs}/u;
+  const walk = (v: unknown, path: string): void => {
+    if (typeof v === 'string') {
+      if (lone.test(v)) throw badRequest(`${path}: holds a lone UTF-16 surrogate, which is not a Unicode character`);
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => walk(item, `${path}[${i}]`));
+    } else if (typeof v === 'object' && v !== null) {
+      for (const [k, item] of Object.entries(v)) {
+        if (lone.test(k)) throw badRequest(`${path}: a key holds a lone UTF-16 surrogate, which is not a Unicode character`);
+        walk(item, path === 'body' ? k : `${path}.${k}`);
+      }
+    }
+  };
+  walk(value, 'body');
+}
