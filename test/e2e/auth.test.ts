@@ -54,8 +54,8 @@ describe('Service-OrgID', () => {
 
   test('malformed: 400 naming the header, on every route', () =>
     sweep(async (r) => {
-      for (const bad of ['root org', 'root/org', 'x'.repeat(65), 'röot']) {
-        expectError(await call(root.as(encodeURIComponent(bad) === bad ? bad : bad.replace(/[^\x20-\x7e]/g, '?'), ROOT_KEY), r), 400, 'Service-OrgID');
+      for (const bad of ['root org', 'root/org', 'root.org', 'r?ot', 'x'.repeat(65)]) {
+        expectError(await call(root.as(bad, ROOT_KEY), r), 400, 'Service-OrgID');
       }
     }));
 

@@ -131,6 +131,20 @@ describe('PUT /persons', () => {
   });
 });
 
+describe('concurrent writes', () => {
+  test('the same handle posted ten times at once: one 201, nine 409', async () => {
+    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => c.post('/persons', email(i % 2 ? 'race@example.com' : 'RACE@example.com'))));
+    assert.deepEqual(replies.map((r) => r.status).sort(), [201, 409, 409, 409, 409, 409, 409, 409, 409, 409]);
+    assert.equal(expectResult<any[]>(await c.get('/persons?handle=email_address:race@example.com'), 200).length, 1);
+  });
+
+  test('the same PUT ten times at once: one 201, nine 200, all the same person', async () => {
+    const replies = await Promise.all(Array.from({ length: 10 }, () => c.put('/persons', email('put-race@example.com'))));
+    assert.deepEqual(replies.map((r) => r.status).sort(), [200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
+    assert.equal(new Set(replies.map((r) => r.body.result.person_id)).size, 1);
+  });
+});
+
 describe('GET /persons', () => {
   test('list items carry the person fields, and handles/groups/attributes on request', async () => {
     const p = await create({ handles: [{ type: 'username', value: 'listed' }], attributes: { end_user_no_access: { k: 1 } } });
