@@ -35,7 +35,7 @@ export function given(...changes: Change[]): OrgState {
 export function aPerson(person_id: string, fields: Partial<Person> = {}): Change {
   return {
     t: 'PersonCreated',
-    person: { person_id, active: true, person_type: 'regular', region: 'europe-belgium', handles: [{ type: 'username', value: person_id }], groups: [], attributes: {}, created: GENESIS.created, ...fields },
+    person: { person_id, active: true, person_type: 'regular', region: 'europe-belgium', handles: [{ type: 'username', value: person_id }], groups: [], attributes: {}, gdpr_consents: [], created: GENESIS.created, ...fields },
   };
 }
 

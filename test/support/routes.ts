@@ -1,5 +1,6 @@
-// Every route of the persons, groups, attributes and organizations API with a valid sample request, so
-// that tests can sweep them all (auth, consistency headers, isolation) and notice a route without a sample.
+// Every route of the persons (GDPR consents included), groups, attributes and organizations API with a
+// valid sample request, so that tests can sweep them all (auth, consistency headers, isolation, bodies)
+// and notice a route without a sample.
 export interface RouteCase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** the declared path, as in the OpenAPI document */
@@ -48,6 +49,9 @@ export function routeCases(t: Targets): RouteCase[] {
     c('GET', '/persons/{person_id}/attributes/{bucket_name}', `/persons/${p}/attributes/${b}`),
     c('DELETE', '/persons/{person_id}/attributes/{bucket_name}', `/persons/${p}/attributes/${b}`),
     c('GET', '/persons/{person_id}/attributes', `/persons/${p}/attributes`),
+    c('GET', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`),
+    c('PUT', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`, { consent_levels: ['necessary'] }),
+    c('DELETE', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`),
   ];
 }
 
