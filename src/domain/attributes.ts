@@ -28,7 +28,7 @@ export function setAttributes(state: OrgState, personId: string | undefined, buc
 
 export function deleteAttributes(state: OrgState, personId: string | undefined, bucket: string, names: string[] | undefined): Decision<null> {
   const current = attributesOf(state, personId, bucket);
-  const present = names === undefined ? Object.keys(current).length > 0 : names.some((n) => n in current);
+  const present = names === undefined ? Object.keys(current).length > 0 : names.some((n) => Object.hasOwn(current, n));
   if (!present) return decision(null);
   const base = personId === undefined ? {} : { person_id: personId };
   return decision(null, [names === undefined ? { t: 'AttributesDeleted', ...base, bucket } : { t: 'AttributesDeleted', ...base, bucket, names }]);

@@ -1,4 +1,5 @@
 // Decisions about persons: create, create-or-update by handle, activate, delete.
+import { isDeepStrictEqual } from 'node:util';
 import { badRequest, conflict } from '../errors.js';
 import type { Change } from './changes.js';
 import type { PersonInput } from './commands.js';
@@ -32,7 +33,7 @@ function checkPersonAttributes(attributes: PersonInput['attributes']): Record<st
   for (const [bucket, set] of Object.entries(attributes ?? {})) {
     if (!isBucket(bucket)) throw badRequest(`attributes: unknown attribute bucket "${bucket}"`);
     checkAttributes(set, `attributes.${bucket}`);
-    if (Object.keys(set).length > 0) out[bucket] = { ...set };
+    out[bucket] = { ...set };
   }
   return out;
 }
@@ -52,7 +53,8 @@ export function createPerson(state: OrgState, input: PersonInput, ctx: DecideCon
     region,
     handles,
     groups: normalizeGroups(state, input.groups ?? [], 'groups'),
-    attributes: checkPersonAttributes(input.attributes),
+    // an empty set is no set: a person never holds an empty bucket
+    attributes: Object.fromEntries(Object.entries(checkPersonAttributes(input.attributes)).filter(([, set]) => Object.keys(set).length > 0)),
     gdpr_consents: [],
     created: new Date(ctx.nowMs).toISOString(),
   };
@@ -94,6 +96,8 @@ export function putPerson(state: OrgState, input: PersonInput, ctx: DecideContex
     if (groups.join('\n') !== person.groups.join('\n')) changes.push({ t: 'PersonGroupsSet', person_id: person.person_id, groups });
   }
   for (const [bucket, set] of Object.entries(checkPersonAttributes(input.attributes))) {
+    // each bucket named is replaced, so an empty set empties it
+    if (isDeepStrictEqual(person.attributes[bucket] ?? {}, set)) continue;
     changes.push({ t: 'AttributesSet', person_id: person.person_id, bucket, attributes: set, replace: true });
   }
   const after: Person = {

@@ -33,10 +33,23 @@ export function checkGroupName(name: string, field = 'name'): void {
   }
 }
 
+/**
+ * The log's encoding (msgpack) renames the key __proto__ on decoding, so a set holding it would read back
+ * differently after a restart: it is refused wherever it appears.
+ */
+const RESERVED_KEY = '__proto__';
+
+function holdsReservedKey(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(holdsReservedKey);
+  if (typeof value !== 'object' || value === null) return false;
+  return Object.keys(value).some((k) => k === RESERVED_KEY || holdsReservedKey((value as Record<string, unknown>)[k]));
+}
+
 /** Seed rule 2 of the attributes operation: names at most 70 bytes of UTF-8, values at most 64 KiB of JSON. */
 export function checkAttributes(set: Record<string, unknown>, field = 'attributes'): void {
   for (const [name, value] of Object.entries(set)) {
     if (name === '') throw badRequest(`${field}: attribute name must not be empty`);
+    if (name === RESERVED_KEY) throw badRequest(`${field}: attribute name "${RESERVED_KEY}" is reserved`);
     const nameBytes = Buffer.byteLength(name, 'utf8');
     if (nameBytes > ATTRIBUTE_NAME_MAX_BYTES) {
       throw badRequest(`${field}: attribute name "${name}" is ${nameBytes} bytes; at most ${ATTRIBUTE_NAME_MAX_BYTES} bytes of UTF-8 are allowed`);
@@ -46,6 +59,10 @@ export function checkAttributes(set: Record<string, unknown>, field = 'attribute
     const valueBytes = Buffer.byteLength(json, 'utf8');
     if (valueBytes > ATTRIBUTE_VALUE_MAX_BYTES) {
       throw badRequest(`${field}: attribute "${name}" value is ${valueBytes} bytes of JSON; at most ${ATTRIBUTE_VALUE_MAX_BYTES} are allowed`);
+    }
+    // The substring test keeps the walk off the common path.
+    if (json.includes(`"${RESERVED_KEY}"`) && holdsReservedKey(value)) {
+      throw badRequest(`${field}: attribute "${name}" value holds the reserved key "${RESERVED_KEY}"`);
     }
   }
 }

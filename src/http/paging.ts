@@ -1,6 +1,6 @@
 // Offset and cursor paging over a sorted list of keys. Cursors are opaque and authenticated: an HMAC
 // binds each to the organization and the list it walks, so a forged, altered or foreign cursor is a 400.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { badRequest } from '../errors.js';
 import { lowerBound } from '../domain/state.js';
@@ -48,15 +48,20 @@ export function createPager(secret: Buffer): Pager {
     const text = JSON.stringify(body);
     return `${Buffer.from(text).toString('base64url')}.${mac(text).toString('base64url')}`;
   };
+  // A list is named by a digest, so that a cursor stays short whatever filter the list has.
+  const listId = (list: string) => createHash('sha256').update(list).digest().subarray(0, 12).toString('base64url');
   const open = (cursor: string, scope: { org: string; list: string }): CursorBody => {
-    const [payload, tag] = cursor.split('.');
-    if (!payload || !tag) throw badRequest('cursor: not a cursor this service issued');
+    const forged = () => badRequest('cursor: not a cursor this service issued');
+    const [payload, tag, ...rest] = cursor.split('.');
+    if (!payload || !tag || rest.length > 0) throw forged();
     const text = Buffer.from(payload, 'base64url').toString();
-    const given = Buffer.from(tag, 'base64url');
-    const expected = mac(text);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw badRequest('cursor: not a cursor this service issued');
+    // base64url decoding skips stray characters and ignores spare bits, so several strings decode to
+    // the same bytes: only the exact text this service sealed is accepted.
+    const given = Buffer.from(cursor);
+    const expected = Buffer.from(`${Buffer.from(text).toString('base64url')}.${mac(text).toString('base64url')}`);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw forged();
     const body = JSON.parse(text) as CursorBody;
-    if (body.o !== scope.org || body.k !== scope.list) throw badRequest('cursor: this cursor belongs to another list');
+    if (body.o !== scope.org || body.k !== listId(scope.list)) throw badRequest('cursor: this cursor belongs to another list');
     return body;
   };
 
@@ -78,7 +83,7 @@ export function createPager(secret: Buffer): Pager {
       else start = keys.length === 0 ? 0 : keys.length - (keys.length % limit || limit);
       const end = c?.d === 'p' ? Math.min(keys.length, lowerBound(keys, c.a ?? '')) : Math.min(keys.length, start + limit);
       const page = keys.slice(start, end);
-      const base = { o: scope.org, k: scope.list, l: limit };
+      const base = { o: scope.org, k: listId(scope.list), l: limit };
       const meta: Record<string, unknown> = { limit };
       if (end < keys.length && page.length > 0) meta['next_cursor'] = seal({ ...base, d: 'n', a: page[page.length - 1] as string });
       if (start > 0) meta['prev_cursor'] = seal({ ...base, d: 'p', a: (page[0] ?? keys[start]) as string });

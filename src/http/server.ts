@@ -7,7 +7,7 @@ import type { Metrics } from '../lib/metrics.js';
 import type { Registry } from '../org/registry.js';
 import { errorBody, envelope } from './respond.js';
 import { isMutating, type Consistency, type Request, type Response, type Route } from './route.js';
-import { checkDepth, compileValidator, type Validator } from './validate.js';
+import { checkDepth, checkUnicode, compileValidator, type Validator } from './validate.js';
 import { uws } from './uws.js';
 
 export interface FrontOptions {
@@ -118,9 +118,13 @@ export class Front {
     });
   }
 
+  /** Stops listening and closes every open connection, so that keep-alive clients learn at once. */
   close(): void {
     if (this.listenSocket) uws.us_listen_socket_close(this.listenSocket);
     this.listenSocket = undefined;
+    // Closing the listen socket alone leaves idle keep-alive connections open, which keeps the process
+    // alive and clients waiting. The native build has app.close() (not in its typings); the fallback lacks it.
+    (this.app as unknown as { close?(): void }).close?.();
   }
 
   private copy(res: HttpResponse, req: HttpRequest, paramCount: number): Incoming {
@@ -232,6 +236,7 @@ export class Front {
       } catch (error) {
         throw badRequest(`body: malformed JSON (${(error as Error).message})`);
       }
+      checkUnicode(text, parsed);
       req.body = compiled.body(parsed);
     }
     return route.handler(req);

@@ -2,7 +2,7 @@
 import { Kind, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { DefaultErrorFunction, SetErrorFunction, ValueErrorType } from '@sinclair/typebox/errors';
-import { Value, ValuePointer } from '@sinclair/typebox/value';
+import { ValuePointer } from '@sinclair/typebox/value';
 import { badRequest } from '../errors.js';
 
 SetErrorFunction((e) => {
@@ -27,10 +27,29 @@ export function fieldName(pointer: string, root: string): string {
 
 export type Validator = (value: unknown) => unknown;
 
+/**
+ * Query strings to the types the schema wants, strictly: only plain decimal text becomes a number and
+ * only true/false a boolean; anything else stays a string and fails validation by name. (TypeBox's
+ * Value.Convert reads "1.5" and "1e2" as the integer 1, and "0x10" as 16.)
+ */
+function convertQuery(schema: TSchema, value: unknown): unknown {
+  const props = (schema as { properties?: Record<string, TSchema> }).properties;
+  if (!props || typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const [name, raw] of Object.entries(out)) {
+    const kind = props[name]?.[Kind];
+    if (typeof raw !== 'string') continue;
+    if (kind === 'Integer' && /^-?\d{1,15}$/.test(raw)) out[name] = Number(raw);
+    else if (kind === 'Number' && /^-?\d{1,15}(\.\d{1,15})?$/.test(raw)) out[name] = Number(raw);
+    else if (kind === 'Boolean' && (raw === 'true' || raw === 'false')) out[name] = raw === 'true';
+  }
+  return out;
+}
+
 export function compileValidator(schema: TSchema, root: string, convert: boolean): Validator {
   const check = TypeCompiler.Compile(schema);
   return (value) => {
-    const v = convert ? Value.Convert(schema, value) : value;
+    const v = convert ? convertQuery(schema, value) : value;
     if (check.Check(v)) return v;
     const first = check.Errors(v).First();
     if (!first) throw badRequest(`${root}: invalid`);
@@ -60,4 +79,27 @@ export function checkDepth(text: string, maxDepth: number): void {
       if (++depth > maxDepth) throw badRequest(`body: JSON nested deeper than ${maxDepth} levels`);
     } else if (c === 125 || c === 93) depth--;
   }
+}
+
+/**
+ * Refuses strings holding a lone UTF-16 surrogate ("\ud800" in JSON): they are not Unicode text, and the
+ * log's encoding would store them as something else, so the value would change across a restart. Only
+ * a body that spells such an escape is walked.
+ */
+export function checkUnicode(text: string, value: unknown): void {
+  if (!/\\u[dD][89a-fA-F]/.test(text)) return;
+  const lone = /\p{Cs}/u;
+  const walk = (v: unknown, path: string): void => {
+    if (typeof v === 'string') {
+      if (lone.test(v)) throw badRequest(`${path}: holds a lone UTF-16 surrogate, which is not a Unicode character`);
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => walk(item, `${path}[${i}]`));
+    } else if (typeof v === 'object' && v !== null) {
+      for (const [k, item] of Object.entries(v)) {
+        if (lone.test(k)) throw badRequest(`${path}: a key holds a lone UTF-16 surrogate, which is not a Unicode character`);
+        walk(item, path === 'body' ? k : `${path}.${k}`);
+      }
+    }
+  };
+  walk(value, 'body');
 }

@@ -4,6 +4,7 @@ import { attributesOf } from '../../domain/attributes.js';
 import { requirePerson } from '../../domain/lookup.js';
 import { BUCKETS } from '../../domain/rules.js';
 import type { AttributeSet as Attributes } from '../../domain/state.js';
+import { badRequest } from '../../errors.js';
 import { route, type Request, type Route } from '../route.js';
 import { AttributeSet, CommaList, splitList } from '../schemas.js';
 import { execute, type HandlerDeps } from './deps.js';
@@ -14,7 +15,7 @@ type AttrRequest = Request<Attributes, { attributes?: string }>;
 
 function pick(set: Attributes, names: string[] | undefined): Attributes {
   if (names === undefined) return set;
-  return Object.fromEntries(names.filter((n) => n in set).map((n) => [n, set[n]]));
+  return Object.fromEntries(names.filter((n) => Object.hasOwn(set, n)).map((n) => [n, set[n]]));
 }
 
 /** The four operations on one bucket, mounted for the organization and for a person. */
@@ -65,6 +66,8 @@ function bucketRoutes(deps: HandlerDeps, base: string, owner: 'organization' | '
       handler: async (req) => {
         const person_id = personOf(req as AttrRequest);
         const names = splitList(req.query.attributes);
+        // ?attributes= naming nothing is more likely a client's empty list than a wish to delete all
+        if (names !== undefined && names.length === 0) throw badRequest('attributes: names no attribute; leave the parameter out to delete them all');
         const common = { kind: 'DeleteAttributes' as const, bucket: bucketOf(req as AttrRequest), ...(names === undefined ? {} : { names }) };
         await execute(deps, req, person_id === undefined ? common : { ...common, person_id });
         return { status: 204 };

@@ -1,0 +1,42 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { SuborganizationRet } from '../../src/domain/organizations.js';
+import { fromSnapshot, toSnapshot } from '../../src/domain/snapshot.js';
+import { aGroup, aPerson, GENESIS, given, NOW_MS, refused, when } from '../support/domain.js';
+
+describe('CreateSuborganization', () => {
+  test('given an organization, then a child under it, with the same root, whose key is returned once and stored hashed', () => {
+    const { decision, after } = when<SuborganizationRet>(given(), { kind: 'CreateSuborganization', sub_org_name: '  Team A ' });
+    assert.deepEqual(decision.reply, { id: 'id-1', org_name: 'Team A', parent_id: GENESIS.id, api_key: 'secret-1' });
+    assert.deepEqual(decision.spawn, { id: 'id-1', org_name: 'Team A', parent_id: GENESIS.id, root_id: GENESIS.root_id, api_key_hash: 'hash:secret-1', created: new Date(NOW_MS).toISOString() });
+    assert.deepEqual(decision.changes, [{ t: 'SuborganizationCreated', id: 'id-1' }]);
+    assert.deepEqual(decision.events.map((e) => e.name), ['SuborganizationCreated_InRegion_v1']);
+    assert.deepEqual(after.suborganizations, ['id-1']);
+  });
+
+  test('a blank name is a 400 naming the field', () => {
+    refused(given(), { kind: 'CreateSuborganization', sub_org_name: '   ' }, 'ERR_BAD_REQUEST', 'sub_org_name');
+  });
+});
+
+describe('RotateApiKey', () => {
+  test('the new key is returned and only its hash is kept', () => {
+    const { decision, after } = when<{ api_key: string }>(given(), { kind: 'RotateApiKey' });
+    assert.deepEqual(decision.reply, { api_key: 'secret-1' });
+    assert.equal(after.api_key_hash, 'hash:secret-1');
+  });
+});
+
+describe('snapshots', () => {
+  test('a state survives toSnapshot/fromSnapshot through JSON unchanged', () => {
+    const state = given(
+      aGroup('g1'),
+      aPerson('p1', { handles: [{ type: 'email_address', value: 'Ada@example.com' }], groups: ['g1'], attributes: { end_user_read_only: { x: [1, { y: null }] } } }),
+      aPerson('p2'),
+      { t: 'AttributesSet', bucket: 'end_user_no_access', attributes: { k: 'v' }, replace: true },
+      { t: 'SuborganizationCreated', id: 'child' },
+    );
+    const back = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(state))));
+    assert.deepEqual(back, state);
+  });
+});

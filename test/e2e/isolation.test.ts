@@ -1,0 +1,102 @@
+// Two organizations side by side: no route, and no cursor, lets one read or change the other's data.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { expectError, expectNoContent, expectResult, readAll } from '../support/expect.js';
+import { routeCases } from '../support/routes.js';
+import { Client, email, startTestServer, type TestServer } from '../support/server.js';
+
+let server: TestServer;
+let root: Client;
+let sub: Client;
+
+interface Seeded {
+  person: string;
+  group: string;
+  /** strings that appear only in this organization's data */
+  marks: string[];
+}
+let rootData: Seeded;
+let subData: Seeded;
+
+async function seed(c: Client, tag: string): Promise<Seeded> {
+  const group = `${tag}-only-group`;
+  await c.post('/groups', { name: group });
+  await c.post('/groups', { name: 'shared-name' });
+  const p = expectResult(await c.post('/persons', { ...email(`${tag}@example.com`), groups: [group, 'shared-name'] }), 201);
+  expectNoContent(await c.put(`/persons/${p.person_id}/attributes/end_user_read_write`, { mark: `${tag}-person-secret` }));
+  expectNoContent(await c.put('/organizations/attributes/end_user_read_write', { mark: `${tag}-org-secret` }));
+  return { person: p.person_id, group, marks: [p.person_id, `${tag}@example.com`, group, `${tag}-person-secret`, `${tag}-org-secret`] };
+}
+
+before(async () => {
+  server = await startTestServer();
+  root = server.client;
+  const created = expectResult(await root.post('/organizations/suborganizations', { sub_org_name: 'tenant' }), 200);
+  sub = root.as(created.id, created.api_key);
+  rootData = await seed(root, 'root');
+  subData = await seed(sub, 'sub');
+});
+after(() => server.stop());
+
+/** Every route, called by `actor` at the other organization's person and group; the other reads back unchanged. */
+async function sweep(actor: Client, setActor: (c: Client) => void, victim: Client, target: Seeded): Promise<void> {
+  const before = await readAll(victim);
+  for (const r of routeCases({ person: target.person, group: target.group })) {
+    const res = await actor.request(r.method, r.path, r.body);
+    const where = `${r.method} ${r.route}`;
+    if (r.route.includes('{person_id}')) expectError(res, 404, target.person);
+    else if (r.route.includes('{group_name}')) expectError(res, 404, target.group);
+    else assert.ok(res.status < 300, `${where}: ${res.status} ${res.text}`);
+    // a 404 echoes what was asked for; anything else must hold nothing of the other organization
+    if (res.status !== 404) for (const mark of target.marks) assert.ok(!res.text.includes(mark), `${where} leaked ${mark}: ${res.text}`);
+    if (r.route === '/organizations/api-keys') {
+      const next = actor.as(actor.orgId, res.body.result.api_key);
+      setActor(next);
+      actor = next;
+    }
+  }
+  assert.deepEqual(await readAll(victim), before, 'the other organization changed');
+}
+
+describe('isolation', () => {
+  test('a suborganization reaches nothing of its parent, on any route', async () => {
+    await sweep(sub, (c) => (sub = c), root, rootData);
+  });
+
+  test('the parent reaches nothing of its suborganization with its own key, on any route', async () => {
+    await sweep(root, (c) => (root = c), sub, subData);
+  });
+
+  test('handles are unique per organization only, and equal group names are separate groups', async () => {
+    const again = expectResult(await sub.post('/persons', email('root@example.com')), 201);
+    assert.notEqual(again.person_id, rootData.person);
+    const [rootMembers, subMembers] = await Promise.all([root.get('/groups/shared-name/persons'), sub.get('/groups/shared-name/persons')]);
+    assert.deepEqual(expectResult(rootMembers, 200), [rootData.person]);
+    assert.deepEqual(expectResult(subMembers, 200), [subData.person]);
+    assert.equal((await sub.delete('/groups/shared-name')).status, 200);
+    assert.equal(expectResult(await root.get('/groups/shared-name'), 200).members_count, 1);
+    assert.deepEqual(expectResult(await root.get(`/persons/${rootData.person}/groups`), 200), ['root-only-group', 'shared-name']);
+    assert.deepEqual(expectResult(await root.get(`/persons?handle=email_address:root@example.com`), 200).map((p: any) => p.person_id), [rootData.person]);
+  });
+
+  test("a cursor of one organization is refused (400) by the other, even for a list of the same name", async () => {
+    await root.post('/groups', { name: 'cursor-group' });
+    await sub.post('/groups', { name: 'cursor-group' });
+    for (const c of [root, sub]) {
+      for (let i = 0; i < 3; i++) {
+        const p = expectResult(await c.post('/persons', email(`cursor${i}@${c.orgId}.example.com`.toLowerCase())), 201);
+        await c.put(`/persons/${p.person_id}/groups`, { groups: ['cursor-group'] });
+      }
+    }
+    for (const list of ['/persons', '/groups/cursor-group/persons']) {
+      const first = await root.get(`${list}?paging=cursor&limit=1`);
+      expectResult(first, 200);
+      const page = first.body.meta.cursor_pagination;
+      for (const cursor of [page.next_cursor, page.last_cursor]) {
+        assert.equal(typeof cursor, 'string');
+        expectError(await sub.get(`${list}?cursor=${encodeURIComponent(cursor)}`), 400, 'cursor');
+        assert.equal((await root.get(`${list}?cursor=${encodeURIComponent(cursor)}`)).status, 200);
+      }
+    }
+  });
+});

@@ -1,0 +1,61 @@
+// Every route of the persons (GDPR consents included), groups, attributes and organizations API with a
+// valid sample request, so that tests can sweep them all (auth, consistency headers, isolation, bodies)
+// and notice a route without a sample.
+export interface RouteCase {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** the declared path, as in the OpenAPI document */
+  route: string;
+  /** the path to call */
+  path: string;
+  body?: unknown;
+}
+
+export interface Targets {
+  person: string;
+  group: string;
+  bucket?: string;
+}
+
+export function routeCases(t: Targets): RouteCase[] {
+  const p = encodeURIComponent(t.person);
+  const g = encodeURIComponent(t.group);
+  const b = t.bucket ?? 'end_user_read_write';
+  const c = (method: RouteCase['method'], route: string, path: string, body?: unknown): RouteCase => (body === undefined ? { method, route, path } : { method, route, path, body });
+  return [
+    c('GET', '/organizations', '/organizations'),
+    c('POST', '/organizations/suborganizations', '/organizations/suborganizations', { sub_org_name: 'sample' }),
+    c('GET', '/organizations/suborganizations', '/organizations/suborganizations'),
+    c('PUT', '/organizations/api-keys', '/organizations/api-keys'),
+    c('POST', '/persons', '/persons', { handles: [{ type: 'email_address', value: 'sample@example.com' }] }),
+    c('PUT', '/persons', '/persons', { handles: [{ type: 'email_address', value: 'sample@example.com' }] }),
+    c('GET', '/persons', '/persons'),
+    c('GET', '/persons/{person_id}', `/persons/${p}`),
+    c('PATCH', '/persons/{person_id}', `/persons/${p}`, { active: false }),
+    c('DELETE', '/persons/{person_id}', `/persons/${p}`),
+    c('POST', '/groups', '/groups', { name: 'sample-group' }),
+    c('GET', '/groups', '/groups'),
+    c('GET', '/groups/{group_name}', `/groups/${g}`),
+    c('DELETE', '/groups/{group_name}', `/groups/${g}`),
+    c('GET', '/groups/{group_name}/persons', `/groups/${g}/persons`),
+    c('GET', '/persons/{person_id}/groups', `/persons/${p}/groups`),
+    c('PUT', '/persons/{person_id}/groups', `/persons/${p}/groups`, { groups: [t.group] }),
+    c('GET', '/organizations/attribute-buckets', '/organizations/attribute-buckets'),
+    c('PUT', '/organizations/attributes/{bucket_name}', `/organizations/attributes/${b}`, { sample: 1 }),
+    c('PATCH', '/organizations/attributes/{bucket_name}', `/organizations/attributes/${b}`, { sample: 2 }),
+    c('GET', '/organizations/attributes/{bucket_name}', `/organizations/attributes/${b}`),
+    c('DELETE', '/organizations/attributes/{bucket_name}', `/organizations/attributes/${b}`),
+    c('PUT', '/persons/{person_id}/attributes/{bucket_name}', `/persons/${p}/attributes/${b}`, { sample: 1 }),
+    c('PATCH', '/persons/{person_id}/attributes/{bucket_name}', `/persons/${p}/attributes/${b}`, { sample: 2 }),
+    c('GET', '/persons/{person_id}/attributes/{bucket_name}', `/persons/${p}/attributes/${b}`),
+    c('DELETE', '/persons/{person_id}/attributes/{bucket_name}', `/persons/${p}/attributes/${b}`),
+    c('GET', '/persons/{person_id}/attributes', `/persons/${p}/attributes`),
+    c('GET', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`),
+    c('PUT', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`, { consent_levels: ['necessary'] }),
+    c('DELETE', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`),
+  ];
+}
+
+/** Routes that answer without any credentials. */
+export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json'];
+
+export const mutating = (r: RouteCase) => r.method !== 'GET';
