@@ -44,6 +44,11 @@ export class ServiceError extends Error {
   }
 }
 
+/** A caller's value for a message: quoted, and cut short so a huge input is not echoed back whole. */
+export function quote(value: string, max = 64): string {
+  return JSON.stringify(value.length > max ? `${value.slice(0, max)}…` : value);
+}
+
 export const badRequest = (message: string) => new ServiceError('ERR_BAD_REQUEST', message);
 export const notFound = (message: string) => new ServiceError('ERR_NOT_FOUND', message);
 export const conflict = (message: string) => new ServiceError('ERR_CONFLICT', message);

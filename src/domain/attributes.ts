@@ -1,12 +1,12 @@
 // Decisions about attribute sets, of the organization or of one person, in a named bucket.
-import { notFound } from '../errors.js';
+import { notFound, quote } from '../errors.js';
 import { decision, type Decision } from './decision.js';
 import { checkAttributes, isBucket } from './rules.js';
 import type { AttributeSet, OrgState } from './state.js';
 import { requirePerson } from './lookup.js';
 
 export function requireBucket(bucket: string): void {
-  if (!isBucket(bucket)) throw notFound(`attribute bucket "${bucket}" not found`);
+  if (!isBucket(bucket)) throw notFound(`attribute bucket ${quote(bucket)} not found`);
 }
 
 /** The attribute set a read or write addresses: the organization's, or the person's when person_id is given. */

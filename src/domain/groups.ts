@@ -1,5 +1,5 @@
 // Decisions about groups and a person's membership (the seed's set-groups rules 1-4).
-import { notFound } from '../errors.js';
+import { notFound, quote } from '../errors.js';
 import type { Change } from './changes.js';
 import { decision, type DecideContext, type Decision } from './decision.js';
 import { checkGroupName } from './rules.js';
@@ -13,7 +13,7 @@ export function createGroup(state: OrgState, name: string, description: string |
 }
 
 export function deleteGroup(state: OrgState, name: string): Decision<null> {
-  if (!state.groups.has(name)) throw notFound(`group "${name}" not found`);
+  if (!state.groups.has(name)) throw notFound(`group ${quote(name)} not found`);
   return decision(null, [{ t: 'GroupDeleted', name }]);
 }
 

@@ -1,11 +1,11 @@
 // Lookups that every decision shares: a person that must exist, groups that must exist.
-import { badRequest, notFound } from '../errors.js';
+import { badRequest, notFound, quote } from '../errors.js';
 import { checkGroupName } from './rules.js';
 import type { OrgState, Person } from './state.js';
 
 export function requirePerson(state: OrgState, personId: string): Person {
   const p = state.persons.get(personId);
-  if (!p) throw notFound(`person ${personId} not found`);
+  if (!p) throw notFound(`person ${quote(personId)} not found`);
   return p;
 }
 

@@ -1,6 +1,6 @@
 // Groups and a person's membership.
 import { Type, type Static } from '@sinclair/typebox';
-import { notFound } from '../../errors.js';
+import { notFound, quote } from '../../errors.js';
 import { requirePerson } from '../../domain/lookup.js';
 import { PaginationMeta, PagingQuery, type PagingParams } from '../paging.js';
 import { route, type Route } from '../route.js';
@@ -15,7 +15,7 @@ export function groupRoutes(deps: HandlerDeps): Route[] {
   const group = (req: { org: { state: { groups: Map<string, unknown> } }; params: Record<string, string> }) => {
     const name = req.params['group_name'] as string;
     const g = req.org.state.groups.get(name);
-    if (!g) throw notFound(`group "${name}" not found`);
+    if (!g) throw notFound(`group ${quote(name)} not found`);
     return g as { name: string; description: string; created: string; members: Set<string> };
   };
   return [
