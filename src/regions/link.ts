@@ -38,6 +38,8 @@ interface Cursor {
   known: boolean;
   /** when the organization last fell behind or last made progress */
   since: number;
+  /** when its unacknowledged entries were last sent again */
+  resent: number;
 }
 
 export type AckListener = (org: string, offset: number) => void;
@@ -68,7 +70,7 @@ export class ReplicationLink {
 
   /** Starts with every organization's committed offset and asks the replica where each one stands. */
   start(orgs: Iterable<[org: string, committed: number]>): void {
-    for (const [org, committed] of orgs) this.cursors.set(org, { committed, acked: 0, sent: 0, known: false, since: performance.now() });
+    for (const [org, committed] of orgs) this.cursors.set(org, { committed, acked: 0, sent: 0, known: false, since: performance.now(), resent: 0 });
     for (const org of this.cursors.keys()) this.behind.add(org);
     for (const org of this.cursors.keys()) this.probe(org);
     this.ticker = setInterval(() => this.tick(), this.opts.tickMs);
@@ -113,7 +115,7 @@ export class ReplicationLink {
   committed(org: string, offset: number): void {
     let c = this.cursors.get(org);
     if (!c) {
-      c = { committed: 0, acked: 0, sent: 0, known: true, since: performance.now() };
+      c = { committed: 0, acked: 0, sent: 0, known: true, since: performance.now(), resent: 0 };
       this.cursors.set(org, c);
     }
     if (offset <= c.committed) return;
@@ -219,9 +221,9 @@ export class ReplicationLink {
     const resendAfter = 2 * this.stallAfterMs();
     for (const org of this.behind) {
       const c = this.cursors.get(org) as Cursor;
-      if (now - c.since <= resendAfter) continue;
+      if (now - Math.max(c.since, c.resent) <= resendAfter) continue;
       // Something was lost on the way (or refused): ask again, or resend from the acknowledgement.
-      c.since = now;
+      c.resent = now;
       if (!c.known) this.probe(org);
       else {
         c.sent = c.acked;
