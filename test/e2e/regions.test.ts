@@ -125,6 +125,8 @@ test('the operator endpoint checks its key, the region and the body', async () =
   const ok = await setLink(server.base, 'us-iowa', { link: 'up', latency_ms: 5, jitter_ms: 2 });
   assert.deepEqual({ ...ok.body.result, state: undefined }, { name: 'us-iowa', state: undefined, lag_entries: 0, latency_ms: 5, jitter_ms: 2 });
   await setLink(server.base, 'us-iowa', { link: 'up', latency_ms: 0, jitter_ms: 0 });
+  const doc = (await server.client.get('/openapi.json')).body;
+  assert.ok(doc.paths['/ops/regions/{region}']?.put, 'the operator endpoint is in the OpenAPI document');
 
   const plain = await startTestServer(); // no operator key configured
   try {
