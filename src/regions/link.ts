@@ -17,6 +17,8 @@ export interface LinkOptions {
   /** unacknowledged entries in flight per organization */
   windowEntries?: number;
   tickMs?: number;
+  /** how much longer than a round trip acknowledgements may take before the link counts as lagging */
+  stallMarginMs?: number;
 }
 
 export interface LinkView {
@@ -64,7 +66,7 @@ export class ReplicationLink {
     this.wal = options.wal;
     this.transport = options.transport;
     this.warn = options.warn;
-    this.opts = { batchEntries: options.batchEntries ?? 512, batchBytes: options.batchBytes ?? 4 * 1024 * 1024, windowEntries: options.windowEntries ?? 4096, tickMs: options.tickMs ?? 100 };
+    this.opts = { batchEntries: options.batchEntries ?? 512, batchBytes: options.batchBytes ?? 4 * 1024 * 1024, windowEntries: options.windowEntries ?? 4096, tickMs: options.tickMs ?? 100, stallMarginMs: options.stallMarginMs ?? 500 };
     this.transport.onAck((ack) => this.ack(ack));
   }
 
@@ -212,13 +214,13 @@ export class ReplicationLink {
   /** How long acknowledgements may take before the link counts as lagging: the round trip plus a margin. */
   private stallAfterMs(): number {
     const { latencyMs, jitterMs } = this.transport.conditions();
-    return 500 + 2 * (latencyMs + jitterMs);
+    return this.opts.stallMarginMs + 2 * (latencyMs + jitterMs);
   }
 
   private tick(): void {
     if (this.state() === 'cut') return;
     const now = performance.now();
-    const resendAfter = 2 * this.stallAfterMs();
+    const resendAfter = 4 * this.stallAfterMs();
     for (const org of this.behind) {
       const c = this.cursors.get(org) as Cursor;
       if (now - Math.max(c.since, c.resent) <= resendAfter) continue;
