@@ -10,6 +10,9 @@ export interface Config {
   rootOrgId: string | undefined;
   rootApiKey: string | undefined;
   regions: RegionName[];
+  /** simulated one-way latency and jitter of every replication link, in ms */
+  replicationLatencyMs: number;
+  replicationJitterMs: number;
   durability: 'sync' | 'nosync';
   allowFallbackHttp: boolean;
   bodyLimit: number;
@@ -78,6 +81,8 @@ export function loadConfig(env: Env): Config {
     rootOrgId,
     rootApiKey,
     regions: regions as RegionName[],
+    replicationLatencyMs: integer(env, 'SERVICE_REPLICATION_LATENCY_MS', 0, 0, 60_000),
+    replicationJitterMs: integer(env, 'SERVICE_REPLICATION_JITTER_MS', 0, 0, 60_000),
     durability,
     allowFallbackHttp: flag(env, 'SERVICE_ALLOW_FALLBACK_HTTP'),
     bodyLimit: integer(env, 'SERVICE_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),

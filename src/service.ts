@@ -11,13 +11,14 @@ import { consentRoutes } from './http/handlers/consents.js';
 import { groupRoutes } from './http/handlers/groups.js';
 import { organizationRoutes } from './http/handlers/organizations.js';
 import { personRoutes } from './http/handlers/persons.js';
+import { regionRoutes } from './http/handlers/regions.js';
 import { systemRoutes } from './http/handlers/system.js';
 import { isNativeUws } from './http/uws.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createIdSource } from './lib/ids.js';
 import { Metrics } from './lib/metrics.js';
 import { Registry } from './org/registry.js';
-import { localOnly } from './regions/consistency.js';
+import { startRegions, type Regions } from './regions/regions.js';
 import { createWal } from './wal/log.js';
 import { openStore } from './wal/store.js';
 
@@ -31,6 +32,8 @@ export interface Service {
   /** what start-up rebuilt from the log: organizations, and WAL entries replayed after their snapshots */
   recovered: { orgs: number; replayed: number };
   registry: Registry;
+  /** the local region and the replicas, their links and consistency waits */
+  regions: Regions;
   stop(): Promise<void>;
 }
 
@@ -41,6 +44,8 @@ export interface ServiceOptions {
   /** what to do when memory and disk can no longer agree; the process exits by default */
   fatal?(error: unknown): void;
   operatorKey?: string;
+  /** source of replication jitter, uniform in [0, 1) */
+  random?: () => number;
 }
 
 export class FallbackHttpError extends Error {
@@ -95,6 +100,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
     await wal.putMeta('cursor_secret', cursorSecret);
   }
 
+  const regions = await startRegions({ config, wal, registry, metrics, warn, ...(options.random ? { random: options.random } : {}) });
+
   const front = new Front(registry, metrics, {
     bodyLimit: config.bodyLimit,
     corsOrigins: config.corsOrigins,
@@ -104,11 +111,11 @@ export async function startService(config: Config, options: ServiceOptions = {})
   });
 
   let issuer = config.issuer;
-  const deps: HandlerDeps = { registry, pager: createPager(Buffer.from(cursorSecret)), consistency: localOnly, regions: config.regions };
+  const deps: HandlerDeps = { registry, pager: createPager(Buffer.from(cursorSecret)), consistency: regions.consistency, regions: config.regions };
   const routes: Route[] = [];
   routes.push(
     ...systemRoutes(
-      { metrics, nativeHttp, issuer: () => issuer, version: VERSION, regions: () => config.regions.map((name) => ({ name, state: 'local', lag_entries: 0 })) },
+      { metrics, nativeHttp, issuer: () => issuer, version: VERSION, regions: () => regions.views() },
       () => routes,
     ),
     ...organizationRoutes(deps),
@@ -116,6 +123,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...groupRoutes(deps),
     ...attributeRoutes(deps),
     ...consentRoutes(deps),
+    ...regionRoutes(regions),
   );
   front.mount(routes);
   const port = await front.listen(config.host, config.port);
@@ -127,9 +135,11 @@ export async function startService(config: Config, options: ServiceOptions = {})
     root,
     recovered,
     registry,
+    regions,
     async stop() {
       front.close();
       await registry.stop();
+      await regions.stop();
       await store.close();
     },
   };

@@ -42,6 +42,8 @@ export interface Wal {
   /** Calls fn for every entry after `after`, in order; cuts a corrupt or torn tail, with a warning. */
   replay<C>(org: string, after: number, afterEvent: number, fn: (offset: number, entry: WalEntry<C>) => void): Promise<ReplayResult>;
   entries<C>(org: string, after: number, limit: number): Array<{ offset: number; entry: WalEntry<C> }>;
+  /** The framed records after `after`, undecoded: replication ships them as is and the replica verifies them. */
+  records(org: string, after: number, limit: number): Array<{ offset: number; record: Buffer }>;
   events(org: string, from: number, limit: number): Array<{ offset: number; event: unknown }>;
   getMeta<T>(key: string): T | undefined;
   putMeta(key: string, value: unknown): Promise<void>;
@@ -128,6 +130,14 @@ export function createWal(store: Store, warn: (message: string) => void): Wal {
       const out: Array<{ offset: number; entry: WalEntry<C> }> = [];
       for (const { key, value } of store.wal.getRange({ start: [org, after + 1], end: [org, Number.MAX_SAFE_INTEGER], limit })) {
         out.push({ offset: key[1], entry: decodeRecord<WalEntry<C>>(value) });
+      }
+      return out;
+    },
+
+    records(org, after, limit) {
+      const out: Array<{ offset: number; record: Buffer }> = [];
+      for (const { key, value } of store.wal.getRange({ start: [org, after + 1], end: [org, Number.MAX_SAFE_INTEGER], limit })) {
+        out.push({ offset: key[1], record: value });
       }
       return out;
     },

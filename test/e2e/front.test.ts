@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { expectBare, expectError, expectNoContent, expectResult, offsets, unchanged } from '../support/expect.js';
-import { mutating, PUBLIC_ROUTES, routeCases, type RouteCase } from '../support/routes.js';
+import { mutating, OPERATOR_ROUTES, PUBLIC_ROUTES, routeCases, type RouteCase } from '../support/routes.js';
 import { email, startTestServer, type Client, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -219,7 +219,7 @@ describe('public routes', () => {
     const doc = r.body;
     assert.equal(doc.openapi, '3.1.0');
     const served = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
-    const expected = [...cases.map((x) => `${x.method} ${x.route}`), ...PUBLIC_ROUTES];
+    const expected = [...cases.map((x) => `${x.method} ${x.route}`), ...PUBLIC_ROUTES, ...OPERATOR_ROUTES];
     assert.deepEqual(served.sort(), expected.sort());
     assert.equal(doc.paths['/persons/{person_id}'].delete.responses['204'].content, undefined);
     assert.ok(doc.paths['/persons'].post.requestBody.content['application/json'].schema.properties.handles);

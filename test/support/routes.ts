@@ -58,4 +58,7 @@ export function routeCases(t: Targets): RouteCase[] {
 /** Routes that answer without any credentials. */
 export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json'];
 
+/** Operator routes (Service-Operator-Key); they answer 404 while no operator key is configured. */
+export const OPERATOR_ROUTES = ['PUT /ops/regions/{region}'];
+
 export const mutating = (r: RouteCase) => r.method !== 'GET';

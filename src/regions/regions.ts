@@ -1,0 +1,105 @@
+// The deployment's regions: the local one, and for every other a replica, a transport and a link that
+// ships committed WAL records to it. Also what /health, /metrics and the /ops endpoint see of them.
+import type { Config } from '../config.js';
+import { ServiceError } from '../errors.js';
+import type { Metrics } from '../lib/metrics.js';
+import type { Registry } from '../org/registry.js';
+import type { Wal } from '../wal/log.js';
+import { localOnly, type ConsistencyWaiter } from './consistency.js';
+import { ReplicationLink, type LinkView } from './link.js';
+import type { LinkState } from './link-machine.js';
+import { Replica } from './replica.js';
+import { openReplicaStore } from './replica-store.js';
+import { createSimulatedTransport } from './simulated-transport.js';
+import type { LinkConditions } from './transport.js';
+import { createRegionWaiter, type RegionWaiter } from './waiters.js';
+
+export interface RegionView {
+  name: string;
+  state: 'local' | LinkState;
+  lag_entries: number;
+}
+
+export interface RegionsDeps {
+  config: Pick<Config, 'regions' | 'dataDir' | 'durability' | 'replicationLatencyMs' | 'replicationJitterMs' | 'snapshotInterval'>;
+  wal: Wal;
+  registry: Registry;
+  metrics: Metrics;
+  warn(message: string): void;
+  random?: () => number;
+}
+
+export interface Regions {
+  readonly local: string;
+  readonly consistency: ConsistencyWaiter;
+  views(): RegionView[];
+  /** Fault injection on the link to a replica region; 404 for a region that has none. */
+  setLink(region: string, change: Partial<LinkConditions>): LinkView;
+  link(region: string): ReplicationLink | undefined;
+  replica(region: string): Replica | undefined;
+  /** Answers outstanding waits, stops shipping and closes the replica stores. */
+  stop(): Promise<void>;
+}
+
+const LINK_STATES: readonly LinkState[] = ['catching_up', 'streaming', 'lagging', 'cut'];
+
+export async function startRegions(deps: RegionsDeps): Promise<Regions> {
+  const { config } = deps;
+  const local = config.regions[0] as string;
+  const replicas = new Map<string, Replica>();
+  const links = new Map<string, ReplicationLink>();
+
+  for (const region of config.regions.slice(1)) {
+    const store = openReplicaStore(config.dataDir, region, config.durability === 'sync', deps.warn);
+    const replica = await Replica.open(region, store, config.snapshotInterval, deps.warn);
+    const transportOptions = { latencyMs: config.replicationLatencyMs, jitterMs: config.replicationJitterMs, warn: deps.warn };
+    const transport = createSimulatedTransport(replica, deps.random ? { ...transportOptions, random: deps.random } : transportOptions);
+    replicas.set(region, replica);
+    links.set(region, new ReplicationLink({ region, wal: deps.wal, transport, warn: deps.warn }));
+  }
+
+  const waitLatency = deps.metrics.histogram('consistency_wait_seconds', 'Time a write waited for its consistency level after the local commit, by level and outcome');
+  const waiter: RegionWaiter | undefined = links.size > 0 ? createRegionWaiter([...links.values()], waitLatency) : undefined;
+
+  deps.registry.onCommit((org, entries) => {
+    const last = entries[entries.length - 1];
+    if (!last) return;
+    for (const link of links.values()) {
+      // A suborganization's genesis is committed in the same transaction as its parent's entry.
+      for (const e of entries) for (const c of e.changes) if (c.t === 'SuborganizationCreated') link.committed(c.id, 1);
+      link.committed(org, last.offset);
+    }
+  });
+  for (const link of links.values()) link.start([...deps.registry.all()].map((a) => [a.id, a.state.offset] as [string, number]));
+
+  const lag = deps.metrics.gauge('replication_lag_entries', 'WAL entries committed locally and not yet acknowledged by the region');
+  const linkState = deps.metrics.gauge('replication_link_state', 'Replication link state by region (1 for the current state)');
+  deps.metrics.collect(() => {
+    for (const link of links.values()) {
+      lag.set(link.lag(), { region: link.region });
+      const current = link.state();
+      for (const s of LINK_STATES) linkState.set(s === current ? 1 : 0, { region: link.region, state: s });
+    }
+  });
+
+  const requireLink = (region: string): ReplicationLink => {
+    const link = links.get(region);
+    if (link) return link;
+    if (region === local) throw new ServiceError('ERR_BAD_REQUEST', `region: ${region} is the local region; it has no replication link`);
+    throw new ServiceError('ERR_NOT_FOUND', `region ${region} is not a replica region of this deployment (regions: ${config.regions.join(', ')})`);
+  };
+
+  return {
+    local,
+    consistency: waiter ?? localOnly,
+    views: () => [{ name: local, state: 'local', lag_entries: 0 }, ...[...links.values()].map((l) => ({ name: l.region, state: l.state(), lag_entries: l.lag() }))],
+    setLink: (region, change) => requireLink(region).set(change),
+    link: (region) => links.get(region),
+    replica: (region) => replicas.get(region),
+    async stop() {
+      waiter?.close();
+      for (const link of links.values()) link.stop();
+      await Promise.all([...replicas.values()].map((r) => r.close()));
+    },
+  };
+}

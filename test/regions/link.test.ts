@@ -1,0 +1,69 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { removeDir, type TestServer } from '../support/server.js';
+import { caughtUp, regionHealth, setLink, startRegionServer, waitFor } from '../support/regions.js';
+
+let server: TestServer;
+before(async () => {
+  server = await startRegionServer();
+});
+after(async () => {
+  await server.stop();
+  removeDir(server.dataDir);
+});
+
+const stateOf = async (region: string) => (await regionHealth(server.base)).find((r) => r.name === region);
+const write = (n: number) => server.client.patch('/organizations/attributes/end_user_read_write', { [`k${n}`]: n });
+
+test('a link catches up at start, then streams', async () => {
+  await waitFor(() => caughtUp(server.base), 5000, 'both links to stream');
+  const regions = await regionHealth(server.base);
+  assert.deepEqual(
+    regions.map((r) => [r.name, r.state]),
+    [
+      ['europe-belgium', 'local'],
+      ['us-iowa', 'streaming'],
+      ['asia-japan', 'streaming'],
+    ],
+  );
+});
+
+test('a cut link counts its lag, and catches up from the acknowledged offset when it is up again', async () => {
+  const cut = await setLink(server.base, 'us-iowa', { link: 'cut' });
+  assert.equal(cut.status, 200);
+  assert.deepEqual(cut.body.result, { name: 'us-iowa', state: 'cut', lag_entries: 0, latency_ms: 0, jitter_ms: 0 });
+  for (let i = 0; i < 3; i++) assert.equal((await write(i)).status, 204);
+  assert.deepEqual(await stateOf('us-iowa'), { name: 'us-iowa', state: 'cut', lag_entries: 3 });
+  await waitFor(async () => (await stateOf('asia-japan'))?.lag_entries === 0, 3000, 'the other link to keep streaming');
+
+  const up = await setLink(server.base, 'us-iowa', { link: 'up' });
+  assert.equal(up.body.result.state, 'catching_up');
+  await waitFor(() => caughtUp(server.base), 5000, 'us-iowa to catch up');
+  const local = server.service.registry.get('root-org')?.state;
+  const replica = server.service.regions.replica('us-iowa')?.state('root-org');
+  assert.equal(replica?.offset, local?.offset);
+  assert.deepEqual(replica?.attributes.get('end_user_read_write'), { k0: 0, k1: 1, k2: 2 });
+});
+
+test('a link lags when acknowledgements take longer than its delay explains, and streams again once they arrive', async () => {
+  await setLink(server.base, 'asia-japan', { link: 'up', latency_ms: 1500 });
+  assert.equal((await write(10)).status, 204);
+  // The batch is on its way with 1.5 s to go; with the delay now set to 0 that is a stall.
+  const view = await setLink(server.base, 'asia-japan', { link: 'up', latency_ms: 0 });
+  assert.equal(view.body.result.lag_entries, 1);
+  await waitFor(async () => (await stateOf('asia-japan'))?.state === 'lagging', 1400, 'asia-japan to lag');
+  await waitFor(async () => (await stateOf('asia-japan'))?.state === 'streaming', 3000, 'asia-japan to stream again');
+  assert.equal((await stateOf('asia-japan'))?.lag_entries, 0);
+});
+
+test('the link state and lag are exported as metrics', async () => {
+  await setLink(server.base, 'us-iowa', { link: 'cut' });
+  await write(20);
+  await waitFor(async () => (await stateOf('asia-japan'))?.lag_entries === 0, 3000, 'asia-japan to acknowledge');
+  const text = (await server.client.get('/metrics')).text;
+  assert.match(text, /^replication_lag_entries\{region="us-iowa"\} 1$/m);
+  assert.match(text, /^replication_lag_entries\{region="asia-japan"\} 0$/m);
+  assert.match(text, /^replication_link_state\{region="us-iowa",state="cut"\} 1$/m);
+  await setLink(server.base, 'us-iowa', { link: 'up' });
+  await waitFor(() => caughtUp(server.base), 5000, 'us-iowa to catch up');
+});
