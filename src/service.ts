@@ -1,18 +1,24 @@
 // Builds the whole service from a configuration: store, WAL, organizations, front. main.ts and the tests use it.
 import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
 import type { Config } from './config.js';
+import { createEventCodec } from './events/codec.js';
+import type { EventJson } from './events/event-json.js';
+import { createEventLog, type EventLog } from './events/log.js';
 import { stampEvent } from './events/stamp.js';
+import { CLOSE_GOING_AWAY, CLOSE_KEY_ROTATED, createEventStream, type EventStream } from './events/stream.js';
 import { Front } from './http/server.js';
 import { createPager } from './http/paging.js';
 import type { Route } from './http/route.js';
 import type { HandlerDeps } from './http/handlers/deps.js';
 import { attributeRoutes } from './http/handlers/attributes.js';
 import { consentRoutes } from './http/handlers/consents.js';
+import { eventRoutes } from './http/handlers/events.js';
 import { groupRoutes } from './http/handlers/groups.js';
 import { organizationRoutes } from './http/handlers/organizations.js';
 import { personRoutes } from './http/handlers/persons.js';
 import { systemRoutes } from './http/handlers/system.js';
 import { isNativeUws } from './http/uws.js';
+import { eventSocketBehavior } from './http/ws.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createIdSource } from './lib/ids.js';
 import { Metrics } from './lib/metrics.js';
@@ -29,6 +35,7 @@ export interface Service {
   /** set on the first start of an empty data dir */
   root: { id: string; api_key: string } | undefined;
   registry: Registry;
+  events: { log: EventLog; stream: EventStream };
   stop(): Promise<void>;
 }
 
@@ -87,6 +94,32 @@ export async function startService(config: Config, options: ServiceOptions = {})
   if (recovered.orgs > 0) log(`recovered ${recovered.orgs} organization(s), replayed ${recovered.replayed} WAL entries in ${Math.round(performance.now() - started)} ms`);
   const root = await registry.bootstrap(config.rootOrgId, config.rootApiKey);
 
+  const codec = createEventCodec();
+  const eventLog = createEventLog({
+    wal,
+    head: (org) => registry.get(org)?.durableEventOffset ?? 0,
+    organizations: () => [...registry.all()].map((a) => a.id),
+    retention: config.eventRetention,
+    nowMs: () => clock.nowMs(),
+    warn,
+  });
+  const slowConsumers = metrics.counter('events_ws_slow_consumers_total', 'WebSocket subscribers cut off for not reading fast enough');
+  const stream = createEventStream({
+    log: eventLog,
+    encodeProtobufFrame: (offset, name, event) => codec.encodeStreamFrame(offset, name, event as EventJson),
+    maxBuffer: config.wsMaxBuffer,
+    warn,
+    onSlowConsumer: () => slowConsumers.inc(),
+  });
+  const subscribers = metrics.gauge('events_ws_subscribers', 'WebSocket event stream subscribers');
+  metrics.collect(() => subscribers.set(stream.count()));
+  registry.onCommit((org, entries) => {
+    stream.publish(org, entries.length === 1 ? (entries[0] as (typeof entries)[0]).events : entries.flatMap((e) => e.events));
+    // The key a subscriber presented stops working at once; so does its subscription.
+    if (entries.some((e) => e.changes.some((c) => c.t === 'ApiKeyRotated'))) stream.closeOrg(org, CLOSE_KEY_ROTATED, 'API key rotated');
+  });
+  eventLog.startPruning(config.eventPruneIntervalMs);
+
   let cursorSecret = wal.getMeta<Buffer>('cursor_secret');
   if (!cursorSecret) {
     cursorSecret = randomBytes(32);
@@ -114,7 +147,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...groupRoutes(deps),
     ...attributeRoutes(deps),
     ...consentRoutes(deps),
+    ...eventRoutes(deps),
   );
+  front.websocket('/events', eventSocketBehavior({ registry, stream, log: eventLog }));
   front.mount(routes);
   const port = await front.listen(config.host, config.port);
   if (config.port === 0) issuer = issuer.replace(/:0$/, `:${port}`);
@@ -124,8 +159,11 @@ export async function startService(config: Config, options: ServiceOptions = {})
     issuer,
     root,
     registry,
+    events: { log: eventLog, stream },
     async stop() {
+      stream.closeAll(CLOSE_GOING_AWAY, 'server stopping');
       front.close();
+      await eventLog.stop();
       await registry.stop();
       await store.close();
     },

@@ -1,7 +1,7 @@
 // The HTTP front on uWebSockets.js: routing with path parameters, body reading with a size limit,
 // authentication, validation, the envelope, CORS and request metrics. Handlers never touch sockets.
 import { STATUS_CODES } from 'node:http';
-import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, WebSocketBehavior, us_listen_socket } from 'uWebSockets.js';
 import { ServiceError, badRequest, toServiceError } from '../errors.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { Registry } from '../org/registry.js';
@@ -108,6 +108,11 @@ export class Front {
     });
   }
 
+  /** Serves WebSocket upgrades on a path; the behaviour authenticates and answers refusals itself. */
+  websocket<UserData>(path: string, behavior: WebSocketBehavior<UserData>): void {
+    this.app.ws<UserData>(path, behavior);
+  }
+
   listen(host: string, port: number): Promise<number> {
     return new Promise((resolve, reject) => {
       this.app.listen(host, port, (socket) => {
@@ -118,9 +123,13 @@ export class Front {
     });
   }
 
+  /** Stops listening and closes every open connection, so that keep-alive clients learn at once. */
   close(): void {
     if (this.listenSocket) uws.us_listen_socket_close(this.listenSocket);
     this.listenSocket = undefined;
+    // Closing the listen socket alone leaves idle keep-alive connections open, which keeps the process
+    // alive and clients waiting. The native build has app.close() (not in its typings); the fallback lacks it.
+    (this.app as unknown as { close?(): void }).close?.();
   }
 
   private copy(res: HttpResponse, req: HttpRequest, paramCount: number): Incoming {
