@@ -114,9 +114,14 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const subscribers = metrics.gauge('events_ws_subscribers', 'WebSocket event stream subscribers');
   metrics.collect(() => subscribers.set(stream.count()));
   registry.onCommit((org, entries) => {
-    stream.publish(org, entries.length === 1 ? (entries[0] as (typeof entries)[0]).events : entries.flatMap((e) => e.events));
-    // The key a subscriber presented stops working at once; so does its subscription.
-    if (entries.some((e) => e.changes.some((c) => c.t === 'ApiKeyRotated'))) stream.closeOrg(org, CLOSE_KEY_ROTATED, 'API key rotated');
+    // This runs inside the actor's commit, before its replies: a failure here must not become the writer's.
+    try {
+      stream.publish(org, entries.length === 1 ? (entries[0] as (typeof entries)[0]).events : entries.flatMap((e) => e.events));
+      // The key a subscriber presented stops working at once; so does its subscription.
+      if (entries.some((e) => e.changes.some((c) => c.t === 'ApiKeyRotated'))) stream.closeOrg(org, CLOSE_KEY_ROTATED, 'API key rotated');
+    } catch (error) {
+      warn(`publishing events of ${org} failed: ${String((error as Error).stack ?? error)}`);
+    }
   });
   eventLog.startPruning(config.eventPruneIntervalMs);
 
