@@ -100,6 +100,14 @@ describe('delivery', () => {
     assert.deepEqual(sub.frames.map((f) => f.event.event_metadata.event_name), ['GdprConsentsChanged_v1', 'PersonDeleted_v1', 'PersonDeleted_v1']);
   });
 
+  test('a from beyond the head waits for that offset', async () => {
+    const head = await marker();
+    const sub = await subscribe({ query: { from: String(head + 3) } });
+    const res = await c.post('/test-events', [{ event_name: 'PersonCreated_v1', count: 4 }]);
+    await sub.waitForCount(2);
+    assert.deepEqual(sub.frames, res.body.result.slice(2));
+  });
+
   test('protobuf frames decode with protobufjs and the shipped events.proto, and carry what the JSON frames carry', async () => {
     const protoPath = fileURLToPath(new URL('../../src/events/events.proto', import.meta.url));
     const root = new protobuf.Root().loadSync(protoPath, { keepCase: true });
@@ -163,6 +171,21 @@ describe('organizations', () => {
 
     assert.equal((await refusal(server.base, { org: ROOT_ORG, key: api_key })).status, 403);
     assert.equal((await refusal(server.base, { org: id, key: ROOT_KEY })).status, 403);
+  });
+});
+
+describe('metrics', () => {
+  test('/metrics counts the open subscribers', async () => {
+    const gauge = async () => Number(/^events_ws_subscribers (\d+)$/m.exec((await c.get('/metrics')).text)?.[1]);
+    const before = await gauge();
+    const subs = await Promise.all([Subscriber.open(server.base), Subscriber.open(server.base), Subscriber.open(server.base, { query: { from: '1' } })]);
+    assert.equal(await gauge(), before + 3);
+    await Promise.all(subs.map((s) => s.close()));
+    const deadline = Date.now() + 5000;
+    while ((await gauge()) !== before) {
+      assert.ok(Date.now() < deadline, 'closed subscribers are still counted after 5 s');
+      await new Promise((r) => setTimeout(r, 10));
+    }
   });
 });
 
