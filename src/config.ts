@@ -19,7 +19,18 @@ export interface Config {
   snapshotInterval: number;
   mailboxLimit: number;
   corsOrigins: string[];
+  /** how much of each organization's event log is kept (SERVICE_EVENT_RETENTION) */
+  eventRetention: EventRetention;
+  /** how often the pruning job runs, ms */
+  eventPruneIntervalMs: number;
+  /** bytes a live WebSocket subscriber may have unsent before it is cut off as a slow consumer */
+  wsMaxBuffer: number;
 }
+
+/** Keep the newest `count` events, or the events younger than `ms`, of each organization. */
+export type EventRetention = { kind: 'count'; count: number } | { kind: 'age'; ms: number };
+
+export const DEFAULT_EVENT_RETENTION: EventRetention = { kind: 'count', count: 1_000_000 };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -45,6 +56,24 @@ function flag(env: Env, name: string): boolean {
 
 function list(raw: string | undefined): string[] {
   return (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+const AGE_UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `100000` keeps that many events per organization; `7d`, `24h`, `30m`, `90s` keep the events younger than that. */
+export function parseRetention(raw: string | undefined): EventRetention {
+  if (raw === undefined || raw === '') return DEFAULT_EVENT_RETENTION;
+  const count = /^\d+$/.exec(raw);
+  if (count) {
+    const n = Number(raw);
+    if (n < 1 || !Number.isSafeInteger(n)) throw new ConfigError(`SERVICE_EVENT_RETENTION must keep at least 1 event, got "${raw}"`);
+    return { kind: 'count', count: n };
+  }
+  const age = /^(\d+)([smhd])$/.exec(raw);
+  if (!age) throw new ConfigError(`SERVICE_EVENT_RETENTION must be a count (100000) or an age (7d, 24h, 30m, 90s), got "${raw}"`);
+  const ms = Number(age[1]) * (AGE_UNITS[age[2] as string] as number);
+  if (ms < 1000 || !Number.isSafeInteger(ms)) throw new ConfigError(`SERVICE_EVENT_RETENTION must be at least 1s, got "${raw}"`);
+  return { kind: 'age', ms };
 }
 
 export function loadConfig(env: Env): Config {
@@ -89,5 +118,9 @@ export function loadConfig(env: Env): Config {
     snapshotInterval: integer(env, 'SERVICE_SNAPSHOT_INTERVAL', 10_000, 1, 10_000_000),
     mailboxLimit: integer(env, 'SERVICE_MAILBOX_LIMIT', 10_000, 1, 10_000_000),
     corsOrigins: list(env['SERVICE_CORS_ORIGINS']),
+    eventRetention: parseRetention(env['SERVICE_EVENT_RETENTION']),
+    eventPruneIntervalMs: integer(env, 'SERVICE_EVENT_PRUNE_INTERVAL_MS', 60_000, 10, 86_400_000),
+    // At least 64 KiB, so that one large event frame always fits an empty buffer.
+    wsMaxBuffer: integer(env, 'SERVICE_WS_MAX_BUFFER', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
   };
 }

@@ -1,19 +1,25 @@
 // Builds the whole service from a configuration: store, WAL, organizations, front. main.ts and the tests use it.
 import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
 import type { Config } from './config.js';
+import { createEventCodec } from './events/codec.js';
+import type { EventJson } from './events/event-json.js';
+import { createEventLog, type EventLog } from './events/log.js';
 import { stampEvent } from './events/stamp.js';
+import { CLOSE_GOING_AWAY, CLOSE_KEY_ROTATED, createEventStream, type EventStream } from './events/stream.js';
 import { Front } from './http/server.js';
 import { createPager } from './http/paging.js';
 import type { Route } from './http/route.js';
 import type { HandlerDeps } from './http/handlers/deps.js';
 import { attributeRoutes } from './http/handlers/attributes.js';
 import { consentRoutes } from './http/handlers/consents.js';
+import { eventRoutes } from './http/handlers/events.js';
 import { groupRoutes } from './http/handlers/groups.js';
 import { organizationRoutes } from './http/handlers/organizations.js';
 import { personRoutes } from './http/handlers/persons.js';
 import { regionRoutes } from './http/handlers/regions.js';
 import { systemRoutes } from './http/handlers/system.js';
 import { isNativeUws } from './http/uws.js';
+import { eventSocketBehavior } from './http/ws.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createIdSource } from './lib/ids.js';
 import { Metrics } from './lib/metrics.js';
@@ -34,6 +40,7 @@ export interface Service {
   registry: Registry;
   /** the local region and the replicas, their links and consistency waits */
   regions: Regions;
+  events: { log: EventLog; stream: EventStream };
   stop(): Promise<void>;
 }
 
@@ -94,6 +101,37 @@ export async function startService(config: Config, options: ServiceOptions = {})
   if (recovered.orgs > 0) log(`recovered ${recovered.orgs} organization(s), replayed ${recovered.replayed} WAL entries in ${Math.round(performance.now() - started)} ms`);
   const root = await registry.bootstrap(config.rootOrgId, config.rootApiKey);
 
+  const codec = createEventCodec();
+  const eventLog = createEventLog({
+    wal,
+    head: (org) => registry.get(org)?.durableEventOffset ?? 0,
+    organizations: () => [...registry.all()].map((a) => a.id),
+    retention: config.eventRetention,
+    nowMs: () => clock.nowMs(),
+    warn,
+  });
+  const slowConsumers = metrics.counter('events_ws_slow_consumers_total', 'WebSocket subscribers cut off for not reading fast enough');
+  const stream = createEventStream({
+    log: eventLog,
+    encodeProtobufFrame: (offset, name, event) => codec.encodeStreamFrame(offset, name, event as EventJson),
+    maxBuffer: config.wsMaxBuffer,
+    warn,
+    onSlowConsumer: () => slowConsumers.inc(),
+  });
+  const subscribers = metrics.gauge('events_ws_subscribers', 'WebSocket event stream subscribers');
+  metrics.collect(() => subscribers.set(stream.count()));
+  registry.onCommit((org, entries) => {
+    // This runs inside the actor's commit, before its replies: a failure here must not become the writer's.
+    try {
+      stream.publish(org, entries.length === 1 ? (entries[0] as (typeof entries)[0]).events : entries.flatMap((e) => e.events));
+      // The key a subscriber presented stops working at once; so does its subscription.
+      if (entries.some((e) => e.changes.some((c) => c.t === 'ApiKeyRotated'))) stream.closeOrg(org, CLOSE_KEY_ROTATED, 'API key rotated');
+    } catch (error) {
+      warn(`publishing events of ${org} failed: ${String((error as Error).stack ?? error)}`);
+    }
+  });
+  eventLog.startPruning(config.eventPruneIntervalMs);
+
   let cursorSecret = wal.getMeta<Buffer>('cursor_secret');
   if (!cursorSecret) {
     cursorSecret = randomBytes(32);
@@ -124,7 +162,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...attributeRoutes(deps),
     ...consentRoutes(deps),
     ...regionRoutes(regions),
+    ...eventRoutes(deps),
   );
+  front.websocket('/events', eventSocketBehavior({ registry, stream, log: eventLog }));
   front.mount(routes);
   const port = await front.listen(config.host, config.port);
   if (config.port === 0) issuer = issuer.replace(/:0$/, `:${port}`);
@@ -136,8 +176,11 @@ export async function startService(config: Config, options: ServiceOptions = {})
     recovered,
     registry,
     regions,
+    events: { log: eventLog, stream },
     async stop() {
+      stream.closeAll(CLOSE_GOING_AWAY, 'server stopping');
       front.close();
+      await eventLog.stop();
       await registry.stop();
       await regions.stop();
       await store.close();

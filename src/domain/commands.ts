@@ -1,5 +1,6 @@
 // Commands: what callers ask an organization to do, imperative. decide() answers each.
 import type { AttributeSet, ConsentLevel, Handle } from './state.js';
+import type { TestEventInput } from './test-events.js';
 
 export interface PersonInput {
   handles: Handle[];
@@ -22,6 +23,8 @@ export type Command =
   | { kind: 'SetAttributes'; person_id?: string; bucket: string; attributes: AttributeSet; replace: boolean }
   | { kind: 'DeleteAttributes'; person_id?: string; bucket: string; names?: string[] }
   /** levels: the whole new set; [] clears it */
-  | { kind: 'SetGdprConsents'; person_id: string; levels: ConsentLevel[] };
+  | { kind: 'SetGdprConsents'; person_id: string; levels: ConsentLevel[] }
+  /** appends events to the organization's log and changes nothing else */
+  | { kind: 'EmitTestEvents'; events: TestEventInput[] };
 
 export type CommandKind = Command['kind'];

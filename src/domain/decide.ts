@@ -6,6 +6,7 @@ import { createGroup, deleteGroup, setPersonGroups } from './groups.js';
 import { deleteAttributes, setAttributes } from './attributes.js';
 import { createSuborganization, rotateApiKey } from './organizations.js';
 import { setGdprConsents } from './consents.js';
+import { emitTestEvents } from './test-events.js';
 import type { OrgState } from './state.js';
 
 export function decide(state: OrgState, command: Command, ctx: DecideContext): Decision {
@@ -34,5 +35,7 @@ export function decide(state: OrgState, command: Command, ctx: DecideContext): D
       return deleteAttributes(state, command.person_id, command.bucket, command.names);
     case 'SetGdprConsents':
       return setGdprConsents(state, command.person_id, command.levels, ctx);
+    case 'EmitTestEvents':
+      return emitTestEvents(command.events);
   }
 }

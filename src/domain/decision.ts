@@ -17,6 +17,8 @@ export interface EventDraft {
   /** message name, e.g. PersonCreated_v1 */
   name: string;
   body: Record<string, unknown>;
+  /** set for generated test events: event_metadata says is_test_event, and duplicates share this event_id */
+  test?: { event_id: string };
 }
 
 export interface Decision<R = unknown> {

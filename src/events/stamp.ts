@@ -1,6 +1,7 @@
 // Turns an event as decided into the full event: event_metadata first, then the body.
 import { randomUUID } from 'node:crypto';
-import { eventByMessageName } from './catalog.js';
+import type { EventDraft } from '../domain/decision.js';
+import { eventByMessageName, eventSource } from './catalog.js';
 import { eventMetadata, rfc3339Nanos } from './metadata.js';
 
 export interface EventOrigin {
@@ -8,21 +9,24 @@ export interface EventOrigin {
   root_organization_id: string;
 }
 
-export type EventStamper = (origin: EventOrigin, name: string, body: Record<string, unknown>, nowNs: bigint) => Record<string, unknown>;
+export type EventStamper = (origin: EventOrigin, draft: EventDraft, nowNs: bigint) => Record<string, unknown>;
 
-/** Events the service emits itself come from the Cloud source, whatever else may also emit that type. */
-export function stampEvent(origin: EventOrigin, name: string, body: Record<string, unknown>, nowNs: bigint): Record<string, unknown> {
-  const def = eventByMessageName(name);
-  if (!def) throw new Error(`event ${name} is not in the catalog`);
+/**
+ * Events the service emits itself come from the Cloud source, whatever else may also emit that type.
+ * Test events come from the type's own first emitter (an SDK event from SDK), so that they look like the real ones.
+ */
+export function stampEvent(origin: EventOrigin, draft: EventDraft, nowNs: bigint): Record<string, unknown> {
+  const def = eventByMessageName(draft.name);
+  if (!def) throw new Error(`event ${draft.name} is not in the catalog`);
   const metadata = eventMetadata({
     type: def.type,
     version: def.version,
-    source: 'Cloud',
+    source: draft.test ? eventSource(def) : 'Cloud',
     organization_id: origin.organization_id,
     root_organization_id: origin.root_organization_id,
-    is_test_event: false,
-    event_id: randomUUID(),
+    is_test_event: draft.test !== undefined,
+    event_id: draft.test?.event_id ?? randomUUID(),
     timestamp: rfc3339Nanos(nowNs),
   });
-  return { event_metadata: metadata, ...body };
+  return { event_metadata: metadata, ...draft.body };
 }

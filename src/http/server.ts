@@ -1,7 +1,7 @@
 // The HTTP front on uWebSockets.js: routing with path parameters, body reading with a size limit,
 // authentication, validation, the envelope, CORS and request metrics. Handlers never touch sockets.
 import { STATUS_CODES } from 'node:http';
-import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, WebSocketBehavior, us_listen_socket } from 'uWebSockets.js';
 import { ServiceError, badRequest, toServiceError } from '../errors.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { Registry } from '../org/registry.js';
@@ -106,6 +106,11 @@ export class Front {
       const incoming = this.copy(res, req, 0);
       this.finish(res, incoming, undefined, { aborted: false }, new ServiceError('ERR_NOT_FOUND', `no route for ${incoming.method.toUpperCase()} ${incoming.url}`), performance.now());
     });
+  }
+
+  /** Serves WebSocket upgrades on a path; the behaviour authenticates and answers refusals itself. */
+  websocket<UserData>(path: string, behavior: WebSocketBehavior<UserData>): void {
+    this.app.ws<UserData>(path, behavior);
   }
 
   listen(host: string, port: number): Promise<number> {

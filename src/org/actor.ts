@@ -18,12 +18,19 @@ export interface Outcome<R = unknown> {
   reply: R;
   /** WAL offset the reply depends on: the command's own entry, or the last one before it */
   offset: number;
+  /** the events the command emitted, as stamped and logged */
+  events: CommittedEvent[];
+}
+
+export interface CommittedEvent {
+  offset: number;
+  event: Record<string, unknown>;
 }
 
 export interface CommittedEntry {
   offset: number;
   changes: Change[];
-  events: Array<{ offset: number; event: Record<string, unknown> }>;
+  events: CommittedEvent[];
 }
 
 export interface ActorDeps {
@@ -49,6 +56,8 @@ interface Pending {
 
 export class OrgActor {
   state: OrgState;
+  /** The last event offset whose batch is durable. state.event_offset runs ahead of it while a commit is in flight. */
+  durableEventOffset: number;
   private readonly deps: ActorDeps;
   private readonly lifecycle = createLifecycle();
   private queue: Pending[] = [];
@@ -57,6 +66,7 @@ export class OrgActor {
 
   constructor(state: OrgState, deps: ActorDeps, snapshotOffset = 0) {
     this.state = state;
+    this.durableEventOffset = state.event_offset;
     this.deps = deps;
     this.snapshotOffset = snapshotOffset;
     this.lifecycle.send({ type: 'loaded' });
@@ -117,11 +127,11 @@ export class OrgActor {
         continue;
       }
       if (d.changes.length === 0 && d.events.length === 0 && !d.spawn) {
-        answers.push([item, { reply: d.reply, offset: this.state.offset }]);
+        answers.push([item, { reply: d.reply, offset: this.state.offset, events: [] }]);
         continue;
       }
       const offset = this.state.offset + 1;
-      const events = d.events.map((e) => ({ offset: ++this.state.event_offset, event: this.deps.stamp(origin, e.name, e.body, nowNs) }));
+      const events = d.events.map((e) => ({ offset: ++this.state.event_offset, event: this.deps.stamp(origin, e, nowNs) }));
       const record = this.deps.wal.encodeEntry({ at: ctx.nowMs, changes: d.changes, ev: this.state.event_offset });
       writes.push({ org: this.state.id, offset, record, events: events.map((e) => ({ offset: e.offset, record: this.deps.wal.encodeEvent(e.event) })) });
       for (const change of d.changes) this.state = apply(this.state, change);
@@ -133,7 +143,7 @@ export class OrgActor {
         spawned.push(d.spawn);
       }
       entries.push({ offset, changes: d.changes, events });
-      answers.push([item, { reply: d.reply, offset }]);
+      answers.push([item, { reply: d.reply, offset, events }]);
     }
 
     if (writes.length > 0) {
@@ -145,6 +155,7 @@ export class OrgActor {
         for (const [item] of answers) item.reject(new ServiceError('ERR_UNAVAILABLE', 'the write could not be committed'));
         return;
       }
+      this.durableEventOffset = this.state.event_offset;
       this.deps.committed(this.state.id, entries, spawned);
     }
     for (const [item, outcome] of answers) item.resolve(outcome);

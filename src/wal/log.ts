@@ -45,6 +45,10 @@ export interface Wal {
   /** The framed records after `after`, undecoded: replication ships them as is and the replica verifies them. */
   records(org: string, after: number, limit: number): Array<{ offset: number; record: Buffer }>;
   events(org: string, from: number, limit: number): Array<{ offset: number; event: unknown }>;
+  /** The offset of the organization's oldest event still stored, or undefined when none is. */
+  firstEventOffset(org: string): number | undefined;
+  /** Removes up to `limit` of the organization's oldest events with offsets below `below`; resolves to how many. */
+  removeEvents(org: string, below: number, limit: number): Promise<number>;
   getMeta<T>(key: string): T | undefined;
   putMeta(key: string, value: unknown): Promise<void>;
 }
@@ -148,6 +152,23 @@ export function createWal(store: Store, warn: (message: string) => void): Wal {
         out.push({ offset: key[1], event: decodeRecord(value) });
       }
       return out;
+    },
+
+    firstEventOffset(org) {
+      for (const key of store.events.getKeys({ start: [org, 0], end: [org, Number.MAX_SAFE_INTEGER], limit: 1 })) return key[1];
+      return undefined;
+    },
+
+    async removeEvents(org, below, limit) {
+      let removed = 0;
+      // Only the commit is awaited, not the flush: losing a removal to a crash merely keeps an event longer.
+      await store.root.transaction(() => {
+        for (const key of store.events.getKeys({ start: [org, 0], end: [org, below], limit })) {
+          store.events.removeSync(key);
+          removed++;
+        }
+      });
+      return removed;
     },
 
     getMeta<T>(key: string) {

@@ -52,6 +52,7 @@ export function routeCases(t: Targets): RouteCase[] {
     c('GET', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`),
     c('PUT', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`, { consent_levels: ['necessary'] }),
     c('DELETE', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`),
+    c('POST', '/test-events', '/test-events', [{ event_name: 'PersonCreated_v1' }]),
   ];
 }
 

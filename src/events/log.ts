@@ -1,0 +1,136 @@
+// Each organization's event log as readers see it: durable events at consecutive offsets from 1, read from
+// any retained offset, and pruned to the configured retention by a periodic job in bounded batches.
+import type { EventRetention } from '../config.js';
+import type { Wal } from '../wal/log.js';
+import { parseRfc3339 } from './timestamp.js';
+
+export interface LoggedEvent {
+  offset: number;
+  event: Record<string, unknown>;
+}
+
+export interface EventLogDeps {
+  wal: Wal;
+  /**
+   * The last offset of the organization whose commit is durable (0 before its first event). Readers never see
+   * past it, even though LMDB shows a commit to readers a moment before its flush completes: an event that a
+   * crash could still take back is never handed out.
+   */
+  head(org: string): number;
+  organizations(): Iterable<string>;
+  retention: EventRetention;
+  nowMs(): number;
+  warn(message: string): void;
+  /** events removed (or, for age retention, inspected) per LMDB transaction; default 1000 */
+  batchSize?: number;
+}
+
+export interface EventLog {
+  head(org: string): number;
+  /** The oldest offset still retained; head + 1 when nothing is (nothing emitted yet, or everything aged out). */
+  oldest(org: string): number;
+  /** Up to `limit` events with offsets from `from` up to the head, in order. */
+  read(org: string, from: number, limit: number): LoggedEvent[];
+  /** One pruning pass over every organization; resolves to the number of events removed. */
+  prune(): Promise<number>;
+  /** Runs prune() every intervalMs (never two passes at once) until stop(). */
+  startPruning(intervalMs: number): void;
+  stop(): Promise<void>;
+}
+
+export function createEventLog(deps: EventLogDeps): EventLog {
+  const batchSize = deps.batchSize ?? 1000;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<number> | undefined;
+
+  function oldest(org: string): number {
+    const head = deps.head(org);
+    const first = deps.wal.firstEventOffset(org);
+    return first === undefined || first > head ? head + 1 : first;
+  }
+
+  function read(org: string, from: number, limit: number): LoggedEvent[] {
+    const head = deps.head(org);
+    if (from > head || limit <= 0) return [];
+    return deps.wal.events(org, from, Math.min(limit, head - from + 1)) as LoggedEvent[];
+  }
+
+  /** Removes everything below `below` in transactions of at most batchSize keys, awaiting each: between them
+   * the event loop (requests, commits, subscribers) runs. */
+  async function removeBelow(org: string, below: number): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const n = await deps.wal.removeEvents(org, below, batchSize);
+      removed += n;
+      if (n < batchSize) return removed;
+    }
+  }
+
+  async function pruneOrg(org: string): Promise<number> {
+    const first = deps.wal.firstEventOffset(org);
+    if (first === undefined) return 0;
+    const head = deps.head(org);
+    const retention = deps.retention;
+    if (retention.kind === 'count') {
+      const below = head - retention.count + 1;
+      return below > first ? removeBelow(org, below) : 0;
+    }
+    // Offsets follow commit order, so timestamps rise with them (up to wall-clock steps): walk from the oldest,
+    // one batch at a time, and stop at the first event young enough to keep.
+    const cutoffMs = deps.nowMs() - retention.ms;
+    let removed = 0;
+    let at = first;
+    for (;;) {
+      const batch = read(org, at, batchSize);
+      const young = batch.find((e) => !isOlderThan(e.event, cutoffMs));
+      const below = young?.offset ?? (batch.at(-1)?.offset ?? at - 1) + 1;
+      if (below > at) removed += await removeBelow(org, below);
+      if (young !== undefined || batch.length < batchSize) return removed;
+      at = below;
+    }
+  }
+
+  async function pass(): Promise<number> {
+    let removed = 0;
+    for (const org of [...deps.organizations()]) {
+      try {
+        removed += await pruneOrg(org);
+      } catch (error) {
+        deps.warn(`pruning the event log of ${org} failed: ${String(error)}`);
+      }
+    }
+    return removed;
+  }
+
+  function prune(): Promise<number> {
+    running ??= pass().finally(() => {
+      running = undefined;
+    });
+    return running;
+  }
+
+  return {
+    head: deps.head,
+    oldest,
+    read,
+    prune,
+    startPruning(intervalMs) {
+      if (timer) return;
+      timer = setInterval(() => void prune(), intervalMs);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      await running;
+    },
+  };
+}
+
+function isOlderThan(event: Record<string, unknown>, cutoffMs: number): boolean {
+  const metadata = event['event_metadata'] as { timestamp?: unknown } | undefined;
+  const parts = typeof metadata?.timestamp === 'string' ? parseRfc3339(metadata.timestamp) : undefined;
+  // An event without a readable timestamp cannot be younger than anything: it goes with its neighbours.
+  if (parts === undefined) return true;
+  return parts.seconds * 1000 + parts.nanos / 1e6 < cutoffMs;
+}
