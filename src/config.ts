@@ -19,6 +19,8 @@ export interface Config {
   snapshotInterval: number;
   mailboxLimit: number;
   corsOrigins: string[];
+  /** SERVICE_WEBHOOK_ALLOW_INSECURE: http, loopback and private webhook targets are allowed (tests, local development) */
+  webhookAllowInsecure: boolean;
 }
 
 export class ConfigError extends Error {
@@ -89,5 +91,6 @@ export function loadConfig(env: Env): Config {
     snapshotInterval: integer(env, 'SERVICE_SNAPSHOT_INTERVAL', 10_000, 1, 10_000_000),
     mailboxLimit: integer(env, 'SERVICE_MAILBOX_LIMIT', 10_000, 1, 10_000_000),
     corsOrigins: list(env['SERVICE_CORS_ORIGINS']),
+    webhookAllowInsecure: flag(env, 'SERVICE_WEBHOOK_ALLOW_INSECURE'),
   };
 }

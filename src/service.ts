@@ -13,6 +13,7 @@ import { organizationRoutes } from './http/handlers/organizations.js';
 import { personRoutes } from './http/handlers/persons.js';
 import { regionRoutes } from './http/handlers/regions.js';
 import { systemRoutes } from './http/handlers/system.js';
+import { webhookRoutes } from './http/handlers/webhooks.js';
 import { isNativeUws } from './http/uws.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createIdSource } from './lib/ids.js';
@@ -21,6 +22,7 @@ import { Registry } from './org/registry.js';
 import { startRegions, type Regions } from './regions/regions.js';
 import { createWal } from './wal/log.js';
 import { openStore } from './wal/store.js';
+import { loadWebhookKeys } from './webhooks/keys.js';
 
 export const VERSION = '0.1.0';
 
@@ -112,6 +114,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
 
   let issuer = config.issuer;
   const deps: HandlerDeps = { registry, pager: createPager(Buffer.from(cursorSecret)), consistency: regions.consistency, regions: config.regions };
+  const webhookKeys = await loadWebhookKeys(wal, clock.nowMs());
   const routes: Route[] = [];
   routes.push(
     ...systemRoutes(
@@ -124,6 +127,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...attributeRoutes(deps),
     ...consentRoutes(deps),
     ...regionRoutes(regions),
+    ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhookKeys.jwks() }),
   );
   front.mount(routes);
   const port = await front.listen(config.host, config.port);

@@ -1,5 +1,5 @@
 // Commands: what callers ask an organization to do, imperative. decide() answers each.
-import type { AttributeSet, ConsentLevel, Handle } from './state.js';
+import type { AttributeSet, ConsentLevel, Handle, OnFailure, WebhookTrigger } from './state.js';
 
 export interface PersonInput {
   handles: Handle[];
@@ -7,6 +7,15 @@ export interface PersonInput {
   groups?: string[];
   attributes?: Record<string, AttributeSet>;
   active?: boolean;
+}
+
+export interface WebhookInput {
+  name: string;
+  target_url: string;
+  description?: string;
+  custom_headers?: Record<string, string[]>;
+  timeout?: string;
+  on_failure?: OnFailure;
 }
 
 export type Command =
@@ -22,6 +31,12 @@ export type Command =
   | { kind: 'SetAttributes'; person_id?: string; bucket: string; attributes: AttributeSet; replace: boolean }
   | { kind: 'DeleteAttributes'; person_id?: string; bucket: string; names?: string[] }
   /** levels: the whole new set; [] clears it */
-  | { kind: 'SetGdprConsents'; person_id: string; levels: ConsentLevel[] };
+  | { kind: 'SetGdprConsents'; person_id: string; levels: ConsentLevel[] }
+  /** allow_insecure: the deployment's SERVICE_WEBHOOK_ALLOW_INSECURE */
+  | { kind: 'CreateWebhook'; input: WebhookInput; allow_insecure: boolean }
+  | { kind: 'UpdateWebhook'; webhook_id: string; input: Partial<WebhookInput>; allow_insecure: boolean }
+  | { kind: 'DeleteWebhook'; webhook_id: string }
+  | { kind: 'AddWebhookTrigger'; webhook_id: string; trigger: WebhookTrigger }
+  | { kind: 'RemoveWebhookTrigger'; webhook_id: string; trigger: WebhookTrigger };
 
 export type CommandKind = Command['kind'];

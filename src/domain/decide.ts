@@ -7,6 +7,7 @@ import { deleteAttributes, setAttributes } from './attributes.js';
 import { createSuborganization, rotateApiKey } from './organizations.js';
 import { setGdprConsents } from './consents.js';
 import type { OrgState } from './state.js';
+import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 
 export function decide(state: OrgState, command: Command, ctx: DecideContext): Decision {
   switch (command.kind) {
@@ -34,5 +35,15 @@ export function decide(state: OrgState, command: Command, ctx: DecideContext): D
       return deleteAttributes(state, command.person_id, command.bucket, command.names);
     case 'SetGdprConsents':
       return setGdprConsents(state, command.person_id, command.levels, ctx);
+    case 'CreateWebhook':
+      return createWebhook(state, command.input, command.allow_insecure, ctx);
+    case 'UpdateWebhook':
+      return updateWebhook(state, command.webhook_id, command.input, command.allow_insecure);
+    case 'DeleteWebhook':
+      return deleteWebhook(state, command.webhook_id);
+    case 'AddWebhookTrigger':
+      return addTrigger(state, command.webhook_id, command.trigger);
+    case 'RemoveWebhookTrigger':
+      return removeTrigger(state, command.webhook_id, command.trigger);
   }
 }
