@@ -21,6 +21,8 @@ export interface Config {
   corsOrigins: string[];
   /** SERVICE_WEBHOOK_ALLOW_INSECURE: http, loopback and private webhook targets are allowed (tests, local development) */
   webhookAllowInsecure: boolean;
+  /** repeated failed sign-ins per handle and per client IP, counted in a sliding window */
+  authThrottle: { windowMs: number; perHandle: number; perIp: number };
 }
 
 export class ConfigError extends Error {
@@ -92,5 +94,10 @@ export function loadConfig(env: Env): Config {
     mailboxLimit: integer(env, 'SERVICE_MAILBOX_LIMIT', 10_000, 1, 10_000_000),
     corsOrigins: list(env['SERVICE_CORS_ORIGINS']),
     webhookAllowInsecure: flag(env, 'SERVICE_WEBHOOK_ALLOW_INSECURE'),
+    authThrottle: {
+      windowMs: integer(env, 'SERVICE_AUTH_THROTTLE_WINDOW', 300, 1, 86_400) * 1000,
+      perHandle: integer(env, 'SERVICE_AUTH_THROTTLE_PER_HANDLE', 10, 1, 1_000_000),
+      perIp: integer(env, 'SERVICE_AUTH_THROTTLE_PER_IP', 100, 1, 1_000_000),
+    },
   };
 }

@@ -107,6 +107,16 @@ export function apply(state: OrgState, change: Change): OrgState {
       else home.set(change.bucket, next);
       return state;
     }
+    case 'PersonPasswordSet': {
+      const p = state.persons.get(change.person_id);
+      if (p) p.password_hash = change.password_hash;
+      return state;
+    }
+    case 'PersonTokenMinted': {
+      const p = state.persons.get(change.person_id);
+      if (p) p.last_token_id = change.token_id;
+      return state;
+    }
     // Webhooks are replaced, never mutated, so a webhook read before a change stays as it was.
     case 'WebhookCreated':
       state.webhooks.set(change.webhook.id, { ...change.webhook, triggers: [...change.webhook.triggers] });

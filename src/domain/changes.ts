@@ -17,6 +17,9 @@ export type Change =
   /** names absent: every attribute of the bucket. */
   | { t: 'AttributesDeleted'; person_id?: string; bucket: string; names?: string[] }
   | { t: 'GdprConsentsSet'; person_id: string; consents: GdprConsent[] }
+  | { t: 'PersonPasswordSet'; person_id: string; password_hash: string }
+  /** an identity token was issued; its jti becomes the next token's prev_token_id */
+  | { t: 'PersonTokenMinted'; person_id: string; token_id: string }
   | { t: 'WebhookCreated'; webhook: Webhook }
   | { t: 'WebhookUpdated'; id: string; settings: WebhookSettings }
   /** removes the webhook with its triggers */

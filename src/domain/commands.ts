@@ -18,6 +18,37 @@ export interface WebhookInput {
   on_failure?: OnFailure;
 }
 
+/** One factor of a sign-in, as hook content, events and tokens carry it. */
+export interface Authentication {
+  handle: Handle;
+  method: string;
+  /** RFC 3339 with fractional seconds */
+  timestamp: string;
+}
+
+/** Facts every sign-in or registration attempt records. */
+export interface Attempt {
+  handle: Handle;
+  method: string;
+  client_ip_address: string;
+}
+
+export interface AuthenticationFailure extends Attempt {
+  failure_reason: string;
+  failure_detail: string;
+  /** set once the credentials were verified (the failure came later, e.g. from a hook) */
+  person_id?: string;
+}
+
+export interface SignIn extends Attempt {
+  person_id: string;
+  token: { jti: string; iat: number; exp: number };
+  first_token: boolean;
+  authentications: Authentication[];
+  /** present when the attempt registers the person: it is created in the same entry */
+  registration?: { password_hash: string; region: string };
+}
+
 export type Command =
   | { kind: 'CreateSuborganization'; sub_org_name: string }
   | { kind: 'RotateApiKey' }
@@ -37,6 +68,10 @@ export type Command =
   | { kind: 'UpdateWebhook'; webhook_id: string; input: Partial<WebhookInput>; allow_insecure: boolean }
   | { kind: 'DeleteWebhook'; webhook_id: string }
   | { kind: 'AddWebhookTrigger'; webhook_id: string; trigger: WebhookTrigger }
-  | { kind: 'RemoveWebhookTrigger'; webhook_id: string; trigger: WebhookTrigger };
+  | { kind: 'RemoveWebhookTrigger'; webhook_id: string; trigger: WebhookTrigger }
+  | { kind: 'SetPassword'; person_id: string; password_hash: string }
+  | { kind: 'RecordAuthenticationFailure'; failure: AuthenticationFailure }
+  /** records the token of a successful sign-in (and creates the person on registration) */
+  | { kind: 'CompleteSignIn'; sign_in: SignIn };
 
 export type CommandKind = Command['kind'];

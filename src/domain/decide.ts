@@ -6,6 +6,7 @@ import { createGroup, deleteGroup, setPersonGroups } from './groups.js';
 import { deleteAttributes, setAttributes } from './attributes.js';
 import { createSuborganization, rotateApiKey } from './organizations.js';
 import { setGdprConsents } from './consents.js';
+import { completeSignIn, recordAuthenticationFailure, setPassword } from './sign-in.js';
 import type { OrgState } from './state.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 
@@ -45,5 +46,11 @@ export function decide(state: OrgState, command: Command, ctx: DecideContext): D
       return addTrigger(state, command.webhook_id, command.trigger);
     case 'RemoveWebhookTrigger':
       return removeTrigger(state, command.webhook_id, command.trigger);
+    case 'SetPassword':
+      return setPassword(state, command.person_id, command.password_hash);
+    case 'RecordAuthenticationFailure':
+      return recordAuthenticationFailure(state, command.failure, ctx);
+    case 'CompleteSignIn':
+      return completeSignIn(state, command.sign_in, ctx);
   }
 }

@@ -21,6 +21,10 @@ export interface Person {
   attributes: Record<string, AttributeSet>;
   gdpr_consents: GdprConsent[];
   created: string;
+  /** scrypt hash in the self-describing form of auth/password-hash.ts; absent until a password is set */
+  password_hash?: string;
+  /** jti of the person's last identity token; absent before the first */
+  last_token_id?: string;
 }
 
 export const CONSENT_LEVELS = ['none', 'necessary', 'analytics', 'marketing', 'retargeting', 'tracking'] as const;
