@@ -1,6 +1,7 @@
 // Decisions about end-user credentials and sign-in: setting a password, and recording each attempt with its
 // events (AuthenticationSucceeded or AuthenticationFailed, TokenMinted, PersonCreated on registration).
 import { ServiceError } from '../errors.js';
+import { rfc3339Nanos } from '../events/metadata.js';
 import type { Change } from './changes.js';
 import type { Attempt, AuthenticationFailure, SignIn } from './commands.js';
 import { decision, type DecideContext, type Decision, type EventDraft } from './decision.js';
@@ -81,8 +82,8 @@ export function completeSignIn(state: OrgState, s: SignIn, ctx: DecideContext): 
         token_id: s.token.jti,
         person_id: s.person_id,
         mint_token_api: false,
-        issued_at: new Date(s.token.iat * 1000).toISOString(),
-        expires_at: new Date(s.token.exp * 1000).toISOString(),
+        issued_at: rfc3339Nanos(BigInt(s.token.iat) * 1_000_000_000n),
+        expires_at: rfc3339Nanos(BigInt(s.token.exp) * 1_000_000_000n),
         first_token: s.first_token,
         authentications: s.authentications.map((a) => ({ timestamp: a.timestamp, method: a.method, handle: personHandle(a.handle) })),
       },

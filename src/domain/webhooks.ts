@@ -1,5 +1,5 @@
 // Decisions about webhooks and their triggers.
-import { badRequest, conflict, notFound } from '../errors.js';
+import { badRequest, conflict, notFound, quote } from '../errors.js';
 import type { WebhookInput } from './commands.js';
 import { decision, type DecideContext, type Decision } from './decision.js';
 import type { OrgState, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
@@ -8,7 +8,7 @@ import { MAX_TRIGGERS, MAX_WEBHOOKS, checkCustomHeaders, checkTargetUrl, checkTi
 
 export function requireWebhook(state: OrgState, id: string): Webhook {
   const w = state.webhooks.get(id);
-  if (!w) throw notFound(`webhook ${id} not found`);
+  if (!w) throw notFound(`webhook ${quote(id)} not found`);
   return w;
 }
 
@@ -19,7 +19,7 @@ function settings(state: OrgState, base: WebhookSettings, input: Partial<Webhook
     const canonical = checkTargetUrl(input.target_url, allowInsecure);
     for (const other of state.webhooks.values()) {
       if (other.id !== selfId && new URL(other.target_url).href === canonical) {
-        throw conflict(`target_url: webhook ${other.id} already has the target URL ${input.target_url}`);
+        throw conflict(`target_url: webhook ${other.id} already has the target URL ${quote(input.target_url, 200)}`);
       }
     }
     next.target_url = input.target_url;
