@@ -1,6 +1,7 @@
 // Validation of webhook settings and triggers: target URLs, duration strings, custom headers, trigger names.
 import { isIP } from 'node:net';
 import { badRequest } from '../errors.js';
+import { eventByMessageName } from '../events/catalog.js';
 import type { TriggerType, Webhook, WebhookTrigger } from './state.js';
 
 export const MAX_WEBHOOKS = 100;
@@ -95,12 +96,9 @@ export function checkCustomHeaders(headers: Record<string, string[]>, field = 'c
   return out;
 }
 
-/**
- * Whether a name is an event message that event triggers may name. The event catalog will answer this
- * exactly; until then the shape of a message name (Type_v1, Type_InRegion_v1) is checked.
- */
+/** Whether a name is an event message of the catalog, which event triggers may name. */
 export function isEventMessageName(name: string): boolean {
-  return /^[A-Za-z0-9]+(_InRegion)?_v\d+$/.test(name);
+  return eventByMessageName(name) !== undefined;
 }
 
 export function checkTrigger(trigger: WebhookTrigger): void {

@@ -25,7 +25,9 @@ test('target URLs compare in canonical form', () => {
   assert.equal(checkTargetUrl('http://127.0.0.1:80/a', true), 'http://127.0.0.1/a');
 });
 
-test('event trigger names have the shape of event message names', () => {
-  for (const ok of ['PersonCreated_v1', 'RoleCreated_InRegion_v1', 'AWSIAMRoleCreated_v1', 'Thing_v12']) assert.equal(isEventMessageName(ok), true, ok);
-  for (const bad of ['PersonCreated', 'person created_v1', 'Person_Created_v1', '_v1', 'PersonCreated_v', 'token_minted']) assert.equal(isEventMessageName(bad), false, bad);
+test('event triggers name event messages of the catalog', () => {
+  for (const ok of ['PersonCreated_v1', 'RoleCreated_InRegion_v1', 'AWSIAMRoleCreated_v1', 'PermissionsSetToPerson_v1']) assert.equal(isEventMessageName(ok), true, ok);
+  for (const bad of ['PersonCreated', 'PersonCreated_v2', 'Thing_v1', 'person created_v1', 'EventType_UNSPECIFIED', 'GateServerStarted_v1_Version', 'token_minted']) {
+    assert.equal(isEventMessageName(bad), false, bad);
+  }
 });

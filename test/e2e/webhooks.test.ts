@@ -163,6 +163,7 @@ describe('webhooks, with secure targets only (the default)', () => {
       [{ trigger_type: 'event', trigger_name: 'token_minted' }, /^trigger_name: an event trigger names an event message/],
       [{ trigger_type: 'event', trigger_name: 'Person Created_v1' }, /^trigger_name: /],
       [{ trigger_type: 'event', trigger_name: 'PersonCreated' }, /^trigger_name: /],
+      [{ trigger_type: 'event', trigger_name: 'PersonCreated_v2' }, /^trigger_name: /],
       [{ trigger_type: 'async', trigger_name: 'token_minted' }, /^trigger_type: must be one of event, sync_hook/],
       [{ trigger_type: 'sync_hook' }, /^trigger_name: is required/],
     ];
