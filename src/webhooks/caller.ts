@@ -81,11 +81,11 @@ export function createWebhookCaller(options: { guard: AddressGuard; maxResponseB
           origin: url.origin,
           path: url.pathname,
           method: 'POST',
-          headers: { ...request.headers, 'content-type': 'application/jwt', accept: 'application/json' },
+          headers: { ...request.headers, 'content-type': 'application/jwt' },
           body: request.body,
+          // The one deadline: undici's own header and body timers stay at their (longer) defaults, so a
+          // slow receiver always ends as an abort, which is what marks a timeout below.
           signal: controller.signal,
-          headersTimeout: request.timeoutMs,
-          bodyTimeout: request.timeoutMs,
         });
         const declared = Number(res.headers['content-length'] ?? 0);
         if (declared > limit) {
