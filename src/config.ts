@@ -25,6 +25,10 @@ export interface Config {
   eventPruneIntervalMs: number;
   /** bytes a live WebSocket subscriber may have unsent before it is cut off as a slow consumer */
   wsMaxBuffer: number;
+  /** SERVICE_WEBHOOK_ALLOW_INSECURE: http, loopback and private webhook targets are allowed (tests, local development) */
+  webhookAllowInsecure: boolean;
+  /** repeated failed sign-ins per handle and per client IP, counted in a sliding window */
+  authThrottle: { windowMs: number; perHandle: number; perIp: number };
 }
 
 /** Keep the newest `count` events, or the events younger than `ms`, of each organization. */
@@ -122,5 +126,11 @@ export function loadConfig(env: Env): Config {
     eventPruneIntervalMs: integer(env, 'SERVICE_EVENT_PRUNE_INTERVAL_MS', 60_000, 10, 86_400_000),
     // At least 64 KiB, so that one large event frame always fits an empty buffer.
     wsMaxBuffer: integer(env, 'SERVICE_WS_MAX_BUFFER', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
+    webhookAllowInsecure: flag(env, 'SERVICE_WEBHOOK_ALLOW_INSECURE'),
+    authThrottle: {
+      windowMs: integer(env, 'SERVICE_AUTH_THROTTLE_WINDOW', 300, 1, 86_400) * 1000,
+      perHandle: integer(env, 'SERVICE_AUTH_THROTTLE_PER_HANDLE', 10, 1, 1_000_000),
+      perIp: integer(env, 'SERVICE_AUTH_THROTTLE_PER_IP', 100, 1, 1_000_000),
+    },
   };
 }

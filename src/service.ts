@@ -1,5 +1,9 @@
 // Builds the whole service from a configuration: store, WAL, organizations, front. main.ts and the tests use it.
 import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
+import { createPasswordHasher } from './auth/password-hash.js';
+import { createSignIn } from './auth/sign-in.js';
+import { createLimiter } from './auth/throttle.js';
+import { createTokenPort, RESERVED_CLAIMS, type TokenPort } from './auth/token-port.js';
 import type { Config } from './config.js';
 import { createEventCodec } from './events/codec.js';
 import type { EventJson } from './events/event-json.js';
@@ -15,9 +19,11 @@ import { consentRoutes } from './http/handlers/consents.js';
 import { eventRoutes } from './http/handlers/events.js';
 import { groupRoutes } from './http/handlers/groups.js';
 import { organizationRoutes } from './http/handlers/organizations.js';
+import { passwordRoutes } from './http/handlers/password.js';
 import { personRoutes } from './http/handlers/persons.js';
 import { regionRoutes } from './http/handlers/regions.js';
 import { systemRoutes } from './http/handlers/system.js';
+import { webhookRoutes } from './http/handlers/webhooks.js';
 import { isNativeUws } from './http/uws.js';
 import { eventSocketBehavior } from './http/ws.js';
 import { systemClock, type Clock } from './lib/clock.js';
@@ -27,6 +33,12 @@ import { Registry } from './org/registry.js';
 import { startRegions, type Regions } from './regions/regions.js';
 import { createWal } from './wal/log.js';
 import { openStore } from './wal/store.js';
+import { createAddressGuard, type Resolver } from './webhooks/address-guard.js';
+import { createWebhookCaller } from './webhooks/caller.js';
+import { createDeliverySigner } from './webhooks/delivery-token.js';
+import { loadWebhookKeys } from './webhooks/keys.js';
+import { createWebhookMetrics } from './webhooks/metrics.js';
+import { createSyncHooks } from './webhooks/sync-hook.js';
 
 export const VERSION = '0.1.0';
 
@@ -41,6 +53,8 @@ export interface Service {
   /** the local region and the replicas, their links and consistency waits */
   regions: Regions;
   events: { log: EventLog; stream: EventStream };
+  /** signs identity tokens; its key set verifies them */
+  tokens: TokenPort;
   stop(): Promise<void>;
 }
 
@@ -53,6 +67,8 @@ export interface ServiceOptions {
   operatorKey?: string;
   /** source of replication jitter, uniform in [0, 1) */
   random?: () => number;
+  /** how webhook target host names are resolved before the address check; DNS by default */
+  resolveHost?: Resolver;
 }
 
 export class FallbackHttpError extends Error {
@@ -150,6 +166,28 @@ export async function startService(config: Config, options: ServiceOptions = {})
 
   let issuer = config.issuer;
   const deps: HandlerDeps = { registry, pager: createPager(Buffer.from(cursorSecret)), consistency: regions.consistency, regions: config.regions };
+  const webhookKeys = await loadWebhookKeys(wal, clock.nowMs());
+  const guard = createAddressGuard(options.resolveHost ? { allowInsecure: config.webhookAllowInsecure, resolver: options.resolveHost } : { allowInsecure: config.webhookAllowInsecure });
+  const caller = createWebhookCaller({ guard });
+  const hooks = createSyncHooks({
+    caller,
+    signer: createDeliverySigner(webhookKeys, () => issuer, () => clock.nowMs()),
+    metrics: createWebhookMetrics(metrics),
+    isReserved: (claim, groupsClaimName) => RESERVED_CLAIMS.has(claim) || claim === groupsClaimName,
+  });
+  const tokens = await createTokenPort({ wal, issuer: () => issuer, clock, ids });
+  const passwords = createPasswordHasher();
+  const { windowMs, perHandle, perIp } = config.authThrottle;
+  const signIn = createSignIn({
+    clock,
+    passwords,
+    throttle: { handle: createLimiter({ windowMs, limit: perHandle }), ip: createLimiter({ windowMs, limit: perIp }) },
+    hooks,
+    tokens,
+    issuer: () => issuer,
+    region: config.regions[0] as string,
+    newPersonId: () => ids.uuid(),
+  });
   const routes: Route[] = [];
   routes.push(
     ...systemRoutes(
@@ -163,6 +201,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...consentRoutes(deps),
     ...regionRoutes(regions),
     ...eventRoutes(deps),
+    ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhookKeys.jwks() }),
+    ...passwordRoutes(deps, { passwords, signIn }),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream, log: eventLog }));
   front.mount(routes);
@@ -177,10 +217,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
     registry,
     regions,
     events: { log: eventLog, stream },
+    tokens,
     async stop() {
       stream.closeAll(CLOSE_GOING_AWAY, 'server stopping');
       front.close();
       await eventLog.stop();
+      await caller.close();
       await registry.stop();
       await regions.stop();
       await store.close();

@@ -107,5 +107,38 @@ export function apply(state: OrgState, change: Change): OrgState {
       else home.set(change.bucket, next);
       return state;
     }
+    case 'PersonPasswordSet': {
+      const p = state.persons.get(change.person_id);
+      if (p) p.password_hash = change.password_hash;
+      return state;
+    }
+    case 'PersonTokenMinted': {
+      const p = state.persons.get(change.person_id);
+      if (p) p.last_token_id = change.token_id;
+      return state;
+    }
+    // Webhooks are replaced, never mutated, so a webhook read before a change stays as it was.
+    case 'WebhookCreated':
+      state.webhooks.set(change.webhook.id, { ...change.webhook, triggers: [...change.webhook.triggers] });
+      return state;
+    case 'WebhookUpdated': {
+      const w = state.webhooks.get(change.id);
+      if (w) state.webhooks.set(w.id, { ...w, ...change.settings });
+      return state;
+    }
+    case 'WebhookDeleted':
+      state.webhooks.delete(change.id);
+      return state;
+    case 'WebhookTriggerAdded': {
+      const w = state.webhooks.get(change.id);
+      if (w) state.webhooks.set(w.id, { ...w, triggers: [...w.triggers, change.trigger] });
+      return state;
+    }
+    case 'WebhookTriggerRemoved': {
+      const w = state.webhooks.get(change.id);
+      const gone = (t: typeof change.trigger) => t.trigger_type === change.trigger.trigger_type && t.trigger_name === change.trigger.trigger_name;
+      if (w) state.webhooks.set(w.id, { ...w, triggers: w.triggers.filter((t) => !gone(t)) });
+      return state;
+    }
   }
 }

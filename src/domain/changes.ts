@@ -1,5 +1,5 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
-import type { AttributeSet, GdprConsent, Handle, OrgGenesis, Person } from './state.js';
+import type { AttributeSet, GdprConsent, Handle, OrgGenesis, Person, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 
 export type Change =
   | { t: 'OrgCreated'; genesis: OrgGenesis }
@@ -16,6 +16,15 @@ export type Change =
   | { t: 'AttributesSet'; person_id?: string; bucket: string; attributes: AttributeSet; replace: boolean }
   /** names absent: every attribute of the bucket. */
   | { t: 'AttributesDeleted'; person_id?: string; bucket: string; names?: string[] }
-  | { t: 'GdprConsentsSet'; person_id: string; consents: GdprConsent[] };
+  | { t: 'GdprConsentsSet'; person_id: string; consents: GdprConsent[] }
+  | { t: 'PersonPasswordSet'; person_id: string; password_hash: string }
+  /** an identity token was issued; its jti becomes the next token's prev_token_id */
+  | { t: 'PersonTokenMinted'; person_id: string; token_id: string }
+  | { t: 'WebhookCreated'; webhook: Webhook }
+  | { t: 'WebhookUpdated'; id: string; settings: WebhookSettings }
+  /** removes the webhook with its triggers */
+  | { t: 'WebhookDeleted'; id: string }
+  | { t: 'WebhookTriggerAdded'; id: string; trigger: WebhookTrigger }
+  | { t: 'WebhookTriggerRemoved'; id: string; trigger: WebhookTrigger };
 
 export type ChangeType = Change['t'];

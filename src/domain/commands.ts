@@ -1,5 +1,5 @@
 // Commands: what callers ask an organization to do, imperative. decide() answers each.
-import type { AttributeSet, ConsentLevel, Handle } from './state.js';
+import type { AttributeSet, ConsentLevel, Handle, OnFailure, WebhookTrigger } from './state.js';
 import type { TestEventInput } from './test-events.js';
 
 export interface PersonInput {
@@ -8,6 +8,46 @@ export interface PersonInput {
   groups?: string[];
   attributes?: Record<string, AttributeSet>;
   active?: boolean;
+}
+
+export interface WebhookInput {
+  name: string;
+  target_url: string;
+  description?: string;
+  custom_headers?: Record<string, string[]>;
+  timeout?: string;
+  on_failure?: OnFailure;
+}
+
+/** One factor of a sign-in, as hook content, events and tokens carry it. */
+export interface Authentication {
+  handle: Handle;
+  method: string;
+  /** RFC 3339 with fractional seconds */
+  timestamp: string;
+}
+
+/** Facts every sign-in or registration attempt records. */
+export interface Attempt {
+  handle: Handle;
+  method: string;
+  client_ip_address: string;
+}
+
+export interface AuthenticationFailure extends Attempt {
+  failure_reason: string;
+  failure_detail: string;
+  /** set once the credentials were verified (the failure came later, e.g. from a hook) */
+  person_id?: string;
+}
+
+export interface SignIn extends Attempt {
+  person_id: string;
+  token: { jti: string; iat: number; exp: number };
+  first_token: boolean;
+  authentications: Authentication[];
+  /** present when the attempt registers the person: it is created in the same entry */
+  registration?: { password_hash: string; region: string };
 }
 
 export type Command =
@@ -25,6 +65,16 @@ export type Command =
   /** levels: the whole new set; [] clears it */
   | { kind: 'SetGdprConsents'; person_id: string; levels: ConsentLevel[] }
   /** appends events to the organization's log and changes nothing else */
-  | { kind: 'EmitTestEvents'; events: TestEventInput[] };
+  | { kind: 'EmitTestEvents'; events: TestEventInput[] }
+  /** allow_insecure: the deployment's SERVICE_WEBHOOK_ALLOW_INSECURE */
+  | { kind: 'CreateWebhook'; input: WebhookInput; allow_insecure: boolean }
+  | { kind: 'UpdateWebhook'; webhook_id: string; input: Partial<WebhookInput>; allow_insecure: boolean }
+  | { kind: 'DeleteWebhook'; webhook_id: string }
+  | { kind: 'AddWebhookTrigger'; webhook_id: string; trigger: WebhookTrigger }
+  | { kind: 'RemoveWebhookTrigger'; webhook_id: string; trigger: WebhookTrigger }
+  | { kind: 'SetPassword'; person_id: string; password_hash: string }
+  | { kind: 'RecordAuthenticationFailure'; failure: AuthenticationFailure }
+  /** records the token of a successful sign-in (and creates the person on registration) */
+  | { kind: 'CompleteSignIn'; sign_in: SignIn };
 
 export type CommandKind = Command['kind'];

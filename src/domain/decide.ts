@@ -7,7 +7,9 @@ import { deleteAttributes, setAttributes } from './attributes.js';
 import { createSuborganization, rotateApiKey } from './organizations.js';
 import { setGdprConsents } from './consents.js';
 import { emitTestEvents } from './test-events.js';
+import { completeSignIn, recordAuthenticationFailure, setPassword } from './sign-in.js';
 import type { OrgState } from './state.js';
+import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 
 export function decide(state: OrgState, command: Command, ctx: DecideContext): Decision {
   switch (command.kind) {
@@ -37,5 +39,21 @@ export function decide(state: OrgState, command: Command, ctx: DecideContext): D
       return setGdprConsents(state, command.person_id, command.levels, ctx);
     case 'EmitTestEvents':
       return emitTestEvents(command.events);
+    case 'CreateWebhook':
+      return createWebhook(state, command.input, command.allow_insecure, ctx);
+    case 'UpdateWebhook':
+      return updateWebhook(state, command.webhook_id, command.input, command.allow_insecure);
+    case 'DeleteWebhook':
+      return deleteWebhook(state, command.webhook_id);
+    case 'AddWebhookTrigger':
+      return addTrigger(state, command.webhook_id, command.trigger);
+    case 'RemoveWebhookTrigger':
+      return removeTrigger(state, command.webhook_id, command.trigger);
+    case 'SetPassword':
+      return setPassword(state, command.person_id, command.password_hash);
+    case 'RecordAuthenticationFailure':
+      return recordAuthenticationFailure(state, command.failure, ctx);
+    case 'CompleteSignIn':
+      return completeSignIn(state, command.sign_in, ctx);
   }
 }

@@ -38,7 +38,13 @@ function checkPersonAttributes(attributes: PersonInput['attributes']): Record<st
   return out;
 }
 
-export function createPerson(state: OrgState, input: PersonInput, ctx: DecideContext): Decision<PersonRet> {
+/** person_id: chosen before the decision (registration signs a token for it first); analytics_metadata: of the request. */
+export interface CreatePersonOptions {
+  person_id?: string;
+  analytics_metadata?: Record<string, unknown>;
+}
+
+export function createPerson(state: OrgState, input: PersonInput, ctx: DecideContext, options: CreatePersonOptions = {}): Decision<PersonRet> {
   const handles = checkHandles(input.handles);
   if (handles.length === 0) throw badRequest('handles: at least one handle is required');
   for (const h of handles) {
@@ -47,7 +53,7 @@ export function createPerson(state: OrgState, input: PersonInput, ctx: DecideCon
   const region = input.region ?? (ctx.regions[0] as string);
   checkRegion(region, ctx.regions);
   const person: Person = {
-    person_id: ctx.uuid(),
+    person_id: options.person_id ?? ctx.uuid(),
     active: input.active ?? true,
     person_type: 'regular',
     region,
@@ -60,7 +66,13 @@ export function createPerson(state: OrgState, input: PersonInput, ctx: DecideCon
   };
   const event: EventDraft = {
     name: 'PersonCreated_v1',
-    body: { person_id: person.person_id, region, handles: handlesOf(person), gdpr_consents: [] },
+    body: {
+      ...(options.analytics_metadata && { analytics_metadata: options.analytics_metadata }),
+      person_id: person.person_id,
+      region,
+      handles: handlesOf(person),
+      gdpr_consents: [],
+    },
   };
   return decision(personView(person), [{ t: 'PersonCreated', person }], [event]);
 }

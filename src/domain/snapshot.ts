@@ -1,20 +1,22 @@
 // Organization state to and from a plain, serializable form (Maps and Sets become arrays).
-import { handleKey, type Group, type OrgState, type Person, type AttributeSet } from './state.js';
+import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook } from './state.js';
 
 export interface StateSnapshot {
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes'>;
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks'>;
   persons: Person[];
   groups: Array<Omit<Group, 'members'> & { members: string[] }>;
   attributes: Array<[string, AttributeSet]>;
+  webhooks: Webhook[];
 }
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, ...org } = s;
   return {
     org: { ...org, suborganizations: [...org.suborganizations] },
     persons: person_order.map((id) => persons.get(id) as Person),
     groups: [...groups.values()].map((g) => ({ ...g, members: [...g.members] })),
     attributes: [...attributes.entries()],
+    webhooks: [...webhooks.values()],
   };
 }
 
@@ -26,6 +28,7 @@ export function fromSnapshot(snap: StateSnapshot): OrgState {
     handles: new Map(),
     groups: new Map(snap.groups.map((g) => [g.name, { ...g, members: new Set(g.members) }])),
     attributes: new Map(snap.attributes),
+    webhooks: new Map(snap.webhooks.map((w) => [w.id, w])),
   };
   for (const p of snap.persons) {
     state.persons.set(p.person_id, p);

@@ -21,6 +21,10 @@ export interface Person {
   attributes: Record<string, AttributeSet>;
   gdpr_consents: GdprConsent[];
   created: string;
+  /** scrypt hash in the self-describing form of auth/password-hash.ts; absent until a password is set */
+  password_hash?: string;
+  /** jti of the person's last identity token; absent before the first */
+  last_token_id?: string;
 }
 
 export const CONSENT_LEVELS = ['none', 'necessary', 'analytics', 'marketing', 'retargeting', 'tracking'] as const;
@@ -37,6 +41,33 @@ export interface Group {
   description: string;
   created: string;
   members: Set<string>;
+}
+
+export type TriggerType = 'event' | 'sync_hook';
+
+export interface WebhookTrigger {
+  trigger_type: TriggerType;
+  trigger_name: string;
+}
+
+export type OnFailure = 'block' | 'continue';
+
+/** What a webhook's owner sets; PATCH replaces any of these. */
+export interface WebhookSettings {
+  name: string;
+  description: string;
+  target_url: string;
+  /** header name → values, sent with every call */
+  custom_headers: Record<string, string[]>;
+  /** duration string as given ("500ms", "2s"); "0s" means the default of the trigger type */
+  timeout: string;
+  on_failure: OnFailure;
+}
+
+export interface Webhook extends WebhookSettings {
+  id: string;
+  created: string;
+  triggers: WebhookTrigger[];
 }
 
 export interface OrgState {
@@ -56,6 +87,8 @@ export interface OrgState {
   groups: Map<string, Group>;
   /** organization-level attributes: bucket name → attribute set */
   attributes: Map<string, AttributeSet>;
+  /** webhook id → webhook, in creation order */
+  webhooks: Map<string, Webhook>;
   /** offset of the last WAL entry applied */
   offset: number;
   /** offset of the last event emitted */
@@ -80,6 +113,7 @@ export function emptyState(g: OrgGenesis): OrgState {
     handles: new Map(),
     groups: new Map(),
     attributes: new Map(),
+    webhooks: new Map(),
     offset: 0,
     event_offset: 0,
   };

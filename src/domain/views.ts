@@ -1,5 +1,5 @@
 // Read models: the shapes the API returns, computed from state.
-import type { OrgState, Person } from './state.js';
+import type { OrgState, Person, Webhook, WebhookSettings } from './state.js';
 
 export interface PersonRet {
   person_id: string;
@@ -23,4 +23,20 @@ export function personView(p: Person): PersonRet {
 
 export function organizationView(s: OrgState) {
   return { id: s.id, org_name: s.org_name, parent_id: s.parent_id };
+}
+
+export interface WebhookRet extends WebhookSettings {
+  id: string;
+}
+
+export function webhookView(w: Webhook): WebhookRet {
+  return {
+    id: w.id,
+    name: w.name,
+    description: w.description,
+    target_url: w.target_url,
+    custom_headers: Object.fromEntries(Object.entries(w.custom_headers).map(([k, v]) => [k, [...v]])),
+    timeout: w.timeout,
+    on_failure: w.on_failure,
+  };
 }

@@ -19,7 +19,8 @@ before(async () => {
   await root.post('/groups', { name: 'staff' });
   await root.put(`/persons/${person.person_id}/groups`, { groups: ['staff'] });
   await root.put('/organizations/attributes/end_user_read_only', { plan: 'pro' });
-  cases = routeCases({ person: person.person_id, group: 'staff' });
+  const webhook = expectResult(await root.post('/organizations/webhooks', { name: 'auth', target_url: 'https://hooks.example.com/auth' }), 201).id;
+  cases = routeCases({ person: person.person_id, group: 'staff', webhook });
 });
 after(() => server.stop());
 

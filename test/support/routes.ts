@@ -1,6 +1,6 @@
-// Every route of the persons (GDPR consents included), groups, attributes and organizations API with a
-// valid sample request, so that tests can sweep them all (auth, consistency headers, isolation, bodies)
-// and notice a route without a sample.
+// Every route of the persons (GDPR consents and passwords included), groups, attributes, organizations and
+// webhooks API with a valid sample request, so that tests can sweep them all (auth, consistency headers,
+// isolation, bodies) and notice a route without a sample.
 export interface RouteCase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** the declared path, as in the OpenAPI document */
@@ -13,6 +13,7 @@ export interface RouteCase {
 export interface Targets {
   person: string;
   group: string;
+  webhook: string;
   bucket?: string;
 }
 
@@ -20,6 +21,7 @@ export function routeCases(t: Targets): RouteCase[] {
   const p = encodeURIComponent(t.person);
   const g = encodeURIComponent(t.group);
   const b = t.bucket ?? 'end_user_read_write';
+  const w = encodeURIComponent(t.webhook);
   const c = (method: RouteCase['method'], route: string, path: string, body?: unknown): RouteCase => (body === undefined ? { method, route, path } : { method, route, path, body });
   return [
     c('GET', '/organizations', '/organizations'),
@@ -53,11 +55,23 @@ export function routeCases(t: Targets): RouteCase[] {
     c('PUT', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`, { consent_levels: ['necessary'] }),
     c('DELETE', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`),
     c('POST', '/test-events', '/test-events', [{ event_name: 'PersonCreated_v1' }]),
+    c('PUT', '/persons/{person_id}/credentials/password', `/persons/${p}/credentials/password`, { password: 'sample password' }),
+    c('POST', '/organizations/webhooks', '/organizations/webhooks', { name: 'sample', target_url: 'https://hooks.example.com/sample' }),
+    c('GET', '/organizations/webhooks', '/organizations/webhooks'),
+    c('GET', '/organizations/webhooks/{webhook_id}', `/organizations/webhooks/${w}`),
+    c('PATCH', '/organizations/webhooks/{webhook_id}', `/organizations/webhooks/${w}`, { description: 'sample' }),
+    c('DELETE', '/organizations/webhooks/{webhook_id}', `/organizations/webhooks/${w}`),
+    c('POST', '/organizations/webhooks/{webhook_id}/triggers', `/organizations/webhooks/${w}/triggers`, { trigger_type: 'event', trigger_name: 'PersonDeleted_v1' }),
+    c('GET', '/organizations/webhooks/{webhook_id}/triggers', `/organizations/webhooks/${w}/triggers`),
+    c('DELETE', '/organizations/webhooks/{webhook_id}/triggers', `/organizations/webhooks/${w}/triggers?trigger_type=event&trigger_name=PersonCreated_v1`),
   ];
 }
 
 /** Routes that answer without any credentials. */
 export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json'];
+
+/** End-user routes and the webhook verification keys: Service-OrgID only, no API key. */
+export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password'];
 
 /** Operator routes (Service-Operator-Key); they answer 404 while no operator key is configured. */
 export const OPERATOR_ROUTES = ['PUT /ops/regions/{region}'];

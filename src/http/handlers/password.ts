@@ -1,0 +1,68 @@
+// Passwords: set by the organization (API key), and end-user sign-in and registration (Service-OrgID only).
+import { Type, type Static } from '@sinclair/typebox';
+import { checkPasswordPolicy, PASSWORD_MAX, PASSWORD_MIN, type PasswordHasher } from '../../auth/password-hash.js';
+import type { SignInService } from '../../auth/sign-in.js';
+import type { Command } from '../../domain/commands.js';
+import { requirePerson } from '../../domain/lookup.js';
+import type { Handle as HandleValue } from '../../domain/state.js';
+import { route, type Request, type Route } from '../route.js';
+import { Handle } from '../schemas.js';
+import { execute, type HandlerDeps } from './deps.js';
+
+const PasswordBody = Type.Object({ password: Type.String({ description: `${PASSWORD_MIN}-${PASSWORD_MAX} characters` }) }, { additionalProperties: false });
+const Credentials = Type.Object({ handle: Handle, password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX }) }, { additionalProperties: false });
+const TokenRet = Type.Object({ token: Type.String({ description: 'the identity token (JWT)' }) });
+
+export function passwordRoutes(deps: HandlerDeps, auth: { passwords: PasswordHasher; signIn: SignInService }): Route[] {
+  const attempt = (req: Request<Static<typeof Credentials>>) => ({
+    org: req.org,
+    handle: req.body.handle as HandleValue,
+    password: req.body.password,
+    ip: req.ip,
+    origin: req.origin,
+    userAgent: req.userAgent,
+    run: <R>(command: Command) => execute<R>(deps, req, command),
+  });
+  return [
+    route<Static<typeof PasswordBody>>({
+      method: 'put',
+      path: '/persons/{person_id}/credentials/password',
+      summary: "Set a person's password (emits PasswordChanged, initiated by AdminAPI)",
+      tag: 'authentication',
+      auth: 'key',
+      body: PasswordBody,
+      success: { status: 204 },
+      errors: [400, 401, 403, 404, 408],
+      handler: async (req) => {
+        const personId = req.params['person_id'] as string;
+        checkPasswordPolicy(req.body.password);
+        requirePerson(req.org.state, personId);
+        const hash = await auth.passwords.hash(req.body.password);
+        await execute(deps, req, { kind: 'SetPassword', person_id: personId, password_hash: hash });
+        return { status: 204 };
+      },
+    }),
+    route<Static<typeof Credentials>>({
+      method: 'post',
+      path: '/authenticate/password',
+      summary: 'Sign in with a handle and password; runs the token_minted hooks, then answers the identity token',
+      tag: 'authentication',
+      auth: 'org',
+      body: Credentials,
+      success: { status: 200, result: TokenRet },
+      errors: [400, 401, 404, 408, 429, 502],
+      handler: async (req) => ({ status: 200, result: { token: await auth.signIn.authenticate(attempt(req)) } }),
+    }),
+    route<Static<typeof Credentials>>({
+      method: 'post',
+      path: '/register/password',
+      summary: 'Register a person with a handle and password; runs the token_minted hooks, then answers the identity token',
+      tag: 'authentication',
+      auth: 'org',
+      body: Credentials,
+      success: { status: 201, result: TokenRet },
+      errors: [400, 401, 404, 408, 409, 429, 502],
+      handler: async (req) => ({ status: 201, result: { token: await auth.signIn.register(attempt(req)) } }),
+    }),
+  ];
+}

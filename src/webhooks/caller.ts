@@ -1,0 +1,107 @@
+// Outbound webhook calls: pooled keep-alive connections (undici), connecting only to addresses the guard
+// allows, never following redirects, with a per-call deadline and a bounded response body.
+import { Agent, buildConnector } from 'undici';
+import { TIMEOUT_MAX_MS } from '../domain/webhook-rules.js';
+import { ForbiddenAddressError, type AddressGuard } from './address-guard.js';
+
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+
+export type CallFailureReason = 'timeout' | 'forbidden_address' | 'connection' | 'too_large';
+
+export class WebhookCallError extends Error {
+  override name = 'WebhookCallError';
+  constructor(
+    readonly reason: CallFailureReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export interface CallRequest {
+  url: string;
+  /** the webhook's custom headers; Content-Type is always application/jwt */
+  headers: Record<string, string[]>;
+  /** the delivery token */
+  body: string;
+  timeoutMs: number;
+}
+
+export interface CallResponse {
+  status: number;
+  body: Buffer;
+}
+
+export interface WebhookCaller {
+  /** Resolves with any HTTP answer (3xx included: redirects are not followed); rejects with WebhookCallError. */
+  post(request: CallRequest): Promise<CallResponse>;
+  close(): Promise<void>;
+}
+
+function isForbidden(error: unknown): boolean {
+  for (let e = error; e instanceof Error; e = e.cause) if (e instanceof ForbiddenAddressError) return true;
+  return false;
+}
+
+export function createWebhookCaller(options: { guard: AddressGuard; maxResponseBytes?: number; connectionsPerOrigin?: number }): WebhookCaller {
+  const limit = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
+  const base = buildConnector({ timeout: TIMEOUT_MAX_MS });
+  // Resolve and check here, then connect to the checked address itself; TLS still verifies the original
+  // host name, since undici derives the server name from `host`, which is left as it was.
+  const connect: buildConnector.connector = (opts, callback) => {
+    options.guard.resolve(opts.hostname).then(
+      (address) => base({ ...opts, hostname: address }, callback),
+      (error: Error) => callback(error, null),
+    );
+  };
+  const agent = new Agent({ connect, connections: options.connectionsPerOrigin ?? 32, keepAliveTimeout: 30_000 });
+
+  async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      size += chunk.length;
+      if (size > limit) {
+        body.destroy();
+        throw new WebhookCallError('too_large', `the response body is larger than ${limit} bytes`);
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks);
+  }
+
+  return {
+    async post(request) {
+      const url = new URL(request.url);
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), request.timeoutMs);
+      try {
+        const res = await agent.request({
+          origin: url.origin,
+          path: url.pathname,
+          method: 'POST',
+          headers: { ...request.headers, 'content-type': 'application/jwt' },
+          body: request.body,
+          // The one deadline: undici's own header and body timers stay at their (longer) defaults, so a
+          // slow receiver always ends as an abort, which is what marks a timeout below.
+          signal: controller.signal,
+        });
+        const declared = Number(res.headers['content-length'] ?? 0);
+        if (declared > limit) {
+          res.body.destroy();
+          throw new WebhookCallError('too_large', `the response body is ${declared} bytes; at most ${limit} are read`);
+        }
+        return { status: res.statusCode, body: await readBounded(res.body) };
+      } catch (error) {
+        if (error instanceof WebhookCallError) throw error;
+        if (controller.signal.aborted) throw new WebhookCallError('timeout', `no complete answer within ${request.timeoutMs} ms`, { cause: error });
+        if (isForbidden(error)) throw new WebhookCallError('forbidden_address', (error as Error).message, { cause: error });
+        throw new WebhookCallError('connection', `the call failed: ${(error as Error).message}`, { cause: error });
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close: () => agent.close(),
+  };
+}

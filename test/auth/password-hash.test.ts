@@ -1,0 +1,27 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createPasswordHasher } from '../../src/auth/password-hash.js';
+
+test('a hash verifies its password only, and is salted', async () => {
+  const hasher = createPasswordHasher();
+  const [a, b] = await Promise.all([hasher.hash('correct horse'), hasher.hash('correct horse')]);
+  assert.match(a, /^scrypt\$15\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
+  assert.notEqual(a, b);
+  assert.equal(await hasher.verify('correct horse', a), true);
+  assert.equal(await hasher.verify('correct horsf', a), false);
+});
+
+test('nothing stored, or something malformed, never verifies', async () => {
+  const hasher = createPasswordHasher();
+  const stored = await hasher.hash('correct horse');
+  assert.equal(await hasher.verify('correct horse', undefined), false);
+  assert.equal(await hasher.verify('correct horse', 'plain text'), false);
+  assert.equal(await hasher.verify('correct horse', stored.replace('$15$', '$30$')), false, 'an absurd cost is refused, not computed');
+  assert.equal(await hasher.verify('correct horse', stored.slice(0, -4)), false);
+});
+
+test('canonically equivalent Unicode spellings are one password', async () => {
+  const hasher = createPasswordHasher();
+  const stored = await hasher.hash('caf\u00e9 au lait');
+  assert.equal(await hasher.verify('cafe\u0301 au lait', stored), true);
+});
