@@ -140,5 +140,11 @@ export function apply(state: OrgState, change: Change): OrgState {
       if (w) state.webhooks.set(w.id, { ...w, triggers: w.triggers.filter((t) => !gone(t)) });
       return state;
     }
+    case 'TwinOwed':
+      state.owed_twins.push({ ...change.twin });
+      return state;
+    case 'TwinsEmitted':
+      state.owed_twins = state.owed_twins.filter((t) => t.offset > change.through);
+      return state;
   }
 }

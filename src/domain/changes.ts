@@ -1,5 +1,5 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
-import type { AttributeSet, GdprConsent, Handle, OrgGenesis, Person, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
+import type { AttributeSet, GdprConsent, Handle, OrgGenesis, OwedTwin, Person, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 
 export type Change =
   | { t: 'OrgCreated'; genesis: OrgGenesis }
@@ -25,6 +25,10 @@ export type Change =
   /** removes the webhook with its triggers */
   | { t: 'WebhookDeleted'; id: string }
   | { t: 'WebhookTriggerAdded'; id: string; trigger: WebhookTrigger }
-  | { t: 'WebhookTriggerRemoved'; id: string; trigger: WebhookTrigger };
+  | { t: 'WebhookTriggerRemoved'; id: string; trigger: WebhookTrigger }
+  /** a regional event's _InRegion form was emitted by this entry (twin.offset); its plain form is owed */
+  | { t: 'TwinOwed'; twin: OwedTwin }
+  /** the owed twins of every entry up to `through` were emitted by this entry */
+  | { t: 'TwinsEmitted'; through: number };
 
 export type ChangeType = Change['t'];

@@ -75,6 +75,8 @@ export type Command =
   | { kind: 'SetPassword'; person_id: string; password_hash: string }
   | { kind: 'RecordAuthenticationFailure'; failure: AuthenticationFailure }
   /** records the token of a successful sign-in (and creates the person on registration) */
-  | { kind: 'CompleteSignIn'; sign_in: SignIn };
+  | { kind: 'CompleteSignIn'; sign_in: SignIn }
+  /** every configured region has applied the entries up to `through`: emit the plain twins they owe */
+  | { kind: 'EmitOwedTwins'; through: number };
 
 export type CommandKind = Command['kind'];

@@ -9,9 +9,14 @@ import { setGdprConsents } from './consents.js';
 import { emitTestEvents } from './test-events.js';
 import { completeSignIn, recordAuthenticationFailure, setPassword } from './sign-in.js';
 import type { OrgState } from './state.js';
+import { emitOwedTwins, withTwins } from './twins.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 
 export function decide(state: OrgState, command: Command, ctx: DecideContext): Decision {
+  return withTwins(state, decideCommand(state, command, ctx), ctx);
+}
+
+function decideCommand(state: OrgState, command: Command, ctx: DecideContext): Decision {
   switch (command.kind) {
     case 'CreateSuborganization':
       return createSuborganization(state, command.sub_org_name, ctx);
@@ -55,5 +60,7 @@ export function decide(state: OrgState, command: Command, ctx: DecideContext): D
       return recordAuthenticationFailure(state, command.failure, ctx);
     case 'CompleteSignIn':
       return completeSignIn(state, command.sign_in, ctx);
+    case 'EmitOwedTwins':
+      return emitOwedTwins(state, command.through);
   }
 }

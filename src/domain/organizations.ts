@@ -15,7 +15,7 @@ export function createSuborganization(state: OrgState, name: string, ctx: Decide
   if (orgName === '' || orgName.length > 200) throw badRequest('sub_org_name: must be 1-200 characters');
   const id = ctx.uuid();
   const apiKey = ctx.secret();
-  const event = { name: 'SuborganizationCreated_InRegion_v1', body: { suborganization_id: id, org_name: orgName, parent_organization_id: state.id, region: ctx.regions[0] } };
+  const event = { name: 'SuborganizationCreated_v1', body: { suborganization_id: id, org_name: orgName, parent_organization_id: state.id }, regional: true as const };
   return {
     ...decision({ id, org_name: orgName, parent_id: state.id, api_key: apiKey }, [{ t: 'SuborganizationCreated', id }], [event]),
     spawn: { id, org_name: orgName, parent_id: state.id, root_id: state.root_id, api_key_hash: ctx.hashKey(apiKey), created: new Date(ctx.nowMs).toISOString() },

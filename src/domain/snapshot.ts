@@ -1,8 +1,9 @@
 // Organization state to and from a plain, serializable form (Maps and Sets become arrays).
-import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook } from './state.js';
+import { handleKey, type Group, type OrgState, type OwedTwin, type Person, type AttributeSet, type Webhook } from './state.js';
 
 export interface StateSnapshot {
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks'>;
+  /** owed_twins is absent from snapshots written before twins were owed */
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'owed_twins'> & { owed_twins?: OwedTwin[] };
   persons: Person[];
   groups: Array<Omit<Group, 'members'> & { members: string[] }>;
   attributes: Array<[string, AttributeSet]>;
@@ -12,7 +13,7 @@ export interface StateSnapshot {
 export function toSnapshot(s: OrgState): StateSnapshot {
   const { persons, person_order, handles, groups, attributes, webhooks, ...org } = s;
   return {
-    org: { ...org, suborganizations: [...org.suborganizations] },
+    org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
     persons: person_order.map((id) => persons.get(id) as Person),
     groups: [...groups.values()].map((g) => ({ ...g, members: [...g.members] })),
     attributes: [...attributes.entries()],
@@ -23,6 +24,7 @@ export function toSnapshot(s: OrgState): StateSnapshot {
 export function fromSnapshot(snap: StateSnapshot): OrgState {
   const state: OrgState = {
     ...snap.org,
+    owed_twins: snap.org.owed_twins ?? [],
     persons: new Map(),
     person_order: [],
     handles: new Map(),

@@ -70,6 +70,18 @@ export interface Webhook extends WebhookSettings {
   triggers: WebhookTrigger[];
 }
 
+/**
+ * The plain form of a regional event, owed since its _InRegion twin was emitted: it is emitted once every
+ * configured region has applied the entry.
+ */
+export interface OwedTwin {
+  /** the WAL entry whose change the event reports */
+  offset: number;
+  /** message name of the plain form, e.g. SuborganizationCreated_v1 */
+  name: string;
+  body: Record<string, unknown>;
+}
+
 export interface OrgState {
   id: string;
   org_name: string;
@@ -89,6 +101,8 @@ export interface OrgState {
   attributes: Map<string, AttributeSet>;
   /** webhook id → webhook, in creation order */
   webhooks: Map<string, Webhook>;
+  /** plain twins not yet emitted, in entry order */
+  owed_twins: OwedTwin[];
   /** offset of the last WAL entry applied */
   offset: number;
   /** offset of the last event emitted */
@@ -114,6 +128,7 @@ export function emptyState(g: OrgGenesis): OrgState {
     groups: new Map(),
     attributes: new Map(),
     webhooks: new Map(),
+    owed_twins: [],
     offset: 0,
     event_offset: 0,
   };

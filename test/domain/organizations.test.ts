@@ -9,8 +9,9 @@ describe('CreateSuborganization', () => {
     const { decision, after } = when<SuborganizationRet>(given(), { kind: 'CreateSuborganization', sub_org_name: '  Team A ' });
     assert.deepEqual(decision.reply, { id: 'id-1', org_name: 'Team A', parent_id: GENESIS.id, api_key: 'secret-1' });
     assert.deepEqual(decision.spawn, { id: 'id-1', org_name: 'Team A', parent_id: GENESIS.id, root_id: GENESIS.root_id, api_key_hash: 'hash:secret-1', created: new Date(NOW_MS).toISOString() });
-    assert.deepEqual(decision.changes, [{ t: 'SuborganizationCreated', id: 'id-1' }]);
-    assert.deepEqual(decision.events.map((e) => e.name), ['SuborganizationCreated_InRegion_v1']);
+    const body = { suborganization_id: 'id-1', org_name: 'Team A', parent_organization_id: GENESIS.id };
+    assert.deepEqual(decision.changes, [{ t: 'SuborganizationCreated', id: 'id-1' }, { t: 'TwinOwed', twin: { offset: 1, name: 'SuborganizationCreated_v1', body } }]);
+    assert.deepEqual(decision.events, [{ name: 'SuborganizationCreated_InRegion_v1', body: { ...body, region: 'europe-belgium' } }]);
     assert.deepEqual(after.suborganizations, ['id-1']);
   });
 
