@@ -12,6 +12,7 @@ import { Replica } from './replica.js';
 import { openReplicaStore } from './replica-store.js';
 import { createSimulatedTransport } from './simulated-transport.js';
 import type { LinkConditions } from './transport.js';
+import { createTwinRelease } from './twin-release.js';
 import { createRegionWaiter, type RegionWaiter } from './waiters.js';
 
 export interface RegionView {
@@ -70,7 +71,11 @@ export async function startRegions(deps: RegionsDeps): Promise<Regions> {
       link.committed(org, last.offset);
     }
   });
+  // Listens before the links start, so that the replicas' first acknowledgements (where they stand after a
+  // restart) already release the twins they cover.
+  const twins = createTwinRelease({ registry: deps.registry, sources: [...links.values()], warn: deps.warn });
   for (const link of links.values()) link.start([...deps.registry.all()].map((a) => [a.id, a.state.offset] as [string, number]));
+  twins.start();
 
   const lag = deps.metrics.gauge('replication_lag_entries', 'WAL entries committed locally and not yet acknowledged by the region');
   const linkState = deps.metrics.gauge('replication_link_state', 'Replication link state by region (1 for the current state)');
@@ -97,6 +102,7 @@ export async function startRegions(deps: RegionsDeps): Promise<Regions> {
     link: (region) => links.get(region),
     replica: (region) => replicas.get(region),
     async stop() {
+      twins.stop();
       waiter?.close();
       for (const link of links.values()) link.stop();
       await Promise.all([...replicas.values()].map((r) => r.close()));
