@@ -131,7 +131,11 @@ export function apply(state: OrgState, change: Change): OrgState {
       return state;
     case 'WebhookTriggerAdded': {
       const w = state.webhooks.get(change.id);
-      if (w) state.webhooks.set(w.id, { ...w, triggers: [...w.triggers, change.trigger] });
+      if (!w) return state;
+      const trigger = { trigger_type: change.trigger.trigger_type, trigger_name: change.trigger.trigger_name };
+      // Entries written before from_event existed attached the trigger at the event offset they were applied at.
+      const attached = trigger.trigger_type === 'event' ? { ...trigger, from_event: change.from_event ?? state.event_offset + 1 } : trigger;
+      state.webhooks.set(w.id, { ...w, triggers: [...w.triggers, attached] });
       return state;
     }
     case 'WebhookTriggerRemoved': {

@@ -24,7 +24,8 @@ export type Change =
   | { t: 'WebhookUpdated'; id: string; settings: WebhookSettings }
   /** removes the webhook with its triggers */
   | { t: 'WebhookDeleted'; id: string }
-  | { t: 'WebhookTriggerAdded'; id: string; trigger: WebhookTrigger }
+  /** from_event: for event triggers, the organization's next event offset when the trigger was attached */
+  | { t: 'WebhookTriggerAdded'; id: string; trigger: WebhookTrigger; from_event?: number }
   | { t: 'WebhookTriggerRemoved'; id: string; trigger: WebhookTrigger }
   /** a regional event's _InRegion form was emitted by this entry (twin.offset); its plain form is owed */
   | { t: 'TwinOwed'; twin: OwedTwin }

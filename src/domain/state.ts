@@ -50,6 +50,15 @@ export interface WebhookTrigger {
   trigger_name: string;
 }
 
+/** A trigger as the webhook holds it. */
+export interface AttachedTrigger extends WebhookTrigger {
+  /**
+   * event triggers: the first event offset the trigger covers, the organization's next event when it was
+   * attached. Events before it are never delivered for it, so a new trigger starts now, not from history.
+   */
+  from_event?: number;
+}
+
 export type OnFailure = 'block' | 'continue';
 
 /** What a webhook's owner sets; PATCH replaces any of these. */
@@ -67,7 +76,7 @@ export interface WebhookSettings {
 export interface Webhook extends WebhookSettings {
   id: string;
   created: string;
-  triggers: WebhookTrigger[];
+  triggers: AttachedTrigger[];
 }
 
 /**

@@ -64,7 +64,10 @@ export function addTrigger(state: OrgState, id: string, trigger: WebhookTrigger)
   checkTrigger(trigger);
   if (webhook.triggers.some((t) => sameTrigger(t, trigger))) return decision(null);
   if (webhook.triggers.length >= MAX_TRIGGERS) throw badRequest(`a webhook may have at most ${MAX_TRIGGERS} triggers`);
-  return decision(null, [{ t: 'WebhookTriggerAdded', id, trigger: { trigger_type: trigger.trigger_type, trigger_name: trigger.trigger_name } }]);
+  const added = { trigger_type: trigger.trigger_type, trigger_name: trigger.trigger_name };
+  // state.event_offset already counts the events of commands decided before this one in the same batch.
+  if (added.trigger_type === 'event') return decision(null, [{ t: 'WebhookTriggerAdded', id, trigger: added, from_event: state.event_offset + 1 }]);
+  return decision(null, [{ t: 'WebhookTriggerAdded', id, trigger: added }]);
 }
 
 export function removeTrigger(state: OrgState, id: string, trigger: WebhookTrigger): Decision<null> {

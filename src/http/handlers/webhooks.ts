@@ -139,7 +139,7 @@ export function webhookRoutes(deps: HandlerDeps, hooks: WebhookRouteDeps): Route
       auth: 'key',
       success: { status: 200, result: Type.Array(Trigger) },
       errors: [400, 401, 403, 404],
-      handler: (req) => ({ status: 200, result: requireWebhook(req.org.state, id(req)).triggers.map((t) => ({ ...t })) }),
+      handler: (req) => ({ status: 200, result: requireWebhook(req.org.state, id(req)).triggers.map((t) => ({ trigger_type: t.trigger_type, trigger_name: t.trigger_name })) }),
     }),
     route<unknown, WebhookTrigger>({
       method: 'delete',
