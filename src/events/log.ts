@@ -1,5 +1,6 @@
 // Each organization's event log as readers see it: durable events at consecutive offsets from 1, read from
-// any retained offset, and pruned to the configured retention by a periodic job in bounded batches.
+// any retained offset, and pruned to the configured retention by a periodic job in bounded batches. Pruning
+// never removes an event that a webhook has still to deliver.
 import type { EventRetention } from '../config.js';
 import type { Wal } from '../wal/log.js';
 import { parseRfc3339 } from './timestamp.js';
@@ -21,6 +22,11 @@ export interface EventLogDeps {
   retention: EventRetention;
   nowMs(): number;
   warn(message: string): void;
+  /**
+   * The oldest offset of the organization that must be kept whatever the retention says (the oldest event a
+   * webhook has not yet delivered), or undefined when nothing holds the log back.
+   */
+  keepFrom?(org: string): number | undefined;
   /** events removed (or, for age retention, inspected) per LMDB transaction; default 1000 */
   batchSize?: number;
 }
@@ -70,9 +76,11 @@ export function createEventLog(deps: EventLogDeps): EventLog {
     const first = deps.wal.firstEventOffset(org);
     if (first === undefined) return 0;
     const head = deps.head(org);
+    // Read once, before removing anything: a webhook's position only moves forward, so this stays safe.
+    const keep = deps.keepFrom?.(org) ?? Infinity;
     const retention = deps.retention;
     if (retention.kind === 'count') {
-      const below = head - retention.count + 1;
+      const below = Math.min(head - retention.count + 1, keep);
       return below > first ? removeBelow(org, below) : 0;
     }
     // Offsets follow commit order, so timestamps rise with them (up to wall-clock steps): walk from the oldest,
@@ -83,9 +91,9 @@ export function createEventLog(deps: EventLogDeps): EventLog {
     for (;;) {
       const batch = read(org, at, batchSize);
       const young = batch.find((e) => !isOlderThan(e.event, cutoffMs));
-      const below = young?.offset ?? (batch.at(-1)?.offset ?? at - 1) + 1;
+      const below = Math.min(young?.offset ?? (batch.at(-1)?.offset ?? at - 1) + 1, keep);
       if (below > at) removed += await removeBelow(org, below);
-      if (young !== undefined || batch.length < batchSize) return removed;
+      if (young !== undefined || batch.length < batchSize || below >= keep) return removed;
       at = below;
     }
   }

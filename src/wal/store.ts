@@ -1,9 +1,12 @@
-// The local LMDB environment and its named databases: WAL entries, snapshots, events, organizations, metadata.
+// The local LMDB environment and its named databases: WAL entries, snapshots, events, organizations, metadata,
+// and the webhook outbox's delivery positions and dead letters.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 
 export type WalKey = [org: string, offset: number];
+export type WebhookKey = [org: string, webhook: string];
+export type DeadLetterKey = [org: string, webhook: string, offset: number];
 
 export interface Store {
   readonly root: RootDatabase;
@@ -17,6 +20,10 @@ export interface Store {
   readonly orgs: Database<Buffer, string>;
   /** small named values: the cursor secret, signing keys. */
   readonly meta: Database<Buffer, string>;
+  /** [org, webhook] → framed record of the webhook's delivery position (the last event offset it is done with). */
+  readonly deliveries: Database<Buffer, WebhookKey>;
+  /** [org, webhook, event offset] → framed dead letter: an event delivery that ran out of attempts. */
+  readonly deadLetters: Database<Buffer, DeadLetterKey>;
   readonly durable: boolean;
   close(): Promise<void>;
 }
@@ -31,7 +38,7 @@ export function openStore(dataDir: string, name: string, durable: boolean): Stor
     overlappingSync: durable,
     noSync: !durable,
   });
-  const sub = <K extends string | WalKey>(dbName: string) =>
+  const sub = <K extends string | WalKey | WebhookKey | DeadLetterKey>(dbName: string) =>
     root.openDB<Buffer, K>({ name: dbName, encoding: 'binary' });
   return {
     root,
@@ -40,6 +47,8 @@ export function openStore(dataDir: string, name: string, durable: boolean): Stor
     events: sub<WalKey>('events'),
     orgs: sub<string>('orgs'),
     meta: sub<string>('meta'),
+    deliveries: sub<WebhookKey>('deliveries'),
+    deadLetters: sub<DeadLetterKey>('dead_letters'),
     durable,
     close: () => root.close(),
   };
