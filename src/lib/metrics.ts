@@ -12,6 +12,8 @@ export interface Counter {
 }
 export interface Gauge {
   set(value: number, labels?: Labels): void;
+  /** forgets every label set, so that a collector can set only the series that exist now */
+  reset(): void;
 }
 export interface Histogram {
   observe(seconds: number, labels?: Labels): void;
@@ -44,7 +46,7 @@ export class Metrics {
   gauge(name: string, help: string): Gauge {
     const values = new Map<string, number>();
     this.families.push({ name, help, type: 'gauge', render: () => [...values].map(([l, v]) => `${name}${l} ${v}`) });
-    return { set: (value, labels = {}) => void values.set(labelText(labels), value) };
+    return { set: (value, labels = {}) => void values.set(labelText(labels), value), reset: () => values.clear() };
   }
 
   histogram(name: string, help: string, buckets = LATENCY_BUCKETS): Histogram {

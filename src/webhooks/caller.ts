@@ -6,7 +6,8 @@ import { ForbiddenAddressError, type AddressGuard } from './address-guard.js';
 
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 
-export type CallFailureReason = 'timeout' | 'forbidden_address' | 'connection' | 'too_large';
+/** aborted: the caller gave up on the call (the service is stopping, the webhook is gone) */
+export type CallFailureReason = 'timeout' | 'forbidden_address' | 'connection' | 'too_large' | 'aborted';
 
 export class WebhookCallError extends Error {
   override name = 'WebhookCallError';
@@ -26,6 +27,8 @@ export interface CallRequest {
   /** the delivery token */
   body: string;
   timeoutMs: number;
+  /** ends the call early, as an `aborted` failure */
+  signal?: AbortSignal;
 }
 
 export interface CallResponse {
@@ -76,6 +79,10 @@ export function createWebhookCaller(options: { guard: AddressGuard; maxResponseB
       const url = new URL(request.url);
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), request.timeoutMs);
+      const external = request.signal;
+      const stop = () => controller.abort();
+      if (external?.aborted) controller.abort();
+      else external?.addEventListener('abort', stop, { once: true });
       try {
         const res = await agent.request({
           origin: url.origin,
@@ -95,11 +102,13 @@ export function createWebhookCaller(options: { guard: AddressGuard; maxResponseB
         return { status: res.statusCode, body: await readBounded(res.body) };
       } catch (error) {
         if (error instanceof WebhookCallError) throw error;
+        if (external?.aborted) throw new WebhookCallError('aborted', 'the call was abandoned', { cause: error });
         if (controller.signal.aborted) throw new WebhookCallError('timeout', `no complete answer within ${request.timeoutMs} ms`, { cause: error });
         if (isForbidden(error)) throw new WebhookCallError('forbidden_address', (error as Error).message, { cause: error });
         throw new WebhookCallError('connection', `the call failed: ${(error as Error).message}`, { cause: error });
       } finally {
         clearTimeout(timer);
+        external?.removeEventListener('abort', stop);
       }
     },
     close: () => agent.close(),
