@@ -27,8 +27,16 @@ export interface Config {
   wsMaxBuffer: number;
   /** SERVICE_WEBHOOK_ALLOW_INSECURE: http, loopback and private webhook targets are allowed (tests, local development) */
   webhookAllowInsecure: boolean;
+  /** event webhook deliveries: back-off base and cap in ms, and attempts per event before it is dead-lettered */
+  webhookRetry: WebhookRetry;
   /** repeated failed sign-ins per handle and per client IP, counted in a sliding window */
   authThrottle: { windowMs: number; perHandle: number; perIp: number };
+}
+
+export interface WebhookRetry {
+  baseMs: number;
+  maxMs: number;
+  limit: number;
 }
 
 /** Keep the newest `count` events, or the events younger than `ms`, of each organization. */
@@ -80,6 +88,13 @@ export function parseRetention(raw: string | undefined): EventRetention {
   return { kind: 'age', ms };
 }
 
+function webhookRetry(env: Env): WebhookRetry {
+  const baseMs = integer(env, 'SERVICE_WEBHOOK_RETRY_BASE_MS', 1000, 1, 3_600_000);
+  const maxMs = integer(env, 'SERVICE_WEBHOOK_RETRY_MAX_MS', 300_000, 1, 86_400_000);
+  if (maxMs < baseMs) throw new ConfigError(`SERVICE_WEBHOOK_RETRY_MAX_MS (${maxMs}) must not be below SERVICE_WEBHOOK_RETRY_BASE_MS (${baseMs})`);
+  return { baseMs, maxMs, limit: integer(env, 'SERVICE_WEBHOOK_RETRY_LIMIT', 10, 1, 1000) };
+}
+
 export function loadConfig(env: Env): Config {
   const host = env['SERVICE_HOST'] || '127.0.0.1';
   const port = integer(env, 'SERVICE_PORT', 8080, 0, 65535);
@@ -127,6 +142,7 @@ export function loadConfig(env: Env): Config {
     // At least 64 KiB, so that one large event frame always fits an empty buffer.
     wsMaxBuffer: integer(env, 'SERVICE_WS_MAX_BUFFER', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
     webhookAllowInsecure: flag(env, 'SERVICE_WEBHOOK_ALLOW_INSECURE'),
+    webhookRetry: webhookRetry(env),
     authThrottle: {
       windowMs: integer(env, 'SERVICE_AUTH_THROTTLE_WINDOW', 300, 1, 86_400) * 1000,
       perHandle: integer(env, 'SERVICE_AUTH_THROTTLE_PER_HANDLE', 10, 1, 1_000_000),

@@ -16,6 +16,7 @@ import type { Route } from './http/route.js';
 import type { HandlerDeps } from './http/handlers/deps.js';
 import { attributeRoutes } from './http/handlers/attributes.js';
 import { consentRoutes } from './http/handlers/consents.js';
+import { deadLetterRoutes } from './http/handlers/dead-letters.js';
 import { eventRoutes } from './http/handlers/events.js';
 import { groupRoutes } from './http/handlers/groups.js';
 import { organizationRoutes } from './http/handlers/organizations.js';
@@ -32,12 +33,14 @@ import { Metrics } from './lib/metrics.js';
 import { Registry } from './org/registry.js';
 import { startRegions, type Regions } from './regions/regions.js';
 import { createWal } from './wal/log.js';
+import { createOutboxStore } from './wal/outbox-store.js';
 import { openStore } from './wal/store.js';
 import { createAddressGuard, type Resolver } from './webhooks/address-guard.js';
 import { createWebhookCaller } from './webhooks/caller.js';
 import { createDeliverySigner } from './webhooks/delivery-token.js';
 import { loadWebhookKeys } from './webhooks/keys.js';
 import { createWebhookMetrics } from './webhooks/metrics.js';
+import { createOutbox, type Outbox } from './webhooks/outbox.js';
 import { createSyncHooks } from './webhooks/sync-hook.js';
 
 export const VERSION = '0.1.0';
@@ -53,6 +56,8 @@ export interface Service {
   /** the local region and the replicas, their links and consistency waits */
   regions: Regions;
   events: { log: EventLog; stream: EventStream };
+  /** event webhook deliveries */
+  outbox: Outbox;
   /** signs identity tokens; its key set verifies them */
   tokens: TokenPort;
   stop(): Promise<void>;
@@ -118,10 +123,13 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const root = await registry.bootstrap(config.rootOrgId, config.rootApiKey);
 
   const codec = createEventCodec();
+  // Bound once the outbox exists, before pruning starts: the log keeps what webhooks have still to deliver.
+  let outbox: Outbox | undefined;
   const eventLog = createEventLog({
     wal,
     head: (org) => registry.get(org)?.durableEventOffset ?? 0,
     organizations: () => [...registry.all()].map((a) => a.id),
+    keepFrom: (org) => outbox?.keepFrom(org),
     retention: config.eventRetention,
     nowMs: () => clock.nowMs(),
     warn,
@@ -146,8 +154,6 @@ export async function startService(config: Config, options: ServiceOptions = {})
       warn(`publishing events of ${org} failed: ${String((error as Error).stack ?? error)}`);
     }
   });
-  eventLog.startPruning(config.eventPruneIntervalMs);
-
   let cursorSecret = wal.getMeta<Buffer>('cursor_secret');
   if (!cursorSecret) {
     cursorSecret = randomBytes(32);
@@ -169,11 +175,37 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const webhookKeys = await loadWebhookKeys(wal, clock.nowMs());
   const guard = createAddressGuard(options.resolveHost ? { allowInsecure: config.webhookAllowInsecure, resolver: options.resolveHost } : { allowInsecure: config.webhookAllowInsecure });
   const caller = createWebhookCaller({ guard });
+  const signer = createDeliverySigner(webhookKeys, () => issuer, () => clock.nowMs());
+  const webhookMetrics = createWebhookMetrics(metrics);
   const hooks = createSyncHooks({
     caller,
-    signer: createDeliverySigner(webhookKeys, () => issuer, () => clock.nowMs()),
-    metrics: createWebhookMetrics(metrics),
+    signer,
+    metrics: webhookMetrics,
     isReserved: (claim, groupsClaimName) => RESERVED_CLAIMS.has(claim) || claim === groupsClaimName,
+  });
+  // Its own connection pool: a slow event receiver never holds up a sign-in's hooks.
+  const outboxCaller = createWebhookCaller({ guard });
+  const events = createOutbox({
+    webhooks: (org) => registry.get(org)?.state.webhooks,
+    organizations: () => [...registry.all()].map((a) => a.id),
+    log: eventLog,
+    store: createOutboxStore(store),
+    caller: outboxCaller,
+    signer,
+    retry: config.webhookRetry,
+    random: options.random ?? Math.random,
+    nowMs: () => clock.nowMs(),
+    calls: webhookMetrics,
+    metrics,
+    warn,
+  });
+  outbox = events;
+  registry.onCommit((org, entries) => {
+    try {
+      events.committed(org, entries);
+    } catch (error) {
+      warn(`waking the event webhooks of ${org} failed: ${String((error as Error).stack ?? error)}`);
+    }
   });
   const tokens = await createTokenPort({ wal, issuer: () => issuer, clock, ids });
   const passwords = createPasswordHasher();
@@ -202,12 +234,16 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...regionRoutes(regions),
     ...eventRoutes(deps),
     ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhookKeys.jwks() }),
+    ...deadLetterRoutes(deps, events),
     ...passwordRoutes(deps, { passwords, signIn }),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream, log: eventLog }));
   front.mount(routes);
   const port = await front.listen(config.host, config.port);
   if (config.port === 0) issuer = issuer.replace(/:0$/, `:${port}`);
+  // Deliveries start once the issuer they carry is known; pruning once the outbox says what to keep.
+  await events.start();
+  eventLog.startPruning(config.eventPruneIntervalMs);
 
   return {
     port,
@@ -217,12 +253,15 @@ export async function startService(config: Config, options: ServiceOptions = {})
     registry,
     regions,
     events: { log: eventLog, stream },
+    outbox: events,
     tokens,
     async stop() {
       stream.closeAll(CLOSE_GOING_AWAY, 'server stopping');
       front.close();
+      // Calls in flight are aborted, not awaited: their events are delivered again after the restart.
+      await events.stop();
       await eventLog.stop();
-      await caller.close();
+      await Promise.all([caller.close(), outboxCaller.close()]);
       await registry.stop();
       await regions.stop();
       await store.close();

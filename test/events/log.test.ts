@@ -30,7 +30,7 @@ async function append(org: string, first: number, last: number, moveHead = true)
   if (moveHead) heads.set(org, last);
 }
 
-function eventLog(retention: EventRetention, nowMs = T0, batchSize = 4): EventLog {
+function eventLog(retention: EventRetention, nowMs = T0, batchSize = 4, keepFrom?: (org: string) => number | undefined): EventLog {
   const observed: Wal = {
     ...wal,
     removeEvents: async (org, below, limit) => {
@@ -47,6 +47,7 @@ function eventLog(retention: EventRetention, nowMs = T0, batchSize = 4): EventLo
     nowMs: () => nowMs,
     warn: (m) => assert.fail(m),
     batchSize,
+    ...(keepFrom ? { keepFrom } : {}),
   });
 }
 
@@ -128,6 +129,34 @@ describe('retention by age', () => {
     const log = eventLog({ kind: 'age', ms: 1000 }, T0 + 3_600_000, 2);
     assert.equal(await log.prune(), 5);
     assert.equal(wal.firstEventOffset('a'), 6);
+    await store.close();
+  });
+});
+
+describe('events a webhook has still to deliver', () => {
+  test('count retention stops at the oldest one, and goes on once it moves', async () => {
+    await append('a', 1, 30);
+    await append('b', 1, 30);
+    let keep: number | undefined = 12;
+    const log = eventLog({ kind: 'count', count: 5 }, T0, 4, (org) => (org === 'a' ? keep : undefined));
+    assert.equal(await log.prune(), 11 + 25);
+    assert.equal(log.oldest('a'), 12);
+    assert.equal(log.oldest('b'), 26, 'another organization is pruned as usual');
+    keep = 20;
+    assert.equal(await log.prune(), 8);
+    assert.equal(log.oldest('a'), 20);
+    keep = undefined;
+    assert.equal(await log.prune(), 6);
+    assert.equal(log.oldest('a'), 26);
+    await store.close();
+  });
+
+  test('age retention stops at the oldest one too', async () => {
+    await append('a', 1, 30);
+    const log = eventLog({ kind: 'age', ms: 1000 }, T0 + 3_600_000, 3, () => 7);
+    assert.equal(await log.prune(), 6);
+    assert.equal(log.oldest('a'), 7);
+    assert.equal(await log.prune(), 0);
     await store.close();
   });
 });

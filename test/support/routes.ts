@@ -1,6 +1,6 @@
 // Every route of the persons (GDPR consents and passwords included), groups, attributes, organizations and
-// webhooks API with a valid sample request, so that tests can sweep them all (auth, consistency headers,
-// isolation, bodies) and notice a route without a sample.
+// webhooks API (dead letters included) with a valid sample request, so that tests can sweep them all (auth,
+// consistency headers, isolation, bodies) and notice a route without a sample.
 export interface RouteCase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** the declared path, as in the OpenAPI document */
@@ -64,6 +64,9 @@ export function routeCases(t: Targets): RouteCase[] {
     c('POST', '/organizations/webhooks/{webhook_id}/triggers', `/organizations/webhooks/${w}/triggers`, { trigger_type: 'event', trigger_name: 'PersonDeleted_v1' }),
     c('GET', '/organizations/webhooks/{webhook_id}/triggers', `/organizations/webhooks/${w}/triggers`),
     c('DELETE', '/organizations/webhooks/{webhook_id}/triggers', `/organizations/webhooks/${w}/triggers?trigger_type=event&trigger_name=PersonCreated_v1`),
+    c('GET', '/organizations/webhooks/{webhook_id}/dead-letters', `/organizations/webhooks/${w}/dead-letters`),
+    c('POST', '/organizations/webhooks/{webhook_id}/dead-letters/{offset}/retry', `/organizations/webhooks/${w}/dead-letters/1/retry`),
+    c('DELETE', '/organizations/webhooks/{webhook_id}/dead-letters/{offset}', `/organizations/webhooks/${w}/dead-letters/1`),
   ];
 }
 
