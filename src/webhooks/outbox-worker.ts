@@ -67,9 +67,12 @@ export function startWorker(deps: WorkerDeps, initialPosition: number, retrying:
   let position = initialPosition;
   /** dead letters to redeliver, oldest event first; the head one stays here while it is in flight */
   const retries = [...retrying].sort((a, b) => a - b);
+  /** queued ones asked for again: a round that fails leaves them queued for one more */
+  const again = new Set<number>();
   const settle = (offset: number) => {
     const at = retries.indexOf(offset);
     if (at >= 0) retries.splice(at, 1);
+    again.delete(offset);
   };
 
   /** Events before the earliest event trigger was attached are never this webhook's: skip them unread. */
@@ -174,8 +177,9 @@ export function startWorker(deps: WorkerDeps, initialPosition: number, retrying:
     async bury(item, attempts, lastError) {
       const failed_at = new Date(deps.nowMs()).toISOString();
       if (item.source === 'dead_letter') {
-        await deps.store.updateDeadLetter(org, webhookId, item.offset, (l) => ({ ...l, attempts: l.attempts + attempts, last_error: lastError, failed_at, state: 'dead' }));
-        settle(item.offset);
+        const requeue = again.delete(item.offset);
+        await deps.store.updateDeadLetter(org, webhookId, item.offset, (l) => ({ ...l, attempts: l.attempts + attempts, last_error: lastError, failed_at, state: requeue ? 'retrying' : 'dead' }));
+        if (!requeue) settle(item.offset);
       } else {
         const letter: DeadLetter = { offset: item.offset, event_name: item.event_name, event: item.event, attempts, last_error: lastError, failed_at, state: 'dead' };
         // Stored durably before the position moves past the event: from here on the log may prune it.
@@ -202,7 +206,8 @@ export function startWorker(deps: WorkerDeps, initialPosition: number, retrying:
     backlog: () => retries.length + (catchUp().length > 0 ? Math.max(0, deps.log.head(org) - position) : 0),
     wake: () => actor.send({ type: 'work' }),
     queueRetry(offset) {
-      if (!retries.includes(offset)) {
+      if (retries.includes(offset)) again.add(offset);
+      else {
         retries.push(offset);
         retries.sort((a, b) => a - b);
       }
