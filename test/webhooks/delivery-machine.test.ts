@@ -1,0 +1,84 @@
+// The delivery machine on its own, driven by a scripted driver: the states one delivery passes through, the
+// retry limit, the order of deliveries, and a stop that aborts the attempt in flight.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startDelivery, type AttemptResult, type DeliveryDriver, type DeliveryItem } from '../../src/webhooks/delivery-machine.js';
+
+interface Script {
+  items: DeliveryItem[];
+  /** answers per attempt, in order; 'hang' never settles until aborted */
+  answers: Array<AttemptResult | 'hang'>;
+  limit: number;
+}
+
+function scripted(script: Script) {
+  const log: string[] = [];
+  const aborted: number[] = [];
+  const driver: DeliveryDriver = {
+    limit: script.limit,
+    pauseMs: 1,
+    hasWork: () => script.items.length > 0,
+    next: () => script.items[0],
+    attempt(item, attempt, signal) {
+      log.push(`attempt ${item.offset}#${attempt}`);
+      const answer = script.answers.shift() ?? { ok: true };
+      if (answer !== 'hang') return Promise.resolve(answer);
+      return new Promise((resolve) => signal.addEventListener('abort', () => (aborted.push(item.offset), resolve({ ok: false, error: 'aborted' }))));
+    },
+    delivered(item, attempts) {
+      log.push(`delivered ${item.offset} after ${attempts}`);
+      script.items.shift();
+    },
+    async bury(item, attempts, lastError) {
+      log.push(`dead ${item.offset} after ${attempts}: ${lastError}`);
+      script.items.shift();
+    },
+    retryDelayMs: () => 1,
+    failed: (error) => assert.fail(String(error)),
+  };
+  return { driver, log, aborted };
+}
+
+const item = (offset: number): DeliveryItem => ({ offset, event_name: 'PersonCreated_v1', event: {}, source: 'log' });
+const fail = (error: string): AttemptResult => ({ ok: false, error });
+
+async function settle(actor: ReturnType<typeof startDelivery>, state: string): Promise<void> {
+  const deadline = Date.now() + 2000;
+  while (actor.getSnapshot().value !== state) {
+    assert.ok(Date.now() < deadline, `still ${String(actor.getSnapshot().value)}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+test('pending → in_flight → retry_wait → in_flight → delivered, then the next one, then idle', async () => {
+  const { driver, log } = scripted({ items: [item(1), item(2)], answers: [fail('500'), fail('timeout'), { ok: true }, { ok: true }], limit: 5 });
+  const states: string[] = [];
+  const actor = startDelivery(driver);
+  actor.subscribe((s) => states.push(String(s.value)));
+  await settle(actor, 'idle');
+  actor.stop();
+  assert.deepEqual(log, ['attempt 1#1', 'attempt 1#2', 'attempt 1#3', 'delivered 1 after 3', 'attempt 2#1', 'delivered 2 after 1']);
+  assert.ok(states.includes('retry_wait'));
+  assert.equal(states.at(-1), 'idle');
+});
+
+test('after the limit the delivery is dead with the last error, and the next one goes on', async () => {
+  const { driver, log } = scripted({ items: [item(7), item(8)], answers: [fail('a'), fail('b'), fail('c')], limit: 3 });
+  const actor = startDelivery(driver);
+  await settle(actor, 'idle');
+  actor.stop();
+  assert.deepEqual(log, ['attempt 7#1', 'attempt 7#2', 'attempt 7#3', 'dead 7 after 3: c', 'attempt 8#1', 'delivered 8 after 1']);
+});
+
+test('work arriving while idle starts a delivery; stop aborts the attempt in flight', async () => {
+  const script: Script = { items: [], answers: ['hang'], limit: 3 };
+  const { driver, aborted } = scripted(script);
+  const actor = startDelivery(driver);
+  assert.equal(actor.getSnapshot().value, 'idle');
+  script.items.push(item(4));
+  actor.send({ type: 'work' });
+  await settle(actor, 'in_flight');
+  actor.stop();
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(aborted, [4]);
+});
