@@ -58,7 +58,10 @@ export function createEventLog(deps: EventLogDeps): EventLog {
   function read(org: string, from: number, limit: number): LoggedEvent[] {
     const head = deps.head(org);
     if (from > head || limit <= 0) return [];
-    return deps.wal.events(org, from, Math.min(limit, head - from + 1)) as LoggedEvent[];
+    const events = deps.wal.events(org, from, Math.min(limit, head - from + 1)) as LoggedEvent[];
+    // Below a pruned stretch the range starts later than `from`, and the count alone could reach past the head.
+    const last = events.at(-1);
+    return last !== undefined && last.offset > head ? events.filter((e) => e.offset <= head) : events;
   }
 
   /** Removes everything below `below` in transactions of at most batchSize keys, awaiting each: between them

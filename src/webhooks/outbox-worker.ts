@@ -114,8 +114,6 @@ export function startWorker(deps: WorkerDeps, initialPosition: number, retrying:
       const from = position;
       let found: DeliveryItem | undefined;
       for (const { offset, event } of deps.log.read(org, position + 1, SCAN_BATCH)) {
-        // A read that starts below a pruned stretch may run past the durable head; never go there.
-        if (offset > head) break;
         const name = eventName(event);
         if (triggers.some((t) => t.trigger_name === name && (t.from_event ?? 1) <= offset)) {
           found = { offset, event_name: name, event, source: 'log' };

@@ -76,6 +76,15 @@ describe('reading', () => {
     assert.equal(log.oldest('nobody'), 1, 'an empty log: the oldest is head + 1');
     await store.close();
   });
+
+  test('a read from below a pruned stretch still stops at the head', async () => {
+    await append('a', 1, 8);
+    await append('a', 9, 10, false);
+    await wal.removeEvents('a', 5, 100);
+    const log = eventLog({ kind: 'count', count: 100 });
+    assert.deepEqual(log.read('a', 1, 100).map((e) => e.offset), range(5, 8));
+    await store.close();
+  });
 });
 
 describe('retention by count', () => {
