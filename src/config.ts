@@ -1,6 +1,8 @@
 // Configuration: every setting with its documented default, validated once at start.
 export const REGION_NAMES = ['us-iowa', 'europe-belgium', 'asia-japan', 'europe-england', 'australia-sydney'] as const;
 export type RegionName = (typeof REGION_NAMES)[number];
+export const TOKEN_ALGS = ['ES256', 'RS256', 'EdDSA'] as const;
+export type TokenAlg = (typeof TOKEN_ALGS)[number];
 
 export interface Config {
   host: string;
@@ -31,6 +33,10 @@ export interface Config {
   webhookRetry: WebhookRetry;
   /** repeated failed sign-ins per handle and per client IP, counted in a sliding window */
   authThrottle: { windowMs: number; perHandle: number; perIp: number };
+  /** signing algorithm of new identity-token keys */
+  tokenAlg: TokenAlg;
+  /** identity-token lifetime, seconds */
+  tokenTtl: number;
 }
 
 export interface WebhookRetry {
@@ -121,6 +127,11 @@ export function loadConfig(env: Env): Config {
     throw new ConfigError(`SERVICE_DURABILITY must be sync or nosync, got "${durability}"`);
   }
 
+  const tokenAlg = env['SERVICE_TOKEN_ALG'] || 'ES256';
+  if (!(TOKEN_ALGS as readonly string[]).includes(tokenAlg)) {
+    throw new ConfigError(`SERVICE_TOKEN_ALG must be one of ${TOKEN_ALGS.join(', ')}, got "${tokenAlg}"`);
+  }
+
   return {
     host,
     port,
@@ -148,5 +159,8 @@ export function loadConfig(env: Env): Config {
       perHandle: integer(env, 'SERVICE_AUTH_THROTTLE_PER_HANDLE', 10, 1, 1_000_000),
       perIp: integer(env, 'SERVICE_AUTH_THROTTLE_PER_IP', 100, 1, 1_000_000),
     },
+    tokenAlg: tokenAlg as TokenAlg,
+    // At most a year: a retired signing key stays published until the last token it signed expires.
+    tokenTtl: integer(env, 'SERVICE_TOKEN_TTL', 86_400, 1, 366 * 86_400),
   };
 }

@@ -3,7 +3,7 @@ import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
 import { createPasswordHasher } from './auth/password-hash.js';
 import { createSignIn } from './auth/sign-in.js';
 import { createLimiter } from './auth/throttle.js';
-import { createTokenPort, RESERVED_CLAIMS, type TokenPort } from './auth/token-port.js';
+import { createTokenPort } from './auth/token-port.js';
 import type { Config } from './config.js';
 import { createEventCodec } from './events/codec.js';
 import type { EventJson } from './events/event-json.js';
@@ -25,6 +25,7 @@ import { personRoutes } from './http/handlers/persons.js';
 import { regionRoutes } from './http/handlers/regions.js';
 import { systemRoutes } from './http/handlers/system.js';
 import { webhookRoutes } from './http/handlers/webhooks.js';
+import { tokenRoutes } from './http/handlers/tokens.js';
 import { isNativeUws } from './http/uws.js';
 import { eventSocketBehavior } from './http/ws.js';
 import { systemClock, type Clock } from './lib/clock.js';
@@ -32,7 +33,12 @@ import { createIdSource } from './lib/ids.js';
 import { Metrics } from './lib/metrics.js';
 import { Registry } from './org/registry.js';
 import { startRegions, type Regions } from './regions/regions.js';
-import { createWal } from './wal/log.js';
+import { reservedClaim } from './tokens/claims.js';
+import { openKeyRing, type KeyRing } from './tokens/keys.js';
+import { createTokenMinter, type TokenMinter } from './tokens/mint.js';
+import { createTokenIssuer } from './tokens/sign.js';
+import { createTokenValidator, type TokenValidator } from './tokens/validate.js';
+import { createWal, type Wal } from './wal/log.js';
 import { createOutboxStore } from './wal/outbox-store.js';
 import { openStore } from './wal/store.js';
 import { createAddressGuard, type Resolver } from './webhooks/address-guard.js';
@@ -58,8 +64,10 @@ export interface Service {
   events: { log: EventLog; stream: EventStream };
   /** event webhook deliveries */
   outbox: Outbox;
-  /** signs identity tokens; its key set verifies them */
-  tokens: TokenPort;
+  /** the log: events and metadata can be read through it */
+  wal: Wal;
+  /** identity-token keys, minting and validation */
+  tokens: { keys: KeyRing; minter: TokenMinter; validator: TokenValidator };
   stop(): Promise<void>;
 }
 
@@ -162,6 +170,18 @@ export async function startService(config: Config, options: ServiceOptions = {})
 
   const regions = await startRegions({ config, wal, registry, metrics, warn, ...(options.random ? { random: options.random } : {}) });
 
+  // The issuer is read per token: with SERVICE_PORT=0 its port is known only once the front listens.
+  let issuer = config.issuer;
+  const keys = await openKeyRing({ meta: wal, name: 'token_keys', alg: config.tokenAlg, ttl: config.tokenTtl, clock, log });
+  const tokenIssuer = createTokenIssuer({ keys, issuer: () => issuer, ttl: config.tokenTtl, clock });
+  const minter = createTokenMinter(tokenIssuer);
+  const validator = createTokenValidator({
+    keys,
+    issuer: () => issuer,
+    clock,
+    personActive: (org, person) => registry.get(org)?.state.persons.get(person)?.active === true,
+  });
+
   const front = new Front(registry, metrics, {
     bodyLimit: config.bodyLimit,
     corsOrigins: config.corsOrigins,
@@ -170,7 +190,6 @@ export async function startService(config: Config, options: ServiceOptions = {})
     log: (m) => console.error(m),
   });
 
-  let issuer = config.issuer;
   const deps: HandlerDeps = { registry, pager: createPager(Buffer.from(cursorSecret)), consistency: regions.consistency, regions: config.regions };
   const webhookKeys = await loadWebhookKeys(wal, clock.nowMs());
   const guard = createAddressGuard(options.resolveHost ? { allowInsecure: config.webhookAllowInsecure, resolver: options.resolveHost } : { allowInsecure: config.webhookAllowInsecure });
@@ -181,7 +200,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     caller,
     signer,
     metrics: webhookMetrics,
-    isReserved: (claim, groupsClaimName) => RESERVED_CLAIMS.has(claim) || claim === groupsClaimName,
+    isReserved: reservedClaim,
   });
   // Its own connection pool: a slow event receiver never holds up a sign-in's hooks.
   const outboxCaller = createWebhookCaller({ guard });
@@ -207,7 +226,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       warn(`waking the event webhooks of ${org} failed: ${String((error as Error).stack ?? error)}`);
     }
   });
-  const tokens = await createTokenPort({ wal, issuer: () => issuer, clock, ids });
+  const tokens = createTokenPort(tokenIssuer);
   const passwords = createPasswordHasher();
   const { windowMs, perHandle, perIp } = config.authThrottle;
   const signIn = createSignIn({
@@ -236,6 +255,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhookKeys.jwks() }),
     ...deadLetterRoutes(deps, events),
     ...passwordRoutes(deps, { passwords, signIn }),
+    ...tokenRoutes(deps, { keys, minter, validator, issuer: () => issuer }),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream, log: eventLog }));
   front.mount(routes);
@@ -254,7 +274,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
     regions,
     events: { log: eventLog, stream },
     outbox: events,
-    tokens,
+    wal,
+    tokens: { keys, minter, validator },
     async stop() {
       stream.closeAll(CLOSE_GOING_AWAY, 'server stopping');
       front.close();

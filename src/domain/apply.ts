@@ -114,7 +114,9 @@ export function apply(state: OrgState, change: Change): OrgState {
     }
     case 'PersonTokenMinted': {
       const p = state.persons.get(change.person_id);
-      if (p) p.last_token_id = change.token_id;
+      if (!p) return state;
+      p.last_token_id = change.token_id;
+      p.token_count = (p.token_count ?? 0) + 1;
       return state;
     }
     // Webhooks are replaced, never mutated, so a webhook read before a change stays as it was.

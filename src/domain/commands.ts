@@ -50,6 +50,32 @@ export interface SignIn extends Attempt {
   registration?: { password_hash: string; region: string };
 }
 
+/** The seed's AuthenticationDetails, as the TokenMinted event carries it. */
+export interface AuthenticationDetails {
+  /** RFC 3339 with nanoseconds */
+  timestamp: string;
+  /** password, oidc, ... */
+  method: string;
+  /** handle type as the event enum names it (EmailAddress, PhoneNumber, Username) */
+  handle?: { type: string; value: string };
+}
+
+/** An identity token already signed, to be recorded: the person's last token moves to it and TokenMinted is emitted. */
+export interface TokenRecord {
+  person_id: string;
+  /** the token's jti */
+  token_id: string;
+  /** true for POST /persons/{id}/mint-token, false for sign-in */
+  mint_token_api: boolean;
+  first_token: boolean;
+  /** RFC 3339 with nanoseconds */
+  issued_at: string;
+  expires_at: string;
+  /** empty for the mint-token API */
+  authentications: AuthenticationDetails[];
+  prev_anonymous_person_id?: string;
+}
+
 export type Command =
   | { kind: 'CreateSuborganization'; sub_org_name: string }
   | { kind: 'RotateApiKey' }
@@ -77,6 +103,7 @@ export type Command =
   /** records the token of a successful sign-in (and creates the person on registration) */
   | { kind: 'CompleteSignIn'; sign_in: SignIn }
   /** every configured region has applied the entries up to `through`: emit the plain twins they owe */
-  | { kind: 'EmitOwedTwins'; through: number };
+  | { kind: 'EmitOwedTwins'; through: number }
+  | { kind: 'RecordToken'; token: TokenRecord };
 
 export type CommandKind = Command['kind'];

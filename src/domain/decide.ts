@@ -8,6 +8,7 @@ import { createSuborganization, rotateApiKey } from './organizations.js';
 import { setGdprConsents } from './consents.js';
 import { emitTestEvents } from './test-events.js';
 import { completeSignIn, recordAuthenticationFailure, setPassword } from './sign-in.js';
+import { recordToken } from './tokens.js';
 import type { OrgState } from './state.js';
 import { emitOwedTwins, withTwins } from './twins.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
@@ -62,5 +63,7 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return completeSignIn(state, command.sign_in, ctx);
     case 'EmitOwedTwins':
       return emitOwedTwins(state, command.through);
+    case 'RecordToken':
+      return recordToken(state, command.token);
   }
 }

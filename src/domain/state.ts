@@ -25,6 +25,8 @@ export interface Person {
   password_hash?: string;
   /** jti of the person's last identity token; absent before the first */
   last_token_id?: string;
+  /** identity tokens issued to the person */
+  token_count?: number;
 }
 
 export const CONSENT_LEVELS = ['none', 'necessary', 'analytics', 'marketing', 'retargeting', 'tracking'] as const;

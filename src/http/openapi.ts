@@ -55,7 +55,7 @@ export function openApiDocument(routes: readonly Route[], info: { title: string;
       parameters: [...params, ...queryParameters(r.query), ...consistency],
       responses,
     };
-    if (r.body) op['requestBody'] = { required: true, content: { 'application/json': { schema: plain(r.body) } } };
+    if (r.body) op['requestBody'] = { required: r.bodyOptional !== true, content: { 'application/json': { schema: plain(r.body) } } };
     (paths[r.path] ??= {})[r.method] = op;
   }
   return {

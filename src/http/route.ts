@@ -47,6 +47,8 @@ export interface Route<B = any, Q = any> {
   tag: string;
   auth: Auth;
   body?: TSchema;
+  /** the body may be left out entirely; the handler then sees body undefined */
+  bodyOptional?: boolean;
   query?: TSchema;
   /** status and result schema of success, for the OpenAPI document */
   success: { status: number; result?: TSchema; meta?: TSchema; document?: TSchema; description?: string };

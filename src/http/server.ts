@@ -227,7 +227,8 @@ export class Front {
     if (compiled.query) req.query = compiled.query(Object.fromEntries(new URLSearchParams(incoming.query))) as Record<string, unknown>;
     if (isMutating(route.method)) req.consistency = parseConsistency(headers);
 
-    if (compiled.body) {
+    // A route whose body is optional treats an empty body as no body at all.
+    if (compiled.body && !(route.bodyOptional && raw.length === 0)) {
       const contentType = headers['content-type'];
       if (contentType !== undefined && !/^application\/json\s*(;|$)/i.test(contentType)) {
         throw new ServiceError('ERR_UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, got "${contentType}"`);

@@ -110,6 +110,17 @@ test('every operation emits exactly its events, each valid and with complete eve
   ]);
   await emits('DELETE consent/gdpr again', () => c.delete(gdpr), none);
 
+  const mintedEvent = (r: { status: number; body: any; text: string }) => {
+    assert.equal(r.status, 201, r.text);
+    const claims = JSON.parse(Buffer.from((r.body.result as string).split('.')[1] as string, 'base64url').toString()) as { jti: string; iat: number; exp: number };
+    const at = (s: number) => new Date(s * 1000).toISOString().replace('.000Z', '.000000000Z');
+    const body = { token_id: claims.jti, person_id: adaId, mint_token_api: true, issued_at: at(claims.iat), expires_at: at(claims.exp), first_token: false, authentications: [] };
+    return [{ name: 'TokenMinted_v1', body }];
+  };
+  await emits('POST /persons/{id}/mint-token', () => c.post(`/persons/${adaId}/mint-token`), mintedEvent);
+  await emits('POST /persons/{id}/mint-token with custom claims', () => c.post(`/persons/${adaId}/mint-token`, { custom_claims: { plan: 'pro' } }), mintedEvent);
+  await emits('POST /persons/{id}/mint-token with a reserved claim (400)', () => c.post(`/persons/${adaId}/mint-token`, { custom_claims: { sub: 'x' } }), (r) => (assert.equal(r.status, 400), []));
+
   await emits('DELETE /groups/{name}', () => c.delete('/groups/staff'), (r) => (assert.equal(r.status, 200), []));
   await emits('DELETE /persons/{id}', () => c.delete(`/persons/${adaId}`), (r) => {
     assert.equal(r.status, 204);
@@ -190,6 +201,8 @@ test('every operation emits exactly its events, each valid and with complete eve
     'GdprConsentsChanged_v1',
     'GdprConsentsChanged_v1',
     'GdprConsentsChanged_v1',
+    'TokenMinted_v1',
+    'TokenMinted_v1',
     'PersonDeleted_v1',
     'SuborganizationCreated_InRegion_v1',
     'SuborganizationCreated_v1',

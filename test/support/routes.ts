@@ -1,5 +1,5 @@
-// Every route of the persons (GDPR consents and passwords included), groups, attributes, organizations and
-// webhooks API (dead letters included) with a valid sample request, so that tests can sweep them all (auth,
+// Every route of the persons (GDPR consents, passwords and mint-token included), groups, attributes, organizations
+// and webhooks API (dead letters included) with a valid sample request, so that tests can sweep them all (auth,
 // consistency headers, isolation, bodies) and notice a route without a sample.
 export interface RouteCase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -8,6 +8,8 @@ export interface RouteCase {
   /** the path to call */
   path: string;
   body?: unknown;
+  /** the route also takes no body at all */
+  bodyOptional?: boolean;
 }
 
 export interface Targets {
@@ -56,6 +58,7 @@ export function routeCases(t: Targets): RouteCase[] {
     c('DELETE', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`),
     c('POST', '/test-events', '/test-events', [{ event_name: 'PersonCreated_v1' }]),
     c('PUT', '/persons/{person_id}/credentials/password', `/persons/${p}/credentials/password`, { password: 'sample password' }),
+    { ...c('POST', '/persons/{person_id}/mint-token', `/persons/${p}/mint-token`, { custom_claims: { sample: 1 } }), bodyOptional: true },
     c('POST', '/organizations/webhooks', '/organizations/webhooks', { name: 'sample', target_url: 'https://hooks.example.com/sample' }),
     c('GET', '/organizations/webhooks', '/organizations/webhooks'),
     c('GET', '/organizations/webhooks/{webhook_id}', `/organizations/webhooks/${w}`),
@@ -71,12 +74,12 @@ export function routeCases(t: Targets): RouteCase[] {
 }
 
 /** Routes that answer without any credentials. */
-export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json'];
+export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json', 'GET /.well-known/jwks.json', 'GET /.well-known/openid-configuration', 'POST /token/validate'];
 
 /** End-user routes and the webhook verification keys: Service-OrgID only, no API key. */
 export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password'];
 
 /** Operator routes (Service-Operator-Key); they answer 404 while no operator key is configured. */
-export const OPERATOR_ROUTES = ['PUT /ops/regions/{region}'];
+export const OPERATOR_ROUTES = ['PUT /ops/regions/{region}', 'POST /ops/keys/rotate'];
 
 export const mutating = (r: RouteCase) => r.method !== 'GET';

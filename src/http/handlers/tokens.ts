@@ -1,0 +1,130 @@
+// Identity tokens: the key set and discovery documents, key rotation, validation, and the mint-token API.
+import { Type, type Static } from '@sinclair/typebox';
+import { badRequest } from '../../errors.js';
+import { DEFAULT_GROUPS_CLAIM, firstReservedClaim, IDENTITY_CLAIMS } from '../../tokens/claims.js';
+import type { KeyRing } from '../../tokens/keys.js';
+import type { TokenMinter } from '../../tokens/mint.js';
+import type { TokenValidator } from '../../tokens/validate.js';
+import { route, type Route } from '../route.js';
+import type { HandlerDeps } from './deps.js';
+
+export interface TokenRouteDeps {
+  keys: KeyRing;
+  minter: TokenMinter;
+  validator: TokenValidator;
+  /** the issuer URL; known only after listening when the port was 0 */
+  issuer(): string;
+}
+
+/** Custom claims of one token, as JSON: enough for any sensible use, and a token still fits in a header. */
+export const CUSTOM_CLAIMS_MAX_BYTES = 16 * 1024;
+
+const MintBody = Type.Object(
+  { custom_claims: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'claims to add; reserved names are refused' })) },
+  { additionalProperties: false },
+);
+
+const ValidateBody = Type.Object({ token: Type.String({ description: 'a compact JWT' }) }, { additionalProperties: false });
+
+const Verdict = Type.Object({
+  valid: Type.Boolean(),
+  invalidity_reason: Type.Optional(Type.Union(['invalid_token_content', 'expired', 'invalid_issuer', 'person_not_active'].map((r) => Type.Literal(r)))),
+  expires_in_seconds: Type.Optional(Type.Integer()),
+  expires_at: Type.Optional(Type.String()),
+});
+
+const JwkSet = Type.Object({ keys: Type.Array(Type.Object({ kid: Type.String(), alg: Type.String(), use: Type.Literal('sig') }, { additionalProperties: true })) });
+
+function checkCustomClaims(custom: Record<string, unknown>): void {
+  const reserved = firstReservedClaim(custom, DEFAULT_GROUPS_CLAIM);
+  if (reserved !== undefined) throw badRequest(`custom_claims: "${reserved}" is a reserved claim name and cannot be set`);
+  const bytes = Buffer.byteLength(JSON.stringify(custom), 'utf8');
+  if (bytes > CUSTOM_CLAIMS_MAX_BYTES) throw badRequest(`custom_claims: ${bytes} bytes of JSON; at most ${CUSTOM_CLAIMS_MAX_BYTES} are allowed`);
+}
+
+export function tokenRoutes(deps: HandlerDeps, tokens: TokenRouteDeps): Route[] {
+  const { keys, minter, validator, issuer } = tokens;
+  return [
+    route({
+      method: 'get',
+      path: '/.well-known/jwks.json',
+      summary: 'The public keys of identity tokens (current and not yet expired retired ones)',
+      tag: 'tokens',
+      auth: 'none',
+      success: { status: 200, document: JwkSet },
+      // Relying parties refetch on an unknown kid, so a short cache lifetime only saves traffic.
+      handler: () => ({ status: 200, document: keys.jwks(), headers: { 'Cache-Control': 'public, max-age=60' } }),
+    }),
+    route({
+      method: 'get',
+      path: '/.well-known/openid-configuration',
+      summary: 'OpenID discovery document of the token issuer',
+      tag: 'tokens',
+      auth: 'none',
+      success: { status: 200, document: Type.Object({ issuer: Type.String(), jwks_uri: Type.String() }, { additionalProperties: true }) },
+      handler: () => {
+        const iss = issuer();
+        return {
+          status: 200,
+          document: {
+            issuer: iss,
+            jwks_uri: `${iss}/.well-known/jwks.json`,
+            id_token_signing_alg_values_supported: [...new Set(keys.published().map((k) => k.alg))],
+            subject_types_supported: ['public'],
+            claims_supported: IDENTITY_CLAIMS,
+            token_validation_endpoint: `${iss}/token/validate`,
+            service_documentation: `${iss}/openapi.json`,
+          },
+        };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/ops/keys/rotate',
+      summary: 'Make a new identity-token signing key; the old one stays published until its tokens expire',
+      tag: 'operations',
+      auth: 'operator',
+      success: { status: 201, result: Type.Object({ kid: Type.String(), alg: Type.String(), created: Type.String() }) },
+      errors: [401, 404],
+      handler: async () => {
+        const key = await keys.rotate();
+        return { status: 201, result: { kid: key.kid, alg: key.alg, created: new Date(key.created).toISOString() } };
+      },
+    }),
+    route<Static<typeof ValidateBody>>({
+      method: 'post',
+      path: '/token/validate',
+      summary: 'Validate an identity token: signature, issuer, expiry, and that its person is active',
+      tag: 'tokens',
+      auth: 'none',
+      body: ValidateBody,
+      success: { status: 200, result: Verdict, description: 'always 200 for a token that was sent; the verdict says why it is not valid' },
+      errors: [400],
+      handler: async (req) => ({ status: 200, result: await validator.validate(req.body.token) }),
+    }),
+    route<Static<typeof MintBody> | undefined>({
+      method: 'post',
+      path: '/persons/{person_id}/mint-token',
+      summary: 'Mint an identity token for a person (authenticated_methods ["api"]; no token_minted hook)',
+      tag: 'tokens',
+      auth: 'key',
+      body: MintBody,
+      bodyOptional: true,
+      success: { status: 201, result: Type.String({ description: 'the token (compact JWT)' }) },
+      errors: [400, 401, 403, 404, 408],
+      handler: async (req) => {
+        const custom = req.body?.custom_claims;
+        if (custom !== undefined) checkCustomClaims(custom);
+        const minted = await minter.mint(req.org, req.params['person_id'] as string, {
+          authenticated_methods: ['api'],
+          authentications: [],
+          mint_token_api: true,
+          first_token: false,
+          ...(custom === undefined ? {} : { custom_claims: custom }),
+        });
+        await deps.consistency.wait(req.org.id, minted.offset, req.consistency);
+        return { status: 201, result: minted.token };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,84 @@
+// Issuing an identity token for a person: claims from the organization's state, the signature, and the
+// durable record of it (the person's last token and a TokenMinted event, in one WAL transaction).
+// The mint-token API and the sign-in paths both come through here.
+import { badRequest } from '../errors.js';
+import type { AuthenticationDetails } from '../domain/commands.js';
+import { requirePerson } from '../domain/lookup.js';
+import { rfc3339Nanos } from '../events/metadata.js';
+import type { OrgActor } from '../org/actor.js';
+import { identityClaims } from './claims.js';
+import type { IssuedToken, TokenIssuer } from './sign.js';
+
+export interface MintRequest {
+  /** ['api'] for the mint-token API; the methods used for a sign-in */
+  authenticated_methods: readonly string[];
+  /** [] for the mint-token API; the sign-in's steps otherwise */
+  authentications: AuthenticationDetails[];
+  mint_token_api: boolean;
+  /** default: true when the person has never had a token */
+  first_token?: boolean;
+  /** reserved names are dropped; a caller that must refuse them (the API: 400) checks first */
+  custom_claims?: Record<string, unknown>;
+  groups_claim_name?: string;
+  prev_anonymous_person_id?: string;
+}
+
+export interface MintedToken extends IssuedToken {
+  /** the WAL offset of the record, for consistency waits */
+  offset: number;
+}
+
+export interface TokenMinter {
+  readonly issuer: TokenIssuer;
+  /**
+   * Resolves once the token is durably recorded; only then may it be handed out.
+   * Unknown person → 404; inactive person → 400 (also when that changes while the record is queued).
+   */
+  mint(org: OrgActor, personId: string, request: MintRequest): Promise<MintedToken>;
+}
+
+export function createTokenMinter(issuer: TokenIssuer): TokenMinter {
+  // A person's tokens signed but not yet decided by the actor, newest last: the next token's
+  // prev_token_id must name the newest of them, not the last one already in the state.
+  const pending = new Map<string, string>();
+
+  return {
+    issuer,
+    async mint(org, personId, request) {
+      const person = requirePerson(org.state, personId);
+      if (!person.active) throw badRequest(`person ${personId} is not active`);
+      const chainKey = `${org.id}\n${personId}`;
+      const prev = pending.get(chainKey) ?? person.last_token_id;
+      const claims = identityClaims({
+        org: org.id,
+        person,
+        authenticated_methods: request.authenticated_methods,
+        first_token: request.first_token ?? prev === undefined,
+        prev_token_id: prev,
+        custom_claims: request.custom_claims,
+        groups_claim_name: request.groups_claim_name,
+      });
+      const issued = issuer.issue(claims);
+      pending.set(chainKey, issued.jti);
+      try {
+        const outcome = await org.execute({
+          kind: 'RecordToken',
+          token: {
+            person_id: personId,
+            token_id: issued.jti,
+            mint_token_api: request.mint_token_api,
+            first_token: claims['first_token'] as boolean,
+            // The token's own iat and exp, so that the event and the token agree to the second.
+            issued_at: rfc3339Nanos(BigInt(issued.iat) * 1_000_000_000n),
+            expires_at: rfc3339Nanos(BigInt(issued.exp) * 1_000_000_000n),
+            authentications: request.authentications,
+            ...(request.prev_anonymous_person_id === undefined ? {} : { prev_anonymous_person_id: request.prev_anonymous_person_id }),
+          },
+        });
+        return { ...issued, offset: outcome.offset };
+      } finally {
+        if (pending.get(chainKey) === issued.jti) pending.delete(chainKey);
+      }
+    },
+  };
+}
