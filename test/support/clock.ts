@@ -1,0 +1,17 @@
+// A clock that runs with the wall clock but can be moved forward, so tests need not sleep to see time pass.
+import type { Clock } from '../../src/lib/clock.js';
+
+export interface MovableClock extends Clock {
+  advance(ms: number): void;
+}
+
+export function movableClock(): MovableClock {
+  let skewMs = 0;
+  return {
+    nowMs: () => Date.now() + skewMs,
+    nowNs: () => BigInt(Math.round((performance.timeOrigin + performance.now() + skewMs) * 1e3)) * 1000n,
+    advance(ms) {
+      skewMs += ms;
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { apply } from '../../src/domain/apply.js';
+import type { TokenRecord } from '../../src/domain/commands.js';
+import { decide } from '../../src/domain/decide.js';
+import type { DecideContext } from '../../src/domain/decision.js';
+import { emptyState, type OrgState } from '../../src/domain/state.js';
+import { ServiceError } from '../../src/errors.js';
+
+const ctx: DecideContext = { nowMs: 1_800_000_000_000, uuid: () => 'p-1', secret: () => 's', hashKey: (k) => k, regions: ['europe-belgium'] };
+
+function orgWithPerson(active = true, personType: 'regular' | 'anonymous' = 'regular'): OrgState {
+  const state = emptyState({ id: 'org-1', org_name: 'o', parent_id: null, root_id: 'org-1', api_key_hash: 'h', created: '2027-01-01T00:00:00.000Z' });
+  return apply(state, {
+    t: 'PersonCreated',
+    person: { person_id: 'p-1', active, person_type: personType, region: 'europe-belgium', handles: [], groups: [], attributes: {}, gdpr_consents: [], created: '2027-01-01T00:00:00.000Z' },
+  });
+}
+
+const record = (over: Partial<TokenRecord> = {}): TokenRecord => ({
+  person_id: 'p-1',
+  token_id: 'jti-1',
+  mint_token_api: true,
+  first_token: false,
+  issued_at: '2027-01-15T08:00:00.123456789Z',
+  expires_at: '2027-01-16T08:00:00.000000000Z',
+  authentications: [],
+  ...over,
+});
+
+test('given an active person, when a token is recorded, then it becomes their last token and TokenMinted is emitted', () => {
+  const state = orgWithPerson();
+  const d = decide(state, { kind: 'RecordToken', token: record() }, ctx);
+  assert.deepEqual(d.changes, [{ t: 'PersonTokenMinted', person_id: 'p-1', token_id: 'jti-1' }]);
+  assert.deepEqual(d.events, [
+    {
+      name: 'TokenMinted_v1',
+      body: { token_id: 'jti-1', person_id: 'p-1', mint_token_api: true, issued_at: '2027-01-15T08:00:00.123456789Z', expires_at: '2027-01-16T08:00:00.000000000Z', first_token: false, authentications: [] },
+    },
+  ]);
+  for (const c of d.changes) apply(state, c);
+  const next = decide(state, { kind: 'RecordToken', token: record({ token_id: 'jti-2' }) }, ctx);
+  for (const c of next.changes) apply(state, c);
+  assert.equal(state.persons.get('p-1')?.last_token_id, 'jti-2');
+  assert.equal(state.persons.get('p-1')?.token_count, 2);
+});
+
+test('given a sign-in, when its token is recorded, then the event carries its authentications and first_token', () => {
+  const authentications = [{ timestamp: '2027-01-15T08:00:00.000000000Z', method: 'password', handle: { type: 'EmailAddress', value: 'a@example.com' } }];
+  const d = decide(orgWithPerson(), { kind: 'RecordToken', token: record({ mint_token_api: false, first_token: true, authentications }) }, ctx);
+  assert.equal(d.events[0]?.body['mint_token_api'], false);
+  assert.equal(d.events[0]?.body['first_token'], true);
+  assert.deepEqual(d.events[0]?.body['authentications'], authentications);
+});
+
+test('given an anonymous person, when a token is recorded, then AnonymousTokenMinted is emitted', () => {
+  const d = decide(orgWithPerson(true, 'anonymous'), { kind: 'RecordToken', token: record() }, ctx);
+  assert.equal(d.events[0]?.name, 'AnonymousTokenMinted_v1');
+  assert.equal('authentications' in (d.events[0]?.body ?? {}), false);
+});
+
+test('given an inactive or unknown person, when a token is recorded, then it is refused and nothing changes', () => {
+  assert.throws(() => decide(orgWithPerson(false), { kind: 'RecordToken', token: record() }, ctx), (e: unknown) => e instanceof ServiceError && e.status === 400 && /not active/.test(e.message));
+  assert.throws(() => decide(orgWithPerson(), { kind: 'RecordToken', token: record({ person_id: 'p-2' }) }, ctx), (e: unknown) => e instanceof ServiceError && e.status === 404);
+});

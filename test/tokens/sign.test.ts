@@ -1,0 +1,57 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
+import type { TokenAlg } from '../../src/config.js';
+import { identityClaims } from '../../src/tokens/claims.js';
+import { openKeyRing } from '../../src/tokens/keys.js';
+import { createTokenIssuer } from '../../src/tokens/sign.js';
+import { createWal } from '../../src/wal/log.js';
+import { openStore, type Store } from '../../src/wal/store.js';
+import { movableClock } from '../support/clock.js';
+import { removeDir, tempDir } from '../support/server.js';
+
+const dir = tempDir('identity-sign-');
+const store: Store = openStore(dir, 'local', false);
+after(async () => {
+  await store.close();
+  removeDir(dir);
+});
+
+for (const alg of ['ES256', 'RS256', 'EdDSA'] as TokenAlg[]) {
+  test(`${alg}: a token signed with node:crypto verifies with jose against the published key`, async () => {
+    const clock = movableClock();
+    const keys = await openKeyRing({ meta: createWal(store, () => {}), name: `keys_${alg}`, alg, ttl: 600, clock });
+    let n = 0;
+    const issuer = createTokenIssuer({ keys, issuer: () => 'https://id.example', ttl: 600, clock, jti: () => `jti-${++n}` });
+    const claims = identityClaims({ org: 'org-1', person: { person_id: 'p-1', region: 'us-iowa', groups: ['g1'] }, authenticated_methods: ['api'], first_token: false, custom_claims: { plan: 'pro' } });
+    const issued = issuer.issue(claims);
+
+    const header = decodeProtectedHeader(issued.token);
+    assert.deepEqual(header, { alg, typ: 'JWT', kid: keys.current().kid });
+    const jwk = keys.jwks().keys[0];
+    assert.ok(jwk);
+    const { payload } = await jwtVerify(issued.token, await importJWK(jwk, alg), { issuer: 'https://id.example', audience: 'org-1', algorithms: [alg], currentDate: new Date(clock.nowMs()) });
+    assert.equal(payload.jti, 'jti-1');
+    assert.equal(payload.sub, 'p-1');
+    assert.equal(payload['plan'], 'pro');
+    assert.deepEqual(payload['groups'], ['g1']);
+    assert.equal(payload.iat, Math.floor(clock.nowMs() / 1000));
+    assert.equal(payload.exp, (payload.iat as number) + 600);
+    assert.equal(issued.iat, payload.iat);
+    assert.equal(issued.exp, payload.exp);
+    assert.deepEqual(Object.keys(payload).slice(0, 8), ['iss', 'aud', 'oid', 'sub', 'person_id', 'iat', 'exp', 'jti']);
+  });
+}
+
+test('after a rotation the issuer signs with the new key and names it in the header', async () => {
+  const clock = movableClock();
+  const keys = await openKeyRing({ meta: createWal(store, () => {}), name: 'keys_rotation', alg: 'ES256', ttl: 600, clock });
+  const issuer = createTokenIssuer({ keys, issuer: 'https://id.example', ttl: 600, clock });
+  const before = issuer.issue({});
+  const fresh = await keys.rotate();
+  const afterRotation = issuer.issue({});
+  assert.notEqual(before.kid, fresh.kid);
+  assert.equal(afterRotation.kid, fresh.kid);
+  assert.equal(decodeProtectedHeader(afterRotation.token).kid, fresh.kid);
+  assert.notEqual(before.jti, afterRotation.jti);
+});
