@@ -85,7 +85,12 @@ export class OrgActor {
     }
     return new Promise<Outcome<R>>((resolve, reject) => {
       this.queue.push({ command, resolve: resolve as (o: Outcome) => void, reject });
-      if (!this.draining) void this.drain();
+      if (!this.draining) {
+        // Start the batch at the end of this I/O turn, not now: every request that the same poll
+        // delivered joins it, instead of the first one paying a commit of its own while the rest queue.
+        this.draining = true;
+        setImmediate(() => void this.drain());
+      }
     });
   }
 
@@ -96,8 +101,8 @@ export class OrgActor {
     this.lifecycle.send({ type: 'drained' });
   }
 
+  /** Runs with draining already set by execute(). */
   private async drain(): Promise<void> {
-    this.draining = true;
     try {
       while (this.queue.length > 0) {
         const batch = this.queue;
