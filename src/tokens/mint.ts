@@ -35,7 +35,11 @@ export interface TokenMinter {
    * Unknown person → 404; inactive person → 400 (also when that changes while the record is queued).
    */
   mint(org: OrgActor, personId: string, request: MintRequest): Promise<MintedToken>;
+  /** Whether the person's next token would be their first (for a token_minted hook's trigger_content). */
+  firstToken(org: OrgActor, personId: string): boolean;
 }
+
+const chainKey = (org: OrgActor, personId: string) => `${org.id}\n${personId}`;
 
 export function createTokenMinter(issuer: TokenIssuer): TokenMinter {
   // A person's tokens signed but not yet decided by the actor, newest last: the next token's
@@ -44,11 +48,14 @@ export function createTokenMinter(issuer: TokenIssuer): TokenMinter {
 
   return {
     issuer,
+    firstToken(org, personId) {
+      return !pending.has(chainKey(org, personId)) && org.state.persons.get(personId)?.last_token_id === undefined;
+    },
     async mint(org, personId, request) {
       const person = requirePerson(org.state, personId);
       if (!person.active) throw badRequest(`person ${personId} is not active`);
-      const chainKey = `${org.id}\n${personId}`;
-      const prev = pending.get(chainKey) ?? person.last_token_id;
+      const key = chainKey(org, personId);
+      const prev = pending.get(key) ?? person.last_token_id;
       const claims = identityClaims({
         org: org.id,
         person,
@@ -59,7 +66,7 @@ export function createTokenMinter(issuer: TokenIssuer): TokenMinter {
         groups_claim_name: request.groups_claim_name,
       });
       const issued = issuer.issue(claims);
-      pending.set(chainKey, issued.jti);
+      pending.set(key, issued.jti);
       try {
         const outcome = await org.execute({
           kind: 'RecordToken',
@@ -77,7 +84,7 @@ export function createTokenMinter(issuer: TokenIssuer): TokenMinter {
         });
         return { ...issued, offset: outcome.offset };
       } finally {
-        if (pending.get(chainKey) === issued.jti) pending.delete(chainKey);
+        if (pending.get(key) === issued.jti) pending.delete(key);
       }
     },
   };
