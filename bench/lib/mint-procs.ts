@@ -13,7 +13,15 @@ export interface Child {
 /** Starts `node --import tsx ...args` in cwd and waits for the stdout line that portOf reads a port from. */
 export function startChild(cwd: string, args: string[], env: Record<string, string>, portOf: (line: string) => number | undefined): Promise<Child> {
   const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A benchmark that dies (an error, Ctrl-C) must not leave servers running behind it.
+  const orphanGuard = () => child.kill('SIGKILL');
+  process.once('exit', orphanGuard);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      process.off('exit', orphanGuard);
+      resolve();
+    }),
+  );
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000).unref())]);
