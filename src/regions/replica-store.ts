@@ -45,7 +45,6 @@ export function openReplicaStore(dataDir: string, region: string, durable: boole
         for (const w of writes) store.wal.putSync([w.org, w.offset], w.record);
         for (const [org, offset] of applied) store.meta.putSync(appliedKey(org), encodeRecord(offset));
       });
-      if (store.durable) await store.root.flushed;
     },
     close: () => store.close(),
   };

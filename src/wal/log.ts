@@ -54,9 +54,9 @@ export interface Wal {
 }
 
 export function createWal(store: Store, warn: (message: string) => void): Wal {
+  // The store syncs each commit before resolving it (see store.ts), so a resolved commit is durable.
   async function durable(commit: Promise<unknown>): Promise<void> {
     await commit;
-    if (store.durable) await store.root.flushed;
   }
 
   return {

@@ -47,11 +47,6 @@ export interface OutboxStore {
 const END = Number.MAX_SAFE_INTEGER;
 
 export function createOutboxStore(store: Store): OutboxStore {
-  async function durable<T>(commit: Promise<T>): Promise<T> {
-    const value = await commit;
-    if (store.durable) await store.root.flushed;
-    return value;
-  }
   const range = (org: string, webhook: string) => ({ start: [org, webhook, 0] as [string, string, number], end: [org, webhook, END] as [string, string, number] });
   const read = (org: string, webhook: string, offset: number) => {
     const bytes = store.deadLetters.getBinary([org, webhook, offset]);
@@ -91,48 +86,42 @@ export function createOutboxStore(store: Store): OutboxStore {
     deadLetter: read,
 
     putDeadLetter(org, webhook, letter, max) {
-      return durable(
-        store.root.transaction(() => {
-          const created = !store.deadLetters.doesExist([org, webhook, letter.offset]);
-          store.deadLetters.putSync([org, webhook, letter.offset], encodeRecord(letter));
-          const excess = store.deadLetters.getKeysCount(range(org, webhook)) - max;
-          let dropped = 0;
-          if (excess > 0) {
-            for (const key of store.deadLetters.getKeys({ ...range(org, webhook), limit: excess })) {
-              store.deadLetters.removeSync(key);
-              dropped++;
-            }
+      return store.root.transaction(() => {
+        const created = !store.deadLetters.doesExist([org, webhook, letter.offset]);
+        store.deadLetters.putSync([org, webhook, letter.offset], encodeRecord(letter));
+        const excess = store.deadLetters.getKeysCount(range(org, webhook)) - max;
+        let dropped = 0;
+        if (excess > 0) {
+          for (const key of store.deadLetters.getKeys({ ...range(org, webhook), limit: excess })) {
+            store.deadLetters.removeSync(key);
+            dropped++;
           }
-          return { created, dropped };
-        }),
-      );
+        }
+        return { created, dropped };
+      });
     },
 
     updateDeadLetter(org, webhook, offset, fn) {
-      return durable(
-        store.root.transaction(() => {
-          const current = read(org, webhook, offset);
-          if (!current) return undefined;
-          const next = fn(current);
-          store.deadLetters.putSync([org, webhook, offset], encodeRecord(next));
-          return next;
-        }),
-      );
+      return store.root.transaction(() => {
+        const current = read(org, webhook, offset);
+        if (!current) return undefined;
+        const next = fn(current);
+        store.deadLetters.putSync([org, webhook, offset], encodeRecord(next));
+        return next;
+      });
     },
 
     removeDeadLetter(org, webhook, offset) {
-      return durable(store.root.transaction(() => store.deadLetters.removeSync([org, webhook, offset])));
+      return store.root.transaction(() => store.deadLetters.removeSync([org, webhook, offset]));
     },
 
     forgetWebhook(org, webhook) {
-      return durable(
-        store.root.transaction(() => {
-          store.deliveries.removeSync([org, webhook]);
-          let removed = 0;
-          for (const key of store.deadLetters.getKeys(range(org, webhook))) removed += store.deadLetters.removeSync(key) ? 1 : 0;
-          return removed;
-        }),
-      );
+      return store.root.transaction(() => {
+        store.deliveries.removeSync([org, webhook]);
+        let removed = 0;
+        for (const key of store.deadLetters.getKeys(range(org, webhook))) removed += store.deadLetters.removeSync(key) ? 1 : 0;
+        return removed;
+      });
     },
   };
 }
