@@ -1,6 +1,6 @@
 // The ceiling of minting over HTTP on this machine: the same uWebSockets.js and the same signing code as
 // the service (keys.ts, sign.ts), and nothing else: no authentication, no person lookup, no claims
-// assembly, no durable record. Prints its port as JSON.
+// assembly, no durable record. Prints the same "listening on" line as src/main.ts.
 import { uws } from '../src/http/uws.js';
 import { loadConfig } from '../src/config.js';
 import { systemClock } from '../src/lib/clock.js';
@@ -33,8 +33,8 @@ app.post('/persons/:person_id/mint-token', (res, req) => {
     });
   });
 });
-app.listen('127.0.0.1', 0, (socket) => {
-  if (!socket) throw new Error('cannot listen');
-  console.log(JSON.stringify({ port: uws.us_socket_local_port(socket) }));
+app.listen(config.host, config.port, (socket) => {
+  if (!socket) throw new Error(`cannot listen on ${config.host}:${config.port}`);
+  console.log(`listening on http://${config.host}:${uws.us_socket_local_port(socket)} (minimal mint server)`);
 });
 process.on('SIGTERM', () => process.exit(0));

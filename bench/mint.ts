@@ -3,24 +3,26 @@
 // (HTTP + the same signing code, nothing else); the real POST /persons/{id}/mint-token with durable
 // commits, closed loop and then open loop at half its maximum rate; the same service without fsync; and
 // the disk's durable-commit latency. Servers run in child processes, the load generator here.
-//
-//   npx tsx bench/mint.ts --duration 5 --connections 32
-import { cpus, tmpdir } from 'node:os';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+//   npm run bench -- mint [--duration 2] [--connections 32] [--only real,minimal]
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { TOKEN_ALGS, type TokenAlg } from '../src/config.js';
-import { closedLoop, httpRequest, openLoop, type LatencySummary, type LoadResult, type LoadTarget } from './lib/mint-load.js';
-import { cpuSeconds, jsonPort, startChild, type Child } from './lib/mint-procs.js';
+import { numberFlag, runIfMain } from './lib/cli.js';
+import { encodeRequest } from './lib/connection.js';
+import type { LatencySummary } from './lib/histogram.js';
+import { runLoad, type LoadResult } from './lib/load.js';
 import { durableCommitLatency, signingCeiling } from './lib/mint-probes.js';
+import { createPersons } from './lib/persons.js';
+import { count, environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
+import { SERVICE_AUTH, startServer, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
 
 const PARTS = ['sign', 'hello', 'minimal', 'real', 'nosync', 'disk'] as const;
 type Part = (typeof PARTS)[number];
 
-const HELP = `Usage: npx tsx bench/mint.ts [options]
-
-  --duration <s>      seconds per measured run (default 5)
+const USAGE = `usage: npm run bench -- mint [options]   (or: npx tsx bench/mint.ts [options])
+  --duration <s>      seconds per measured run (default 2; 10 gives steadier tails)
   --connections <n>   keep-alive connections of the load generator (default 32)
   --alg <alg>         ES256 | RS256 | EdDSA (default ES256)
   --warmup <s>        unmeasured seconds before each closed-loop run (default 1)
@@ -29,12 +31,9 @@ const HELP = `Usage: npx tsx bench/mint.ts [options]
   --only <parts>      comma-separated subset of ${PARTS.join(',')} (default: all)
   --profile           write a CPU profile of the real service (durable run) to bench/results/profiles/
   --help              this text
+Prints a table and ratios, and writes the figures to bench/results/mint-<time>.json.`;
 
-Prints a table and writes the figures as JSON to bench/results/mint-<time>.json.`;
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const ORG = 'bench-org';
-const KEY = 'bench-api-key-0123456789abcdef';
+const root = fileURLToPath(new URL('..', import.meta.url));
 
 interface Options {
   duration: number;
@@ -47,10 +46,11 @@ interface Options {
   profile: boolean;
 }
 
-function options(): Options {
+function options(argv: string[]): Options | undefined {
   const { values } = parseArgs({
+    args: argv,
     options: {
-      duration: { type: 'string', default: '5' },
+      duration: { type: 'string', default: '2' },
       connections: { type: 'string', default: '32' },
       alg: { type: 'string', default: 'ES256' },
       warmup: { type: 'string', default: '1' },
@@ -58,112 +58,99 @@ function options(): Options {
       rate: { type: 'string' },
       only: { type: 'string', default: PARTS.join(',') },
       profile: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
     },
   });
-  if (values.help) {
-    console.log(HELP);
-    process.exit(0);
-  }
-  const num = (name: string, raw: string | undefined, min: number) => {
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n < min) throw new Error(`--${name} must be a number ≥ ${min}, got "${raw}"`);
-    return n;
-  };
-  if (!(TOKEN_ALGS as readonly string[]).includes(values.alg)) throw new Error(`--alg must be one of ${TOKEN_ALGS.join(', ')}`);
+  if (values.help) return undefined;
+  if (!(TOKEN_ALGS as readonly string[]).includes(values.alg)) throw new Error(`--alg must be one of ${TOKEN_ALGS.join(', ')}\n${USAGE}`);
   const only = new Set(values.only.split(',').map((s) => s.trim()) as Part[]);
   for (const part of only) if (!PARTS.includes(part)) throw new Error(`--only: unknown part "${part}" (parts: ${PARTS.join(', ')})`);
   return {
-    duration: num('duration', values.duration, 0.5),
-    connections: Math.round(num('connections', values.connections, 1)),
+    duration: numberFlag('duration', values.duration, 0.1, USAGE),
+    connections: Math.round(numberFlag('connections', values.connections, 1, USAGE)),
     alg: values.alg as TokenAlg,
-    warmup: num('warmup', values.warmup, 0),
-    persons: Math.round(num('persons', values.persons, 1)),
-    rate: values.rate === undefined ? undefined : num('rate', values.rate, 1),
+    warmup: numberFlag('warmup', values.warmup, 0, USAGE),
+    persons: Math.round(numberFlag('persons', values.persons, 1, USAGE)),
+    rate: values.rate === undefined ? undefined : numberFlag('rate', values.rate, 1, USAGE),
     only,
     profile: values.profile,
   };
 }
 
-type Measured = LoadResult & { serverCpuUsPerRequest?: number };
-
-/**
- * Closed loop after a warm-up. Besides throughput, the server's CPU time per request: on a shared
- * machine it moves far less than throughput does when other processes compete for the cores.
- */
-async function measure(label: string, target: LoadTarget, o: Options, pid: number | undefined): Promise<Measured> {
-  console.error(`  ${label}: ${o.warmup} s warm-up, ${o.duration} s closed loop over ${o.connections} connections`);
-  if (o.warmup > 0) await closedLoop(target, o.connections, o.warmup);
-  const before = cpuSeconds(pid);
-  const result: Measured = await closedLoop(target, o.connections, o.duration);
-  const after = cpuSeconds(pid);
-  if (before !== undefined && after !== undefined) result.serverCpuUsPerRequest = ((after - before) * 1e6) / result.requests;
-  return result;
+/** A server under load and the requests to send it, in turn. */
+interface Target {
+  server: ServerProcess;
+  requests: Buffer[];
 }
 
-async function createPersons(port: number, count: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const r = await fetch(`http://127.0.0.1:${port}/persons`, {
-      method: 'POST',
-      headers: { 'Service-OrgID': ORG, 'Service-API-Key': KEY, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ handles: [{ type: 'email_address', value: `bench-${i}@example.com` }] }),
-    });
-    if (r.status !== 201) throw new Error(`creating a person: ${r.status} ${await r.text()}`);
-    ids.push(((await r.json()) as { result: { person_id: string } }).result.person_id);
-  }
-  return ids;
+/** Closed loop after a warm-up, with the server's CPU time per request beside the throughput. */
+async function closed(label: string, t: Target, o: Options): Promise<LoadResult> {
+  console.error(`  ${label}: ${o.warmup} s warm-up, ${o.duration} s closed loop over ${o.connections} connections`);
+  return check(label, await runLoad({ ...load(t, o), warmupMs: o.warmup * 1000 }));
+}
+
+/** Open loop at a fixed rate: latency from when each request was due. */
+async function open(label: string, t: Target, o: Options, rate: number): Promise<LoadResult> {
+  console.error(`  ${label}: ${o.duration} s open loop at ${rate}/s`);
+  return check(label, await runLoad({ ...load(t, o), rate }));
+}
+
+function load(t: Target, o: Options) {
+  return { url: t.server.url, request: (i: number) => t.requests[i % t.requests.length] as Buffer, connections: o.connections, durationMs: o.duration * 1000, serverPid: t.server.pid };
+}
+
+function check(label: string, r: LoadResult): LoadResult {
+  if (r.errors > 0) console.error(`    ${label}: ${r.errors} errors ${JSON.stringify(r.statuses)} ${r.failures.join('; ')}`);
+  return r;
 }
 
 /** The same bytes go to the minimal server and the service: the minimal one just ignores the headers. */
-const mintRequests = (ids: readonly string[]) => ids.map((id) => httpRequest('POST', `/persons/${id}/mint-token`, { 'Service-OrgID': ORG, 'Service-API-Key': KEY }));
-
-function startService(o: Options, durability: 'sync' | 'nosync', dataDir: string, profileDir: string | undefined): Promise<Child> {
-  const args = profileDir === undefined ? ['src/main.ts'] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, 'src/main.ts'];
-  const env = { SERVICE_TOKEN_ALG: o.alg, SERVICE_PORT: '0', SERVICE_DATA_DIR: dataDir, SERVICE_ROOT_ORG_ID: ORG, SERVICE_ROOT_API_KEY: KEY, SERVICE_DURABILITY: durability };
-  return startChild(root, args, env, (line) => {
-    const m = /^listening on http:\/\/[^:]+:(\d+)/.exec(line);
-    return m ? Number(m[1]) : undefined;
-  });
-}
-
-const fmt = (n: number | undefined, digits = 0) => (n === undefined || Number.isNaN(n) ? '' : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
-
-type Row = [string, string, string, string, string, string, string];
-
-function table(rows: Row[]): string {
-  const widths = (rows[0] as Row).map((_, i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));
-  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')).join('\n');
-}
+const mintRequests = (ids: readonly string[]) => ids.map((id) => encodeRequest('127.0.0.1', { method: 'POST', path: `/persons/${id}/mint-token`, headers: { ...SERVICE_AUTH } }));
 
 interface Results {
   sign?: { node: number; jose: number };
-  hello?: Measured;
-  minimal?: Measured;
+  hello?: LoadResult;
+  minimal?: LoadResult;
   minimalOpen?: LoadResult;
-  real?: Measured;
+  real?: LoadResult;
   realOpen?: LoadResult;
-  nosync?: Measured;
+  nosync?: LoadResult;
   disk?: LatencySummary & { commits: number };
 }
 
+interface Row {
+  what: string;
+  rps?: number;
+  latency?: LatencySummary;
+  errors?: number;
+  cpuUs?: number;
+}
+
 function report(o: Options, r: Results): Record<string, number> {
-  const rows: Row[] = [['', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors', 'server CPU µs/req']];
+  const rows: Row[] = [];
   if (r.sign) {
-    rows.push(['sign only, node:crypto, whole token (1 core)', fmt(r.sign.node), '', '', '', '', fmt(1e6 / r.sign.node, 1)]);
-    rows.push(['sign only, jose SignJWT (1 core, reference)', fmt(r.sign.jose), '', '', '', '', fmt(1e6 / r.sign.jose, 1)]);
+    rows.push({ what: 'sign only, node:crypto, whole token (1 core)', rps: r.sign.node, cpuUs: 1e6 / r.sign.node });
+    rows.push({ what: 'sign only, jose SignJWT (1 core, reference)', rps: r.sign.jose, cpuUs: 1e6 / r.sign.jose });
   }
-  const row = (label: string, m: Measured | undefined) =>
-    m && rows.push([label, fmt(m.rps), fmt(m.latency.p50, 2), fmt(m.latency.p99, 2), fmt(m.latency.p999, 2), fmt(m.errors), fmt(m.serverCpuUsPerRequest, 1)]);
+  const row = (what: string, m: LoadResult | undefined) => m && rows.push({ what, rps: m.rps, latency: m.latency, errors: m.errors, ...(m.serverCpuUsPerRequest === undefined ? {} : { cpuUs: m.serverCpuUsPerRequest }) });
   row('hello world, uWebSockets.js', r.hello);
   row('minimal mint server (uWS + signing)', r.minimal);
-  row(`  open loop at ${fmt(r.minimalOpen?.targetRate)}/s`, r.minimalOpen);
+  row(`  open loop at ${count(r.minimalOpen?.rate)}/s`, r.minimalOpen);
   row('POST /persons/{id}/mint-token, sync', r.real);
-  row(`  open loop at ${fmt(r.realOpen?.targetRate)}/s`, r.realOpen);
+  row(`  open loop at ${count(r.realOpen?.rate)}/s`, r.realOpen);
   row('POST /persons/{id}/mint-token, nosync', r.nosync);
-  if (r.disk) rows.push([`disk: one durable WAL commit at a time`, fmt(r.disk.commits / o.duration), fmt(r.disk.p50, 2), fmt(r.disk.p99, 2), fmt(r.disk.p999, 2), '', '']);
-  console.log(`\nmint benchmark: ${o.alg}, ${o.connections} keep-alive connections, ${o.duration} s runs, ${cpus().length} cores, node ${process.version}\n`);
-  console.log(table(rows));
+  if (r.disk) rows.push({ what: 'disk: one durable WAL commit at a time', rps: r.disk.commits / o.duration, latency: r.disk });
+  const columns: Column<Row>[] = [
+    { title: '', value: (x) => x.what, align: 'left' },
+    { title: 'req/s', value: (x) => count(x.rps), align: 'right' },
+    { title: 'p50 ms', value: (x) => ms(x.latency?.p50_us), align: 'right' },
+    { title: 'p99 ms', value: (x) => ms(x.latency?.p99_us), align: 'right' },
+    { title: 'p99.9 ms', value: (x) => ms(x.latency?.p999_us), align: 'right' },
+    { title: 'errors', value: (x) => count(x.errors), align: 'right' },
+    { title: 'server CPU µs/req', value: (x) => count(x.cpuUs, 1), align: 'right' },
+  ];
+  console.log(`\nmint benchmark: ${o.alg}, ${o.connections} keep-alive connections, ${o.duration} s runs\n`);
+  console.log(formatTable(columns, rows));
   console.log('\nopen-loop latencies count from when each request was due, so queueing behind a stall shows.\n');
 
   const ratios: Record<string, number> = {};
@@ -173,35 +160,32 @@ function report(o: Options, r: Results): Record<string, number> {
     console.log(text(value));
   };
   const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
+  const cpu = (m: LoadResult | undefined) => m?.serverCpuUsPerRequest;
+  const cpuMinimal = cpu(r.minimal);
   line('real_over_minimal', r.real && r.minimal && r.real.rps / r.minimal.rps, (v) => `mint-token (sync) / minimal server throughput:  ${pct(v)}   (target ≥ 90%)`);
   line('real_over_sign', r.real && r.sign && r.real.rps / r.sign.node, (v) => `mint-token (sync) / signing ceiling of 1 core:  ${pct(v)}`);
   line('nosync_over_minimal', r.nosync && r.minimal && r.nosync.rps / r.minimal.rps, (v) => `mint-token (nosync) / minimal server:           ${pct(v)}`);
-  line('cpu_real_over_minimal', r.real?.serverCpuUsPerRequest !== undefined && r.minimal?.serverCpuUsPerRequest !== undefined ? r.real.serverCpuUsPerRequest / r.minimal.serverCpuUsPerRequest : undefined, (v) => `server CPU per request, sync / minimal:          ${v.toFixed(2)}×`);
-  line('cpu_nosync_over_minimal', r.nosync?.serverCpuUsPerRequest !== undefined && r.minimal?.serverCpuUsPerRequest !== undefined ? r.nosync.serverCpuUsPerRequest / r.minimal.serverCpuUsPerRequest : undefined, (v) => `server CPU per request, nosync / minimal:        ${v.toFixed(2)}×`);
+  line('cpu_real_over_minimal', cpuMinimal && cpu(r.real) && (cpu(r.real) as number) / cpuMinimal, (v) => `server CPU per request, sync / minimal:          ${v.toFixed(2)}×`);
+  line('cpu_nosync_over_minimal', cpuMinimal && cpu(r.nosync) && (cpu(r.nosync) as number) / cpuMinimal, (v) => `server CPU per request, nosync / minimal:        ${v.toFixed(2)}×`);
   line('node_over_jose', r.sign && r.sign.node / r.sign.jose, (v) => `node:crypto / jose signing:                      ${v.toFixed(2)}×`);
-  line('open_p99_ms', r.realOpen?.latency.p99, (v) => `mint-token p99 at half its max rate:             ${v.toFixed(2)} ms   (target < 2 ms)`);
+  line('open_p99_ms', r.realOpen && r.realOpen.latency.p99_us / 1000, (v) => `mint-token p99 at half its max rate:             ${v.toFixed(2)} ms   (target < 2 ms)`);
   return ratios;
 }
 
-async function main(): Promise<void> {
-  const o = options();
+export async function main(argv: string[]): Promise<void> {
+  const o = options(argv);
+  if (!o) return console.log(USAGE);
+  const env = environment();
   const r: Results = {};
-  const dataDirs: string[] = [];
-  const children: Child[] = [];
-  const run = async <T>(child: Child, fn: (c: Child) => Promise<T>): Promise<T> => {
-    children.push(child);
-    try {
-      return await fn(child);
-    } finally {
-      await child.stop();
-    }
+  const servers: ServerProcess[] = [];
+  const started = async <S extends ServerProcess>(server: Promise<S>): Promise<S> => {
+    const s = await server;
+    servers.push(s);
+    return s;
   };
-  const freshDir = () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mint-bench-'));
-    dataDirs.push(dir);
-    return dir;
-  };
-  console.error(`mint benchmark: ${o.alg}, ${o.connections} connections, ${o.duration} s per run, ${cpus().length} cores, node ${process.version}`);
+  const service = (durability: 'sync' | 'nosync', nodeArgs: string[] = []) => started(startService({ SERVICE_TOKEN_ALG: o.alg, SERVICE_DURABILITY: durability }, { nodeArgs }));
+  const serviceTarget = async (s: ServiceProcess): Promise<Target> => ({ server: s, requests: mintRequests(await createPersons(s, o.persons)) });
+  console.error(`mint benchmark: ${o.alg}, ${o.connections} connections, ${o.duration} s per run`);
   let profileDir: string | undefined;
   try {
     if (o.only.has('sign')) {
@@ -209,42 +193,34 @@ async function main(): Promise<void> {
       console.error(`  sign only: ${seconds} s node:crypto, ${seconds} s jose`);
       r.sign = await signingCeiling(o.alg, seconds);
     }
+    if (o.only.has('hello')) {
+      const hello = await started(startServer('bench/hello-server.ts'));
+      r.hello = await closed('hello world', { server: hello, requests: [encodeRequest('127.0.0.1', { method: 'GET', path: '/' })] }, o);
+      await hello.stop();
+    }
     // The person ids only shape the URL here: the minimal server reads no state.
     const placeholders = Array.from({ length: o.persons }, (_, i) => `01938f6e-7d3c-7000-8000-${String(i).padStart(12, '0')}`);
-    if (o.only.has('hello')) {
-      r.hello = await run(await startChild(root, ['bench/mint-hello-server.ts'], {}, jsonPort), (c) =>
-        measure('hello world', { host: '127.0.0.1', port: c.port, requests: [httpRequest('GET', '/', {})], expectStatus: 200 }, o, c.process.pid),
-      );
-    }
-    let minimalTarget: LoadTarget | undefined;
-    const minimal = o.only.has('minimal') ? await startChild(root, ['bench/minimal-mint-server.ts'], { SERVICE_TOKEN_ALG: o.alg }, jsonPort) : undefined;
-    if (minimal) {
-      children.push(minimal);
-      minimalTarget = { host: '127.0.0.1', port: minimal.port, requests: mintRequests(placeholders), expectStatus: 201 };
-      r.minimal = await measure('minimal mint server', minimalTarget, o, minimal.process.pid);
+    let minimal: Target | undefined;
+    if (o.only.has('minimal')) {
+      minimal = { server: await started(startServer('bench/minimal-mint-server.ts', { env: { SERVICE_TOKEN_ALG: o.alg } })), requests: mintRequests(placeholders) };
+      r.minimal = await closed('minimal mint server', minimal, o);
     }
     if (o.only.has('real')) {
       if (o.profile) mkdirSync((profileDir = join(root, 'bench/results/profiles')), { recursive: true });
-      await run(await startService(o, 'sync', freshDir(), profileDir), async (c) => {
-        const target: LoadTarget = { host: '127.0.0.1', port: c.port, requests: mintRequests(await createPersons(c.port, o.persons)), expectStatus: 201 };
-        r.real = await measure('mint-token, sync', target, o, c.process.pid);
-        const rate = Math.max(1, Math.round(o.rate ?? r.real.rps / 2));
-        console.error(`  mint-token, sync: ${o.duration} s open loop at ${rate}/s`);
-        r.realOpen = await openLoop(target, o.connections, rate, o.duration);
-      });
+      const real = await serviceTarget(await service('sync', profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]));
+      r.real = await closed('mint-token, sync', real, o);
+      r.realOpen = await open('mint-token, sync', real, o, Math.max(1, Math.round(o.rate ?? r.real.rps / 2)));
+      await real.server.stop();
     }
     // The minimal server at the same fixed rate: the latency floor of HTTP plus signing.
-    if (minimal && minimalTarget) {
-      const rate = Math.max(1, Math.round(o.rate ?? (r.real ? r.real.rps : (r.minimal?.rps ?? 2)) / 2));
-      console.error(`  minimal mint server: ${o.duration} s open loop at ${rate}/s`);
-      r.minimalOpen = await openLoop(minimalTarget, o.connections, rate, o.duration);
-      await minimal.stop();
+    if (minimal) {
+      r.minimalOpen = await open('minimal mint server', minimal, o, Math.max(1, Math.round(o.rate ?? (r.real ? r.real.rps : (r.minimal?.rps ?? 2)) / 2)));
+      await minimal.server.stop();
     }
     if (o.only.has('nosync')) {
-      await run(await startService(o, 'nosync', freshDir(), undefined), async (c) => {
-        const target: LoadTarget = { host: '127.0.0.1', port: c.port, requests: mintRequests(await createPersons(c.port, o.persons)), expectStatus: 201 };
-        r.nosync = await measure('mint-token, nosync', target, o, c.process.pid);
-      });
+      const nosync = await serviceTarget(await service('nosync'));
+      r.nosync = await closed('mint-token, nosync', nosync, o);
+      await nosync.server.stop();
     }
     if (o.only.has('disk')) {
       console.error(`  disk: ${o.duration} s of durable WAL commits, one at a time`);
@@ -252,18 +228,13 @@ async function main(): Promise<void> {
     }
 
     const ratios = report(o, r);
-    if (profileDir) console.log(`CPU profile of the real service: ${profileDir}`);
-    const out = join(root, 'bench/results', `mint-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, JSON.stringify({ when: new Date().toISOString(), node: process.version, cores: cpus().length, options: { ...o, only: [...o.only] }, results: r, ratios }, null, 2));
-    console.log(`figures: ${out}`);
+    console.log(`\n${environmentLine(env)}`);
+    if (profileDir) console.log(`CPU profile of the real service: ${profileDir} (npm run bench -- profile-summary <file>)`);
+    const path = writeResults('mint', env, { options: { ...o, only: [...o.only] }, results: r, ratios });
+    console.log(`figures: ${path}`);
   } finally {
-    for (const c of children) await c.stop();
-    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+    for (const s of servers) await s.stop();
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+runIfMain(import.meta.url, main);

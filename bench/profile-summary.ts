@@ -1,9 +1,14 @@
 // Where the time of a V8 CPU profile went (node --cpu-prof, or bench/mint.ts --profile): self time by module
 // and by function, without the start-up, as shares of the busy (non-idle) time.
 //
-//   npx tsx bench/profile-summary.ts bench/results/profiles/CPU.*.cpuprofile [--skip 2] [--top 25]
+//   npm run bench -- profile-summary bench/results/profiles/CPU.*.cpuprofile [--skip 2] [--top 25]
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { numberFlag, runIfMain } from './lib/cli.js';
+
+const USAGE = `usage: npm run bench -- profile-summary <file.cpuprofile>... [options]   (or: npx tsx bench/profile-summary.ts ...)
+  --skip S   seconds of start-up left out (default 2)
+  --top N    lines per list (default 25)`;
 
 interface ProfileNode {
   id: number;
@@ -59,9 +64,11 @@ function summarize(file: string, skipSeconds: number, top: number): void {
   list('by function', byFunction);
 }
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { skip: { type: 'string', default: '2' }, top: { type: 'string', default: '25' } } });
-if (positionals.length === 0) {
-  console.error('usage: npx tsx bench/profile-summary.ts <file.cpuprofile>... [--skip <seconds of start-up>] [--top <n>]');
-  process.exit(2);
+export async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { skip: { type: 'string', default: '2' }, top: { type: 'string', default: '25' }, help: { type: 'boolean', short: 'h', default: false } } });
+  if (values.help) return console.log(USAGE);
+  if (positionals.length === 0) throw new Error(`no profile given\n${USAGE}`);
+  for (const file of positionals) summarize(file, numberFlag('skip', values.skip, 0, USAGE), Math.floor(numberFlag('top', values.top, 1, USAGE)));
 }
-for (const file of positionals) summarize(file, Number(values.skip), Number(values.top));
+
+runIfMain(import.meta.url, main);

@@ -1,94 +1,99 @@
 // Cost of consistency levels: latency and throughput of PUT /organizations/attributes/{bucket} with
 // local_region and all_regions, over three regions at 0 ms and 25 ms simulated one-way latency, with a
 // single-region run as the baseline. The service runs as its own process so the load has the other core.
-//   npx tsx bench/regions.ts [--seconds 5] [--connections 32]
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+//   npm run bench -- regions [--duration 2] [--warmup 1] [--connections 32]
 import { parseArgs } from 'node:util';
-import { runLoad, type LoadResult } from './lib/regions-load.js';
+import { numberFlag, runIfMain } from './lib/cli.js';
+import { encodeRequest } from './lib/connection.js';
+import { runLoad, type LoadResult } from './lib/load.js';
+import { environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
+import { startService, type ServiceProcess } from './lib/server-process.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, connections: { type: 'string', default: '32' } } });
-const seconds = Number(values.seconds);
-const connections = Number(values.connections);
-const ORG = 'bench-org';
-const KEY = 'bench-key-0123456789abcdef';
+const USAGE = `usage: npm run bench -- regions [options]   (or: npx tsx bench/regions.ts [options])
+  --duration S      measured seconds per row (default 2; --seconds is the same)
+  --warmup S        unmeasured seconds before each row (default 1)
+  --connections N   keep-alive connections, one request in flight on each (default 32)`;
+
+type Consistency = 'local_region' | 'all_regions';
 
 interface Row extends LoadResult {
   regions: number;
-  latency_ms: number;
-  consistency: 'local_region' | 'all_regions';
+  link_latency_ms: number;
+  consistency: Consistency;
+  /** requests/s as a share of the single-region row */
+  vsOneRegion?: number;
 }
 
-async function startService(regions: string, latencyMs: number): Promise<{ child: ChildProcess; origin: string; dataDir: string }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'identity-bench-regions-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, SERVICE_PORT: '0', SERVICE_DATA_DIR: dataDir, SERVICE_REGIONS: regions, SERVICE_REPLICATION_LATENCY_MS: String(latencyMs), SERVICE_ROOT_ORG_ID: ORG, SERVICE_ROOT_API_KEY: KEY },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  const origin = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const m = /listening on (http:\/\/[^\s]+)/.exec(output);
-      if (m) resolve(m[1] as string);
-    });
-    child.on('exit', (code) => reject(new Error(`service exited with ${code}: ${output}`)));
-  });
-  return { child, origin, dataDir };
-}
-
-async function measure(origin: string, consistency: Row['consistency'], durationMs: number): Promise<LoadResult> {
-  return runLoad({
-    origin,
-    connections,
-    durationMs,
-    // A different value each time: replacing a set with an equal one changes nothing and ships nothing.
-    request: (i) => ({
-      method: 'PUT',
-      path: '/organizations/attributes/end_user_read_write',
-      headers: { 'content-type': 'application/json', 'service-orgid': ORG, 'service-api-key': KEY, 'service-required-consistency': consistency },
-      body: JSON.stringify({ counter: i, note: 'bench' }),
-    }),
-  });
-}
-
-const scenarios: Array<{ regions: string; latencyMs: number; levels: Row['consistency'][] }> = [
+const SCENARIOS: Array<{ regions: string; latencyMs: number; levels: Consistency[] }> = [
   { regions: 'europe-belgium', latencyMs: 0, levels: ['local_region'] },
   { regions: 'europe-belgium,us-iowa,asia-japan', latencyMs: 0, levels: ['local_region', 'all_regions'] },
   { regions: 'europe-belgium,us-iowa,asia-japan', latencyMs: 25, levels: ['local_region', 'all_regions'] },
 ];
 
-const rows: Row[] = [];
-for (const s of scenarios) {
-  const service = await startService(s.regions, s.latencyMs);
-  try {
-    for (const level of s.levels) {
-      await measure(service.origin, level, 1000); // warm-up
-      const r = await measure(service.origin, level, seconds * 1000);
-      rows.push({ regions: s.regions.split(',').length, latency_ms: s.latencyMs, consistency: level, ...r });
-      process.stderr.write(`done: ${s.regions.split(',').length} region(s), ${s.latencyMs} ms, ${level}\n`);
+function measure(service: ServiceProcess, consistency: Consistency, s: { durationMs: number; warmupMs: number; connections: number }): Promise<LoadResult> {
+  const headers = { ...service.auth, 'Content-Type': 'application/json', 'Service-Required-Consistency': consistency };
+  return runLoad({
+    url: service.url,
+    connections: s.connections,
+    durationMs: s.durationMs,
+    warmupMs: s.warmupMs,
+    serverPid: service.pid,
+    // A different value each time: replacing a set with an equal one changes nothing and ships nothing.
+    request: (i) => encodeRequest('127.0.0.1', { method: 'PUT', path: '/organizations/attributes/end_user_read_write', headers, body: JSON.stringify({ counter: i, note: 'bench' }) }),
+  });
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string' },
+      seconds: { type: 'string' },
+      warmup: { type: 'string', default: '1' },
+      connections: { type: 'string', default: '32' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return console.log(USAGE);
+  const s = {
+    durationMs: numberFlag('duration', values.duration ?? values.seconds ?? '2', 0.1, USAGE) * 1000,
+    warmupMs: numberFlag('warmup', values.warmup, 0, USAGE) * 1000,
+    connections: Math.floor(numberFlag('connections', values.connections, 1, USAGE)),
+  };
+  const env = environment();
+  const rows: Row[] = [];
+  for (const scenario of SCENARIOS) {
+    const regions = scenario.regions.split(',').length;
+    const service = await startService({ SERVICE_REGIONS: scenario.regions, SERVICE_REPLICATION_LATENCY_MS: String(scenario.latencyMs) });
+    try {
+      for (const level of scenario.levels) {
+        const r = await measure(service, level, s);
+        rows.push({ regions, link_latency_ms: scenario.latencyMs, consistency: level, ...r });
+        console.error(`  ${regions} region(s), ${scenario.latencyMs} ms, ${level}: ${r.rps} req/s${r.errors ? `, ${r.errors} errors ${JSON.stringify(r.statuses)} ${r.failures.join('; ')}` : ''}`);
+      }
+    } finally {
+      await service.stop();
     }
-  } finally {
-    const exited = once(service.child, 'exit');
-    service.child.kill('SIGTERM');
-    await exited;
-    rmSync(service.dataDir, { recursive: true, force: true });
   }
+  const baseline = rows[0] as Row;
+  for (const r of rows) r.vsOneRegion = r.rps / baseline.rps;
+
+  const columns: Column<Row>[] = [
+    { title: 'regions', value: (r) => r.regions },
+    { title: 'link latency', value: (r) => `${r.link_latency_ms} ms`, align: 'right' },
+    { title: 'consistency', value: (r) => r.consistency },
+    { title: 'req/s', value: (r) => r.rps },
+    { title: 'vs 1 region', value: (r) => `${(r.vsOneRegion ?? NaN).toFixed(2)}x`, align: 'right' },
+    { title: 'p50 ms', value: (r) => ms(r.latency.p50_us), align: 'right' },
+    { title: 'p99 ms', value: (r) => ms(r.latency.p99_us), align: 'right' },
+    { title: 'max ms', value: (r) => ms(r.latency.max_us), align: 'right' },
+    { title: 'errors', value: (r) => r.errors },
+    { title: 'server µs/req', value: (r) => r.serverCpuUsPerRequest ?? '-', align: 'right' },
+  ];
+  console.log(`\nPUT /organizations/attributes/{bucket}: ${s.connections} keep-alive connections, ${s.durationMs / 1000} s per row, durable commits\n`);
+  console.log(formatTable(columns, rows));
+  console.log(`\n${environmentLine(env)}`);
+  console.log(`written to ${writeResults('regions', env, { settings: s, rows })}`);
 }
 
-const fmt = (n: number, d = 1) => n.toFixed(d);
-const baseline = rows[0] as Row;
-console.log(`\nPUT /organizations/attributes/{bucket}: ${connections} keep-alive connections, ${seconds} s per row, durable commits\n`);
-console.log('| regions | link latency | consistency | req/s | vs 1 region | p50 ms | p99 ms | max ms | errors |');
-console.log('|---|---|---|---|---|---|---|---|---|');
-for (const r of rows) {
-  console.log(`| ${r.regions} | ${r.latency_ms} ms | ${r.consistency} | ${fmt(r.rps, 0)} | ${fmt(r.rps / baseline.rps, 2)}x | ${fmt(r.p50_ms, 2)} | ${fmt(r.p99_ms, 2)} | ${fmt(r.max_ms, 1)} | ${r.errors} |`);
-}
-
-mkdirSync('bench/results', { recursive: true });
-const file = join('bench/results', `regions-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-writeFileSync(file, JSON.stringify({ bench: 'regions', at: new Date().toISOString(), node: process.version, connections, seconds, rows }, null, 2));
-console.log(`\nwritten to ${file}`);
+runIfMain(import.meta.url, main);

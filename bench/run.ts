@@ -1,17 +1,44 @@
-// `npm run bench -- <name> [options]`: runs one benchmark of bench/, each also runnable alone with tsx.
-const BENCHES: Record<string, () => Promise<{ main(argv: string[]): Promise<void> }>> = {
-  http: () => import('./http.js'),
+// `npm run bench -- <name> [options]`: runs one benchmark of bench/; each file also runs alone with `npx tsx bench/<name>.ts`.
+import { describeError } from './lib/cli.js';
+
+interface Entry {
+  about: string;
+  load(): Promise<{ main(argv: string[]): Promise<void> }>;
+}
+
+const BENCHES: Record<string, Entry> = {
+  mint: { about: 'tokens per second: signing ceiling, uWS ceiling, minimal mint server, POST /persons/{id}/mint-token sync and nosync, open-loop p99, disk commit latency', load: () => import('./mint.js') },
+  http: { about: 'the service over loopback (GET a person, PUT attributes sync/nosync) as a share of a uWS hello-world ceiling', load: () => import('./http.js') },
+  regions: { about: 'PUT attributes with local_region and all_regions consistency over 1 and 3 regions, 0 and 25 ms links', load: () => import('./regions.js') },
+  events: { about: 'event fan-out to 0, 1, 10 and 100 WebSocket subscribers while persons are created; stamp-to-receipt latency', load: () => import('./events.js') },
+  'sync-hook': { about: 'what a token_minted sync hook call adds next to a bare keep-alive round trip', load: () => import('./sync-hook.js') },
+  codec: { about: 'event protobuf encode/decode/validate against JSON.stringify/parse, in process', load: () => import('./codec.js') },
+  'profile-summary': { about: '(tool) self time of a CPU profile (mint --profile, node --cpu-prof) by module and function', load: () => import('./profile-summary.js') },
 };
 
-const [name, ...argv] = process.argv.slice(2);
-if (name === undefined || !(name in BENCHES)) {
-  console.error(`usage: npm run bench -- <name> [options], name one of: ${Object.keys(BENCHES).join(', ')}; <name> --help for its options`);
-  process.exit(name === undefined ? 0 : 2);
+function usage(): string {
+  const width = Math.max(...Object.keys(BENCHES).map((n) => n.length));
+  return [
+    'usage: npm run bench -- <name> [options]      npm run bench -- <name> --help for its options',
+    '',
+    ...Object.entries(BENCHES).map(([name, b]) => `  ${name.padEnd(width)}  ${b.about}`),
+    '',
+    'Each prints a table and writes bench/results/<name>-<time>.json. Compare ratios within one run: absolute figures move with machine load.',
+  ].join('\n');
 }
-try {
-  const bench = await (BENCHES[name] as () => Promise<{ main(argv: string[]): Promise<void> }>)();
-  await bench.main(argv);
-} catch (error) {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
+
+const [name, ...argv] = process.argv.slice(2);
+if (name === undefined || name === '--help' || name === '-h') {
+  console.log(usage());
+} else if (!(name in BENCHES)) {
+  console.error(`unknown benchmark "${name}"\n\n${usage()}`);
+  process.exitCode = 2;
+} else {
+  try {
+    const bench = await (BENCHES[name] as Entry).load();
+    await bench.main(argv);
+  } catch (error) {
+    console.error(describeError(error));
+    process.exitCode = 1;
+  }
 }

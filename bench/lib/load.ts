@@ -1,24 +1,27 @@
-// The load generator: N keep-alive connections over loopback, in a closed loop (each connection sends its next
-// request when the last answer arrives) or an open loop at a fixed rate (requests are due on a schedule whatever
-// the answers do; latency counts from when a request was due, so a stalled server is not hidden by a stalled
-// client, i.e. no coordinated omission). Latency goes into a Histogram; only the measured window counts.
+// The load generator: N keep-alive connections over loopback (bench/lib/connection.ts), in a closed loop (each
+// connection sends its next request when the last answer arrives) or an open loop at a fixed rate (requests are
+// due on a schedule whatever the answers do; latency counts from when a request was due, so a stalled server is
+// not hidden by a stalled client, i.e. no coordinated omission). Only requests sent (closed) or due (open) inside
+// the measured window count, and every one of them is waited for. The server's CPU time over the same window
+// is read from /proc when its pid is given.
 import { Connection } from './connection.js';
 import { Histogram, type LatencySummary } from './histogram.js';
+import { cpuSeconds } from './process-cpu.js';
 
 export interface LoadOptions {
   url: string;
-  /** the bytes of request number i (see encodeRequest); called once per request */
+  /** the bytes of request number i (see encodeRequest); called once per request, in order */
   request(i: number): Buffer;
   connections: number;
   durationMs: number;
-  /** load before the measured window starts, not recorded */
+  /** load before the measured window opens, on the same connections, not recorded */
   warmupMs?: number;
   /** requests per second for the open loop; absent: closed loop */
   rate?: number;
-  /** statuses that count as success; anything else is an error */
+  /** statuses that count as success (default 2xx); anything else is an error */
   ok?(status: number): boolean;
-  /** called when the measured window opens and closes, e.g. to read the server's CPU time */
-  onWindow?(phase: 'start' | 'end'): void;
+  /** the server's process, to report its CPU time over the measured window */
+  serverPid?: number;
 }
 
 export interface LoadResult {
@@ -27,130 +30,211 @@ export interface LoadResult {
   /** the asked rate of an open loop */
   rate?: number;
   durationMs: number;
+  /** from the window's opening to the last counted answer */
+  elapsedMs: number;
+  /** answers counted (every status) */
   requests: number;
   rps: number;
   errors: number;
   statuses: Record<string, number>;
   /** error messages seen (first few), for the report */
   failures: string[];
+  /** of successful requests; open loop: from when each was due */
   latency: LatencySummary;
-  /** open loop: the most requests that waited for a free connection at once */
+  /** open loop: from when each request was written, i.e. without the wait for a free connection */
+  serviceLatency?: LatencySummary;
+  /** open loop: how late requests left after they were due, the generator's own error plus waits for a connection */
+  sendLag?: LatencySummary;
+  /** open loop: the most requests that were due and waiting for a free connection at once */
   maxBacklog?: number;
   /** CPU time the load generator used over the measured window, as % of one core */
   clientCpuPercent: number;
+  /** the server's CPU time over the measured window, as % of one core */
+  serverCpuPercent?: number;
+  /** server CPU time per request: steadier than req/s when other work shares the cores */
+  serverCpuUsPerRequest?: number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** When the next request is due within this many ms, the open loop polls instead of sleeping on a timer. */
+const SPIN_MS = 2;
+const SOCKET_ERROR = 'socket error';
+
+/** What a run counts: latencies, statuses and errors of the requests inside the window. */
+class Tally {
+  readonly latency = new Histogram();
+  readonly service = new Histogram();
+  readonly lag = new Histogram();
+  readonly statuses: Record<string, number> = {};
+  readonly failures: string[] = [];
+  requests = 0;
+  errors = 0;
+  lastDone = 0;
+
+  constructor(private readonly ok: (status: number) => boolean) {}
+
+  record(status: number | string, due: number, sent: number, done: number): void {
+    this.requests++;
+    this.statuses[status] = (this.statuses[status] ?? 0) + 1;
+    if (done > this.lastDone) this.lastDone = done;
+    if (typeof status !== 'number' || !this.ok(status)) {
+      this.errors++;
+      return;
+    }
+    this.latency.record((done - due) * 1000);
+    this.service.record((done - sent) * 1000);
+    this.lag.record((sent - due) * 1000);
+  }
+
+  failure(error: unknown): void {
+    if (this.failures.length < 5) this.failures.push(error instanceof Error ? error.message : String(error));
+  }
+}
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const url = new URL(options.url);
-  const ok = options.ok ?? ((s: number) => s >= 200 && s < 300);
-  const conns = await Promise.all(
-    Array.from({ length: options.connections }, async () => {
-      const c = new Connection(url.hostname, Number(url.port));
-      await c.ready;
-      return c;
-    }),
-  );
+  const conns: Connection[] = [];
+  try {
+    for (let i = 0; i < options.connections; i++) conns.push(new Connection(url.hostname, Number(url.port)));
+    await Promise.all(conns.map((c) => c.ready));
+    return await run(conns, options);
+  } finally {
+    for (const c of conns) c.close();
+  }
+}
 
-  const histogram = new Histogram();
-  const statuses: Record<string, number> = {};
-  const failures: string[] = [];
-  let requests = 0;
-  let errors = 0;
+async function run(conns: Connection[], options: LoadOptions): Promise<LoadResult> {
+  const tally = new Tally(options.ok ?? ((s) => s >= 200 && s < 300));
   let seq = 0;
+  /** Sends request number seq on conn; resolves with the status, or SOCKET_ERROR when the connection failed. */
+  const send = (conn: Connection): Promise<number | string> =>
+    conn.send(options.request(seq++)).catch((error: unknown) => {
+      tally.failure(error);
+      return SOCKET_ERROR;
+    });
+
   const start = performance.now();
   const measureFrom = start + (options.warmupMs ?? 0);
   const measureTo = measureFrom + options.durationMs;
-  let cpuAtStart: NodeJS.CpuUsage | undefined;
-  const opening = setTimeout(() => {
-    cpuAtStart = process.cpuUsage();
-    options.onWindow?.('start');
-  }, options.warmupMs ?? 0);
-
-  /** One request on one connection; `due` is when it should have been sent (open loop) or was sent. */
-  async function one(conn: Connection, due: number): Promise<void> {
-    let status: number | string;
-    try {
-      status = await conn.send(options.request(seq++));
-    } catch (error) {
-      status = 'socket error';
-      if (failures.length < 5) failures.push((error as Error).message);
-    }
-    const done = performance.now();
-    if (due < measureFrom || done > measureTo) return;
-    requests++;
-    statuses[status] = (statuses[status] ?? 0) + 1;
-    if (typeof status === 'number' && ok(status)) histogram.record((done - due) * 1000);
-    else errors++;
-  }
+  let win: { at: number; cpu: NodeJS.CpuUsage; server: number | undefined } | undefined;
+  const open = () => (win = { at: performance.now(), cpu: process.cpuUsage(), server: cpuSeconds(options.serverPid) });
+  const opening = measureFrom > start ? setTimeout(open, measureFrom - start) : (open(), undefined);
+  // A server that stops answering must end the run with an error, not hang it.
+  const limitMs = (options.warmupMs ?? 0) + options.durationMs + Math.max(10_000, options.durationMs);
+  let guard: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    guard = setTimeout(() => reject(new Error(`load: answers still outstanding ${(limitMs / 1000).toFixed(0)} s after the start; the server stalled`)), limitMs);
+  });
 
   let maxBacklog: number | undefined;
-  if (options.rate === undefined) {
-    await Promise.all(
-      conns.map(async (conn) => {
-        while (performance.now() < measureTo && !conn.broken) await one(conn, performance.now());
-      }),
-    );
-  } else {
-    maxBacklog = await openLoop(conns, options.rate, start, measureTo, one);
+  try {
+    if (options.rate === undefined) await Promise.race([closedLoop(conns, send, tally, measureFrom, measureTo), timeout]);
+    else maxBacklog = await Promise.race([openLoop(conns, send, tally, options.rate, start, measureFrom, measureTo), timeout]);
+  } finally {
+    clearTimeout(opening);
+    clearTimeout(guard);
   }
-  const cpu = process.cpuUsage(cpuAtStart);
-  options.onWindow?.('end');
-  clearTimeout(opening);
-  for (const c of conns) c.close();
+  const w = win ?? open();
+  const end = performance.now();
+  const cpu = process.cpuUsage(w.cpu);
+  const server = cpuSeconds(options.serverPid);
+  const elapsedMs = Math.max(tally.lastDone, w.at) - w.at || options.durationMs;
+  const windowMs = end - w.at;
 
-  const seconds = options.durationMs / 1000;
   const result: LoadResult = {
     mode: options.rate === undefined ? 'closed' : 'open',
-    connections: options.connections,
+    connections: conns.length,
     durationMs: options.durationMs,
-    requests,
-    rps: Math.round(requests / seconds),
-    errors,
-    statuses,
-    failures,
-    latency: histogram.summary(),
-    clientCpuPercent: Math.round(((cpu.user + cpu.system) / 1000 / options.durationMs) * 100),
+    elapsedMs: Math.round(elapsedMs),
+    requests: tally.requests,
+    rps: Math.round((tally.requests / elapsedMs) * 1000),
+    errors: tally.errors,
+    statuses: tally.statuses,
+    failures: tally.failures,
+    latency: tally.latency.summary(),
+    clientCpuPercent: Math.round(((cpu.user + cpu.system) / 1000 / windowMs) * 100),
   };
-  if (options.rate !== undefined) result.rate = options.rate;
-  if (maxBacklog !== undefined) result.maxBacklog = maxBacklog;
+  if (options.rate !== undefined) {
+    result.rate = options.rate;
+    result.serviceLatency = tally.service.summary();
+    result.sendLag = tally.lag.summary();
+    result.maxBacklog = maxBacklog as number;
+  }
+  if (server !== undefined && w.server !== undefined) {
+    result.serverCpuPercent = Math.round(((server - w.server) / (windowMs / 1000)) * 100);
+    if (tally.requests > 0) result.serverCpuUsPerRequest = Math.round(((server - w.server) * 1e7) / tally.requests) / 10;
+  }
   return result;
 }
 
+function allFailed(conns: Connection[], tally: Tally): Error {
+  return new Error(`load: all ${conns.length} connections failed: ${tally.failures.join('; ') || 'closed by the server'}`);
+}
+
+/** Each connection sends, waits for the answer, and sends again until the window closes. */
+async function closedLoop(conns: Connection[], send: (c: Connection) => Promise<number | string>, tally: Tally, measureFrom: number, measureTo: number): Promise<void> {
+  await Promise.all(
+    conns.map(async (conn) => {
+      for (let sent = performance.now(); sent < measureTo && !conn.broken; sent = performance.now()) {
+        const status = await send(conn);
+        if (sent >= measureFrom) tally.record(status, sent, sent, performance.now());
+      }
+    }),
+  );
+  if (conns.every((c) => c.broken)) throw allFailed(conns, tally);
+}
+
 /**
- * Issues requests on schedule: request k is due at start + k / rate, sent on the next free connection.
- * The schedule is checked on a 1 ms timer, so a request may leave up to ~1 ms after it was due and that delay
- * counts in its latency: open-loop figures below a millisecond or two carry this bias (a busy loop would
- * remove it, at the price of a load generator that always shows 100% CPU).
+ * Request k is due at start + k / rate; it leaves on the next free connection, or waits in the backlog for one.
+ * Timers fire a millisecond or more late, so while the next request is due within SPIN_MS the schedule is polled
+ * with setImmediate, which still lets socket reads run between turns: requests leave within tens of µs of their
+ * time when a connection is free. The price is a generator that keeps a core busy at rates above ~500/s, which
+ * the client CPU column shows.
  */
-async function openLoop(conns: Connection[], rate: number, start: number, end: number, one: (c: Connection, due: number) => Promise<void>): Promise<number> {
+function openLoop(conns: Connection[], send: (c: Connection) => Promise<number | string>, tally: Tally, rate: number, start: number, measureFrom: number, measureTo: number): Promise<number> {
+  const interval = 1000 / rate;
+  /** requests due before the window closes: k with start + k·interval < measureTo */
+  const total = Math.max(0, Math.ceil(((measureTo - start) * rate) / 1000 - 1e-9));
   const idle = [...conns];
-  const backlog: number[] = [];
+  let due = 0; // requests made due so far
+  let sent = 0; // of those, sent
+  let inFlight = 0;
   let maxBacklog = 0;
-  let issued = 0;
-  const inFlight = new Set<Promise<void>>();
-  const dispatch = () => {
-    while (idle.length > 0 && backlog.length > 0) {
-      const conn = idle.pop() as Connection;
-      if (conn.broken) continue;
-      const due = backlog.shift() as number;
-      const p = one(conn, due).then(() => {
-        inFlight.delete(p);
-        idle.push(conn);
-        dispatch();
-      });
-      inFlight.add(p);
-    }
-  };
-  while (performance.now() < end) {
-    const now = performance.now();
-    const dueCount = Math.floor(((Math.min(now, end) - start) * rate) / 1000);
-    for (; issued < dueCount; issued++) backlog.push(start + (issued * 1000) / rate);
-    maxBacklog = Math.max(maxBacklog, backlog.length);
-    dispatch();
-    await sleep(1);
-  }
-  await Promise.all(inFlight);
-  return maxBacklog;
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const settle = (error?: Error) => {
+      if (settled) return;
+      settled = true;
+      if (error) reject(error);
+      else resolve(maxBacklog);
+    };
+    const dispatch = () => {
+      while (sent < due && idle.length > 0) {
+        const conn = idle.pop() as Connection;
+        if (conn.broken) continue;
+        const dueAt = start + sent++ * interval;
+        const sentAt = performance.now();
+        inFlight++;
+        void send(conn).then((status) => {
+          inFlight--;
+          if (dueAt >= measureFrom) tally.record(status, dueAt, sentAt, performance.now());
+          if (!conn.broken) idle.push(conn);
+          dispatch();
+        });
+      }
+      if (sent < due && idle.length === 0 && inFlight === 0) settle(allFailed(conns, tally));
+      else if (due === total && sent === total && inFlight === 0) settle();
+    };
+    const pump = () => {
+      if (settled) return;
+      const now = performance.now();
+      due = Math.min(total, Math.max(due, Math.floor((now - start) / interval) + 1));
+      if (due - sent > maxBacklog) maxBacklog = due - sent;
+      dispatch();
+      if (due >= total) return;
+      const wait = start + due * interval - performance.now();
+      if (wait > SPIN_MS) setTimeout(pump, wait - SPIN_MS);
+      else setImmediate(pump);
+    };
+    pump();
+  });
 }

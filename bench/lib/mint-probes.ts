@@ -11,7 +11,7 @@ import { openKeyRing } from '../../src/tokens/keys.js';
 import { createTokenIssuer } from '../../src/tokens/sign.js';
 import { createWal } from '../../src/wal/log.js';
 import { openStore } from '../../src/wal/store.js';
-import { summarize, type LatencySummary } from './mint-load.js';
+import { Histogram, type LatencySummary } from './histogram.js';
 
 /** Runs fn back to back on this thread for `seconds`; returns operations per second. */
 async function loop(seconds: number, fn: () => unknown): Promise<number> {
@@ -43,7 +43,7 @@ export async function signingCeiling(alg: TokenAlg, seconds: number): Promise<{ 
   return { node, jose };
 }
 
-/** Latency (ms) of one durable WAL append of one small entry at a time, through the service's own WAL. */
+/** Latency (µs) of one durable WAL append of one small entry at a time, through the service's own WAL. */
 export async function durableCommitLatency(seconds: number): Promise<LatencySummary & { commits: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'mint-bench-disk-'));
   const store = openStore(dir, 'local', true);
@@ -51,14 +51,14 @@ export async function durableCommitLatency(seconds: number): Promise<LatencySumm
     const wal = createWal(store, () => {});
     const record = wal.encodeEntry({ at: Date.now(), changes: [{ t: 'TokenIssued', person_id: '01938f6e-7d3c-7000-8000-000000000000', jti: crypto.randomUUID() }], ev: 1 });
     const event = wal.encodeEvent({ token_id: crypto.randomUUID(), pad: 'x'.repeat(400) });
-    const samples: number[] = [];
+    const latency = new Histogram();
     const end = performance.now() + seconds * 1000;
     for (let offset = 1; performance.now() < end; offset++) {
       const t = performance.now();
       await wal.append([{ org: 'probe', offset, record, events: [{ offset, record: event }] }]);
-      samples.push(performance.now() - t);
+      latency.record((performance.now() - t) * 1000);
     }
-    return { ...summarize(samples), commits: samples.length };
+    return { ...latency.summary(), commits: latency.count };
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });

@@ -1,17 +1,30 @@
 // CPU time of another process from /proc (Linux), to tell whether the server or the load generator was the
 // bottleneck of a run: on two cores, one of them saturating its core is what bounds the figure.
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
-/** USER_HZ: 100 on every mainstream Linux build; Node offers no sysconf to ask. */
-const CLOCK_TICKS = 100;
+let ticksPerSecond: number | undefined;
 
-/** User + system CPU seconds the process has used so far, or undefined where /proc is not available. */
-export function cpuSeconds(pid: number): number | undefined {
+/** USER_HZ, asked of getconf once; 100 on every mainstream Linux build, so that is the fallback. */
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** User + system CPU seconds (all threads) the process has used so far, or undefined where /proc is not available. */
+export function cpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name may contain spaces; fields are counted from after its closing parenthesis.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks();
   } catch {
     return undefined;
   }

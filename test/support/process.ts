@@ -26,17 +26,19 @@ export interface SpawnOptions {
   /** script path relative to the repository root, run with `node --import tsx` */
   script: string;
   args?: string[];
+  /** options for node itself, before the script (e.g. --cpu-prof) */
+  nodeArgs?: string[];
   env?: Record<string, string>;
   /** a line of output that means the child is ready; its match is returned */
   ready: RegExp;
   timeoutMs?: number;
 }
 
-/** Spawns `node --import tsx <script>` and resolves once a line matching `ready` appears. */
+/** Spawns `node [nodeArgs] --import tsx <script> [args]` and resolves once a line matching `ready` appears. */
 export async function spawnNode(options: SpawnOptions): Promise<NodeProcess> {
   // The test runner marks its own processes with NODE_TEST_CONTEXT; a service is not one of them.
   const { NODE_TEST_CONTEXT: _, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', options.script, ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', options.script, ...(options.args ?? [])], {
     cwd: REPO_ROOT,
     env: { ...inherited, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
