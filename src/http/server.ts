@@ -3,7 +3,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocketBehavior, us_listen_socket } from 'uWebSockets.js';
 import { ServiceError, badRequest, toServiceError } from '../errors.js';
-import type { Metrics } from '../lib/metrics.js';
+import type { BoundCounter, BoundHistogram, Counter, Histogram, Metrics } from '../lib/metrics.js';
 import type { Registry } from '../org/registry.js';
 import { errorBody, envelope } from './respond.js';
 import { isMutating, type Consistency, type Request, type Response, type Route } from './route.js';
@@ -26,6 +26,9 @@ interface Compiled {
   paramNames: string[];
   body?: Validator;
   query?: Validator;
+  /** the route's request metrics, bound once so that no label text is built per request */
+  latency: BoundHistogram;
+  requests: Map<number, BoundCounter>;
 }
 
 /** Everything copied out of uWS's request before the first await: it is invalid afterwards. */
@@ -61,8 +64,8 @@ export class Front {
   private readonly registry: Registry;
   private readonly options: FrontOptions;
   private readonly metrics: Metrics;
-  private readonly requests;
-  private readonly latency;
+  private readonly requests: Counter;
+  private readonly latency: Histogram;
   private listenSocket: us_listen_socket | undefined;
 
   constructor(registry: Registry, metrics: Metrics, options: FrontOptions) {
@@ -79,7 +82,7 @@ export class Front {
     const byPath = new Map<string, Map<string, Compiled>>();
     for (const r of routes) {
       const paramNames = [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
-      const compiled: Compiled = { route: r, paramNames };
+      const compiled: Compiled = { route: r, paramNames, latency: this.latency.bind({ route: r.path, method: r.method }), requests: new Map() };
       if (r.body) compiled.body = compileValidator(r.body, 'body', false);
       if (r.query) compiled.query = compileValidator(r.query, 'query', true);
       const methods = byPath.get(r.path) ?? new Map<string, Compiled>();
@@ -158,7 +161,7 @@ export class Front {
     });
     const declared = Number(incoming.headers['content-length'] ?? 0);
     if (declared > this.options.bodyLimit) {
-      return this.finish(res, incoming, compiled.route, state, this.tooLarge(), started);
+      return this.finish(res, incoming, compiled, state, this.tooLarge(), started);
     }
     const chunks: Buffer[] = [];
     let size = 0;
@@ -168,15 +171,15 @@ export class Front {
       size += chunk.byteLength;
       if (size > this.options.bodyLimit) {
         rejected = true;
-        return this.finish(res, incoming, compiled.route, state, this.tooLarge(), started);
+        return this.finish(res, incoming, compiled, state, this.tooLarge(), started);
       }
       // uWS reuses the chunk's memory after this callback returns: copy it.
       chunks.push(Buffer.from(new Uint8Array(chunk)));
       if (!isLast) return;
       const raw = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
       this.handle(compiled, incoming, raw).then(
-        (response) => this.finish(res, incoming, compiled.route, state, response, started),
-        (error: unknown) => this.finish(res, incoming, compiled.route, state, error, started),
+        (response) => this.finish(res, incoming, compiled, state, response, started),
+        (error: unknown) => this.finish(res, incoming, compiled, state, error, started),
       );
     });
   }
@@ -272,7 +275,21 @@ export class Front {
     return origin !== '' && (route.auth === 'none' || route.auth === 'org') && this.options.corsOrigins.includes(origin);
   }
 
-  private finish(res: HttpResponse, incoming: Incoming, route: Route | undefined, state: { aborted: boolean }, outcome: Response | unknown, started: number): void {
+  private count(incoming: Incoming, compiled: Compiled | undefined, status: number, started: number): void {
+    const seconds = (performance.now() - started) / 1000;
+    if (!compiled) {
+      this.requests.inc({ route: 'unmatched', method: incoming.method, status: String(status) });
+      this.latency.observe(seconds, { route: 'unmatched', method: incoming.method });
+      return;
+    }
+    let requests = compiled.requests.get(status);
+    if (!requests) compiled.requests.set(status, (requests = this.requests.bind({ route: compiled.route.path, method: compiled.route.method, status: String(status) })));
+    requests.inc();
+    compiled.latency.observe(seconds);
+  }
+
+  private finish(res: HttpResponse, incoming: Incoming, compiled: Compiled | undefined, state: { aborted: boolean }, outcome: Response | unknown, started: number): void {
+    const route = compiled?.route;
     let status: number;
     let body: string | undefined;
     let contentType = 'application/json';
@@ -292,9 +309,7 @@ export class Front {
       headers = error.headers;
       body = errorBody(error);
     }
-    const path = route?.path ?? 'unmatched';
-    this.requests.inc({ route: path, method: incoming.method, status: String(status) });
-    this.latency.observe((performance.now() - started) / 1000, { route: path, method: incoming.method });
+    this.count(incoming, compiled, status, started);
     if (state.aborted) return;
     state.aborted = true;
     const origin = incoming.headers['origin'];
