@@ -3,6 +3,11 @@ import type { ServiceError } from '../errors.js';
 import type { Response } from './route.js';
 
 export function envelope(r: Response): string {
+  // The common shape, a result alone, without building the object around it.
+  if (r.meta === undefined) {
+    const result = r.result === undefined ? undefined : JSON.stringify(r.result);
+    return result === undefined ? '{}' : `{"result":${result}}`;
+  }
   const body: Record<string, unknown> = {};
   if (r.result !== undefined) body['result'] = r.result;
   if (r.meta !== undefined) body['meta'] = r.meta;
