@@ -8,7 +8,7 @@ import type { Config } from './config.js';
 import { createEventCodec } from './events/codec.js';
 import type { EventJson } from './events/event-json.js';
 import { createEventLog, type EventLog } from './events/log.js';
-import { stampEvent } from './events/stamp.js';
+import { createEventStamper } from './events/stamp.js';
 import { CLOSE_GOING_AWAY, CLOSE_KEY_ROTATED, createEventStream, type EventStream } from './events/stream.js';
 import { Front } from './http/server.js';
 import { createPager } from './http/paging.js';
@@ -112,7 +112,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     wal,
     clock,
     ids,
-    stamp: stampEvent,
+    stamp: createEventStamper(),
     regions: config.regions,
     mailboxLimit: config.mailboxLimit,
     snapshotInterval: config.snapshotInterval,

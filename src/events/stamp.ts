@@ -11,11 +11,32 @@ export interface EventOrigin {
 
 export type EventStamper = (origin: EventOrigin, draft: EventDraft, nowNs: bigint) => Record<string, unknown>;
 
+/** The full event: event_metadata with a fresh event_id (a test event keeps its own) and the time, then the body. */
+export function stampEvent(origin: EventOrigin, draft: EventDraft, nowNs: bigint): Record<string, unknown> {
+  return stamp(origin, draft, rfc3339Nanos(nowNs));
+}
+
+/**
+ * stampEvent, formatting each distinct time once: the events of one batch share the batch's time, so
+ * only the first of them pays for the text.
+ */
+export function createEventStamper(): EventStamper {
+  let lastNs: bigint | undefined;
+  let lastText = '';
+  return (origin, draft, nowNs) => {
+    if (nowNs !== lastNs) {
+      lastText = rfc3339Nanos(nowNs);
+      lastNs = nowNs;
+    }
+    return stamp(origin, draft, lastText);
+  };
+}
+
 /**
  * Events the service emits itself come from the Cloud source, whatever else may also emit that type.
  * Test events come from the type's own first emitter (an SDK event from SDK), so that they look like the real ones.
  */
-export function stampEvent(origin: EventOrigin, draft: EventDraft, nowNs: bigint): Record<string, unknown> {
+function stamp(origin: EventOrigin, draft: EventDraft, timestamp: string): Record<string, unknown> {
   const def = eventByMessageName(draft.name);
   if (!def) throw new Error(`event ${draft.name} is not in the catalog`);
   const metadata = eventMetadata({
@@ -26,7 +47,7 @@ export function stampEvent(origin: EventOrigin, draft: EventDraft, nowNs: bigint
     root_organization_id: origin.root_organization_id,
     is_test_event: draft.test !== undefined,
     event_id: draft.test?.event_id ?? randomUUID(),
-    timestamp: rfc3339Nanos(nowNs),
+    timestamp,
   });
   return { event_metadata: metadata, ...draft.body };
 }

@@ -2,7 +2,17 @@
 import type { ServiceError } from '../errors.js';
 import type { Response } from './route.js';
 
+/** What JSON.stringify escapes in a string (and surrogates, paired or not, which are left to it). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
 export function envelope(r: Response): string {
+  // The common shape, a result alone, without building the object around it.
+  if (r.meta === undefined) {
+    // A string JSON.stringify would copy unchanged (a token, an ID) is quoted as it is.
+    if (typeof r.result === 'string' && !NEEDS_ESCAPE.test(r.result)) return `{"result":"${r.result}"}`;
+    const result = r.result === undefined ? undefined : JSON.stringify(r.result);
+    return result === undefined ? '{}' : `{"result":${result}}`;
+  }
   const body: Record<string, unknown> = {};
   if (r.result !== undefined) body['result'] = r.result;
   if (r.meta !== undefined) body['meta'] = r.meta;

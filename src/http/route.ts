@@ -20,9 +20,11 @@ export interface Request<B = unknown, Q = Record<string, unknown>> {
   /** the organization, for routes with auth org or key */
   org: OrgActor;
   consistency: Consistency;
+  /** the caller: set for end-user routes and routes that declare `client`, '' otherwise */
   ip: string;
   origin: string;
   userAgent: string;
+  /** only the headers the front copied for this route: authentication, body, consistency, client */
   headers: Record<string, string>;
 }
 
@@ -46,6 +48,8 @@ export interface Route<B = any, Q = any> {
   summary: string;
   tag: string;
   auth: Auth;
+  /** the handler reads ip, origin and userAgent; end-user routes (auth org) always get them, others get '' */
+  client?: boolean;
   body?: TSchema;
   /** the body may be left out entirely; the handler then sees body undefined */
   bodyOptional?: boolean;

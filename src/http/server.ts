@@ -2,12 +2,12 @@
 // authentication, validation, the envelope, CORS and request metrics. Handlers never touch sockets.
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocketBehavior, us_listen_socket } from 'uWebSockets.js';
-import { ServiceError, badRequest, toServiceError } from '../errors.js';
-import type { Metrics } from '../lib/metrics.js';
+import { ServiceError, toServiceError } from '../errors.js';
+import type { BoundCounter, BoundHistogram, Counter, Histogram, Metrics } from '../lib/metrics.js';
 import type { Registry } from '../org/registry.js';
+import { buildRequest, compileRoute, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
 import { errorBody, envelope } from './respond.js';
-import { isMutating, type Consistency, type Request, type Response, type Route } from './route.js';
-import { checkDepth, checkUnicode, compileValidator, type Validator } from './validate.js';
+import type { Response, Route } from './route.js';
 import { uws } from './uws.js';
 
 export interface FrontOptions {
@@ -18,58 +18,69 @@ export interface FrontOptions {
   log(message: string): void;
 }
 
-const ORG_ID = /^[A-Za-z0-9_-]{1,64}$/;
-const JSON_MAX_DEPTH = 64;
 
-interface Compiled {
-  route: Route;
-  paramNames: string[];
-  body?: Validator;
-  query?: Validator;
+interface Compiled extends RouteParts {
+  /** header names copied out of uWS for this route */
+  headers: readonly string[];
+  client: boolean;
+  /** the route's request metrics, bound once so that no label text is built per request */
+  latency: BoundHistogram;
+  requests: Map<number, BoundCounter>;
 }
 
-/** Everything copied out of uWS's request before the first await: it is invalid afterwards. */
-interface Incoming {
-  method: string;
-  url: string;
-  query: string;
-  params: string[];
-  headers: Record<string, string>;
-  ip: string;
+/** One request: everything copied out of uWS's request before the first await, which invalidates it. */
+class Exchange implements Copied {
+  /** set once answered or aborted: nothing more may be written to res */
+  done = false;
+  /** whether onAborted is registered; it must be before uWS's callback returns without an answer */
+  watched = false;
+  constructor(
+    readonly res: HttpResponse,
+    readonly method: string,
+    readonly url: string,
+    readonly compiled: Compiled | undefined,
+    readonly params: readonly string[],
+    readonly query: string,
+    readonly headers: Record<string, string>,
+    readonly ip: string,
+    readonly started: number,
+  ) {}
+
+  watch(): void {
+    if (this.watched) return;
+    this.watched = true;
+    this.res.onAborted(() => {
+      this.done = true;
+    });
+  }
 }
 
-const READ_HEADERS = ['service-orgid', 'service-api-key', 'service-required-consistency', 'service-required-consistency-timeout', 'service-operator-key', 'content-type', 'content-length', 'origin', 'user-agent', 'access-control-request-method'];
+const NO_PARAMS: readonly string[] = [];
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
-export function parseConsistency(headers: Record<string, string>): Consistency {
-  const level = headers['service-required-consistency'] || 'local_region';
-  if (level !== 'local_region' && level !== 'all_regions') {
-    throw badRequest(`Service-Required-Consistency: must be local_region or all_regions, got "${level}"`);
-  }
-  const rawTimeout = headers['service-required-consistency-timeout'];
-  let timeout = 30;
-  if (rawTimeout !== undefined && rawTimeout !== '') {
-    if (!/^\d{1,3}$/.test(rawTimeout) || Number(rawTimeout) < 1 || Number(rawTimeout) > 120) {
-      throw badRequest(`Service-Required-Consistency-Timeout: must be an integer from 1 to 120 seconds, got "${rawTimeout}"`);
-    }
-    timeout = Number(rawTimeout);
-  }
-  return { level, timeoutMs: timeout * 1000 };
+const statusLines = new Map<number, string>();
+function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (line === undefined) statusLines.set(status, (line = `${status} ${STATUS_CODES[status] ?? ''}`));
+  return line;
+}
+
+function isThenable(x: unknown): x is PromiseLike<unknown> {
+  return typeof x === 'object' && x !== null && typeof (x as PromiseLike<unknown>).then === 'function';
 }
 
 export class Front {
   readonly app: TemplatedApp;
   private readonly registry: Registry;
   private readonly options: FrontOptions;
-  private readonly metrics: Metrics;
-  private readonly requests;
-  private readonly latency;
+  private readonly requests: Counter;
+  private readonly latency: Histogram;
   private listenSocket: us_listen_socket | undefined;
 
   constructor(registry: Registry, metrics: Metrics, options: FrontOptions) {
     this.app = uws.App();
     this.registry = registry;
     this.options = options;
-    this.metrics = metrics;
     this.requests = metrics.counter('http_requests_total', 'HTTP requests by route, method and status');
     this.latency = metrics.histogram('http_request_duration_seconds', 'HTTP request latency by route and method');
   }
@@ -78,10 +89,13 @@ export class Front {
   mount(routes: readonly Route[]): void {
     const byPath = new Map<string, Map<string, Compiled>>();
     for (const r of routes) {
-      const paramNames = [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
-      const compiled: Compiled = { route: r, paramNames };
-      if (r.body) compiled.body = compileValidator(r.body, 'body', false);
-      if (r.query) compiled.query = compileValidator(r.query, 'query', true);
+      const compiled: Compiled = {
+        ...compileRoute(r),
+        headers: routeHeaders(r),
+        client: wantsClient(r),
+        latency: this.latency.bind({ route: r.path, method: r.method }),
+        requests: new Map(),
+      };
       const methods = byPath.get(r.path) ?? new Map<string, Compiled>();
       if (methods.has(r.method)) throw new Error(`route ${r.method} ${r.path} declared twice`);
       methods.set(r.method, compiled);
@@ -90,21 +104,18 @@ export class Front {
     for (const [path, methods] of byPath) {
       const pattern = path.replace(/\{([^}]+)\}/g, ':$1');
       const allow = [...methods.keys()].map((m) => m.toUpperCase()).join(', ');
-      const paramCount = (methods.values().next().value as Compiled).paramNames.length;
       this.app.any(pattern, (res, req) => {
-        const incoming = this.copy(res, req, paramCount);
-        const compiled = methods.get(incoming.method);
-        if (incoming.method === 'options') return this.preflight(res, incoming, methods);
-        if (!compiled) {
-          const error = new ServiceError('ERR_METHOD_NOT_ALLOWED', `method ${incoming.method.toUpperCase()} is not allowed on ${path}; allowed: ${allow}`, { headers: { Allow: allow } });
-          return this.finish(res, incoming, undefined, { aborted: false }, error, performance.now());
-        }
-        this.serve(res, incoming, compiled);
+        const method = req.getMethod();
+        if (method === 'options') return this.preflight(res, req, methods);
+        const compiled = methods.get(method);
+        if (compiled) return this.serve(res, req, method, compiled);
+        const x = new Exchange(res, method, req.getUrl(), undefined, NO_PARAMS, '', NO_HEADERS, '', performance.now());
+        this.finish(x, new ServiceError('ERR_METHOD_NOT_ALLOWED', `method ${method.toUpperCase()} is not allowed on ${path}; allowed: ${allow}`, { headers: { Allow: allow } }));
       });
     }
     this.app.any('/*', (res, req) => {
-      const incoming = this.copy(res, req, 0);
-      this.finish(res, incoming, undefined, { aborted: false }, new ServiceError('ERR_NOT_FOUND', `no route for ${incoming.method.toUpperCase()} ${incoming.url}`), performance.now());
+      const x = new Exchange(res, req.getMethod(), req.getUrl(), undefined, NO_PARAMS, '', NO_HEADERS, '', performance.now());
+      this.finish(x, new ServiceError('ERR_NOT_FOUND', `no route for ${x.method.toUpperCase()} ${x.url}`));
     });
   }
 
@@ -132,34 +143,25 @@ export class Front {
     (this.app as unknown as { close?(): void }).close?.();
   }
 
-  private copy(res: HttpResponse, req: HttpRequest, paramCount: number): Incoming {
+  private serve(res: HttpResponse, req: HttpRequest, method: string, compiled: Compiled): void {
     const headers: Record<string, string> = {};
-    for (const name of READ_HEADERS) {
+    for (const name of compiled.headers) {
       const v = req.getHeader(name);
       if (v !== '') headers[name] = v;
     }
-    const params: string[] = [];
-    for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
-    return {
-      method: req.getMethod(),
-      url: req.getUrl(),
-      query: req.getQuery() ?? '',
-      params,
-      headers,
-      ip: Buffer.from(res.getRemoteAddressAsText()).toString(),
-    };
-  }
+    const count = compiled.paramNames.length;
+    const params = count === 0 ? NO_PARAMS : new Array<string>(count);
+    for (let i = 0; i < count; i++) (params as string[])[i] = req.getParameter(i) ?? '';
+    const ip = compiled.client ? Buffer.from(res.getRemoteAddressAsText()).toString() : '';
+    const x = new Exchange(res, method, req.getUrl(), compiled, params, req.getQuery() ?? '', headers, ip, performance.now());
 
-  private serve(res: HttpResponse, incoming: Incoming, compiled: Compiled): void {
-    const started = performance.now();
-    const state = { aborted: false };
-    res.onAborted(() => {
-      state.aborted = true;
-    });
-    const declared = Number(incoming.headers['content-length'] ?? 0);
-    if (declared > this.options.bodyLimit) {
-      return this.finish(res, incoming, compiled.route, state, this.tooLarge(), started);
+    const length = headers['content-length'];
+    if (headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
+      // No body to wait for: answer now, still inside uWS's callback when the handler is synchronous.
+      return this.run(x, undefined);
     }
+    x.watch();
+    if (Number(length ?? 0) > this.options.bodyLimit) return this.finish(x, this.tooLarge());
     const chunks: Buffer[] = [];
     let size = 0;
     let rejected = false;
@@ -168,16 +170,12 @@ export class Front {
       size += chunk.byteLength;
       if (size > this.options.bodyLimit) {
         rejected = true;
-        return this.finish(res, incoming, compiled.route, state, this.tooLarge(), started);
+        return this.finish(x, this.tooLarge());
       }
       // uWS reuses the chunk's memory after this callback returns: copy it.
       chunks.push(Buffer.from(new Uint8Array(chunk)));
       if (!isLast) return;
-      const raw = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      this.handle(compiled, incoming, raw).then(
-        (response) => this.finish(res, incoming, compiled.route, state, response, started),
-        (error: unknown) => this.finish(res, incoming, compiled.route, state, error, started),
-      );
+      this.run(x, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
     });
   }
 
@@ -185,72 +183,26 @@ export class Front {
     return new ServiceError('ERR_TOO_LARGE', `request body is larger than ${this.options.bodyLimit} bytes`);
   }
 
-  private async handle(compiled: Compiled, incoming: Incoming, raw: Buffer): Promise<Response> {
-    const { route } = compiled;
-    const headers = incoming.headers;
-    const req = {
-      params: {},
-      query: {},
-      body: undefined,
-      headers,
-      ip: incoming.ip,
-      origin: headers['origin'] ?? '',
-      userAgent: headers['user-agent'] ?? '',
-      consistency: { level: 'local_region', timeoutMs: 30_000 },
-    } as unknown as Request;
-
-    if (route.auth === 'operator') {
-      if (this.options.operatorKey === undefined) throw new ServiceError('ERR_NOT_FOUND', 'operator endpoints are disabled (SERVICE_OPERATOR_KEY is not set)');
-      if (!this.options.checkOperatorKey(headers['service-operator-key'] ?? '')) throw new ServiceError('ERR_UNAUTHORIZED', 'Service-Operator-Key is missing or wrong');
-    } else if (route.auth !== 'none') {
-      const orgId = headers['service-orgid'];
-      if (orgId === undefined) throw badRequest('Service-OrgID header is required');
-      if (!ORG_ID.test(orgId)) throw badRequest('Service-OrgID: must be 1-64 characters of A-Z a-z 0-9 _ -');
-      if (route.auth === 'key') {
-        const auth = this.registry.authenticate(orgId, headers['service-api-key']);
-        if (!auth.ok) throw auth.error;
-        req.org = auth.actor;
-      } else {
-        const actor = this.registry.get(orgId);
-        if (!actor) throw new ServiceError('ERR_NOT_FOUND', `organization ${orgId} not found`);
-        req.org = actor;
-      }
+  /** Builds the request and calls the handler; a synchronous answer is written at once. */
+  private run(x: Exchange, raw: Buffer | undefined): void {
+    const compiled = x.compiled as Compiled;
+    let outcome: Response | PromiseLike<Response>;
+    try {
+      outcome = compiled.route.handler(buildRequest(compiled, x, raw, this.registry, this.options));
+    } catch (error) {
+      return this.finish(x, error);
     }
-
-    compiled.paramNames.forEach((name, i) => {
-      try {
-        req.params[name] = decodeURIComponent(incoming.params[i] ?? '');
-      } catch {
-        throw badRequest(`${name}: malformed percent-encoding in the path`);
-      }
-    });
-    if (compiled.query) req.query = compiled.query(Object.fromEntries(new URLSearchParams(incoming.query))) as Record<string, unknown>;
-    if (isMutating(route.method)) req.consistency = parseConsistency(headers);
-
-    // A route whose body is optional treats an empty body as no body at all.
-    if (compiled.body && !(route.bodyOptional && raw.length === 0)) {
-      const contentType = headers['content-type'];
-      if (contentType !== undefined && !/^application\/json\s*(;|$)/i.test(contentType)) {
-        throw new ServiceError('ERR_UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, got "${contentType}"`);
-      }
-      if (raw.length === 0) throw badRequest('body: a JSON request body is required');
-      const text = raw.toString('utf8');
-      checkDepth(text, JSON_MAX_DEPTH);
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch (error) {
-        throw badRequest(`body: malformed JSON (${(error as Error).message})`);
-      }
-      checkUnicode(text, parsed);
-      req.body = compiled.body(parsed);
-    }
-    return route.handler(req);
+    if (!isThenable(outcome)) return this.finish(x, outcome);
+    x.watch();
+    outcome.then(
+      (response) => this.finish(x, response),
+      (error: unknown) => this.finish(x, error),
+    );
   }
 
-  private preflight(res: HttpResponse, incoming: Incoming, methods: Map<string, Compiled>): void {
-    const origin = incoming.headers['origin'] ?? '';
-    const wanted = (incoming.headers['access-control-request-method'] ?? '').toLowerCase();
+  private preflight(res: HttpResponse, req: HttpRequest, methods: Map<string, Compiled>): void {
+    const origin = req.getHeader('origin');
+    const wanted = req.getHeader('access-control-request-method').toLowerCase();
     const target = methods.get(wanted);
     res.cork(() => {
       if (target && this.corsAllowed(origin, target.route)) {
@@ -272,7 +224,21 @@ export class Front {
     return origin !== '' && (route.auth === 'none' || route.auth === 'org') && this.options.corsOrigins.includes(origin);
   }
 
-  private finish(res: HttpResponse, incoming: Incoming, route: Route | undefined, state: { aborted: boolean }, outcome: Response | unknown, started: number): void {
+  private count(x: Exchange, status: number): void {
+    const seconds = (performance.now() - x.started) / 1000;
+    const compiled = x.compiled;
+    if (!compiled) {
+      this.requests.inc({ route: 'unmatched', method: x.method, status: String(status) });
+      this.latency.observe(seconds, { route: 'unmatched', method: x.method });
+      return;
+    }
+    let requests = compiled.requests.get(status);
+    if (!requests) compiled.requests.set(status, (requests = this.requests.bind({ route: compiled.route.path, method: compiled.route.method, status: String(status) })));
+    requests.inc();
+    compiled.latency.observe(seconds);
+  }
+
+  private finish(x: Exchange, outcome: Response | unknown): void {
     let status: number;
     let body: string | undefined;
     let contentType = 'application/json';
@@ -287,21 +253,21 @@ export class Front {
       else if (status !== 204) body = envelope(outcome);
     } else {
       const error = toServiceError(outcome);
-      if (error.status >= 500) this.options.log(`${incoming.method.toUpperCase()} ${incoming.url}: ${String((error.cause as Error | undefined)?.stack ?? error.message)}`);
+      if (error.status >= 500) this.options.log(`${x.method.toUpperCase()} ${x.url}: ${String((error.cause as Error | undefined)?.stack ?? error.message)}`);
       status = error.status;
       headers = error.headers;
       body = errorBody(error);
     }
-    const path = route?.path ?? 'unmatched';
-    this.requests.inc({ route: path, method: incoming.method, status: String(status) });
-    this.latency.observe((performance.now() - started) / 1000, { route: path, method: incoming.method });
-    if (state.aborted) return;
-    state.aborted = true;
-    const origin = incoming.headers['origin'];
+    this.count(x, status);
+    if (x.done) return;
+    x.done = true;
+    const origin = x.headers['origin'];
+    const route = x.compiled?.route;
+    const res = x.res;
     res.cork(() => {
-      res.writeStatus(`${status} ${STATUS_CODES[status] ?? ''}`);
+      res.writeStatus(statusLine(status));
       if (body !== undefined) res.writeHeader('Content-Type', contentType);
-      if (headers) for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
+      if (headers) for (const k in headers) res.writeHeader(k, headers[k] as string);
       if (origin && route && this.corsAllowed(origin, route)) {
         res.writeHeader('Access-Control-Allow-Origin', origin);
         res.writeHeader('Vary', 'Origin');

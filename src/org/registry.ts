@@ -33,12 +33,19 @@ export type CommitListener = (org: string, entries: CommittedEntry[]) => void;
 
 export type AuthResult = { ok: true; actor: OrgActor } | { ok: false; error: ServiceError };
 
+/** API keys that authenticated recently, with their SHA-256: a client presents the same key on every request. */
+const KEY_CACHE_SIZE = 1024;
+
 export class Registry {
   private readonly actors = new Map<string, OrgActor>();
   /** SHA-256 of every current API key → its organization */
   private readonly keyIndex = new Map<string, string>();
   private readonly listeners: CommitListener[] = [];
   private readonly deps: RegistryDeps;
+  /** presented key → its SHA-256, for keys that authenticated; oldest first, bounded, emptied of rotated keys */
+  private readonly keyDigests = new Map<string, Buffer>();
+  /** organization → the bytes of its current key hash, refreshed when the hex changes */
+  private readonly storedDigests = new Map<string, { hex: string; bytes: Buffer }>();
 
   constructor(deps: RegistryDeps) {
     this.deps = deps;
@@ -92,12 +99,26 @@ export class Registry {
     const actor = this.actors.get(orgId);
     if (!actor) return { ok: false, error: new ServiceError('ERR_NOT_FOUND', `organization ${orgId} not found`) };
     if (apiKey === undefined || apiKey === '') return { ok: false, error: new ServiceError('ERR_UNAUTHORIZED', 'Service-API-Key header is required') };
-    const presented = hashKey(apiKey);
-    const a = Buffer.from(presented, 'hex');
-    const b = Buffer.from(actor.state.api_key_hash, 'hex');
-    if (a.length === b.length && timingSafeEqual(a, b)) return { ok: true, actor };
-    if (this.keyIndex.has(presented)) return { ok: false, error: new ServiceError('ERR_FORBIDDEN', 'the API key does not belong to this organization') };
+    const cached = this.keyDigests.get(apiKey);
+    const presented = cached ?? createHash('sha256').update(apiKey).digest();
+    const stored = this.storedDigest(actor);
+    // The hashes are compared in constant time, cached or not.
+    if (presented.length === stored.length && timingSafeEqual(presented, stored)) {
+      if (!cached) {
+        if (this.keyDigests.size >= KEY_CACHE_SIZE) this.keyDigests.delete(this.keyDigests.keys().next().value as string);
+        this.keyDigests.set(apiKey, presented);
+      }
+      return { ok: true, actor };
+    }
+    if (this.keyIndex.has(presented.toString('hex'))) return { ok: false, error: new ServiceError('ERR_FORBIDDEN', 'the API key does not belong to this organization') };
     return { ok: false, error: new ServiceError('ERR_UNAUTHORIZED', 'the API key is not valid') };
+  }
+
+  private storedDigest(actor: OrgActor): Buffer {
+    const hex = actor.state.api_key_hash;
+    let entry = this.storedDigests.get(actor.id);
+    if (!entry || entry.hex !== hex) this.storedDigests.set(actor.id, (entry = { hex, bytes: Buffer.from(hex, 'hex') }));
+    return entry.bytes;
   }
 
   execute<R>(actor: OrgActor, command: Command): Promise<Outcome<R>> {
@@ -163,7 +184,12 @@ export class Registry {
   private indexKeys(state: OrgState, changes: Change[]): void {
     for (const c of changes) {
       if (c.t !== 'ApiKeyRotated') continue;
-      for (const [hash, org] of this.keyIndex) if (org === state.id) this.keyIndex.delete(hash);
+      for (const [hash, org] of this.keyIndex) {
+        if (org !== state.id) continue;
+        this.keyIndex.delete(hash);
+        // A rotated key must not stay in memory, not even as a cache entry.
+        for (const [key, digest] of this.keyDigests) if (digest.toString('hex') === hash) this.keyDigests.delete(key);
+      }
       this.keyIndex.set(c.api_key_hash, state.id);
     }
   }

@@ -49,6 +49,8 @@ export function createRegionWaiter(sources: readonly AckSource[], latency: Histo
   const queues = new Map<string, Map<string, Waiter[]>>(sources.map((s) => [s.region, new Map()]));
   const live = new Set<Waiter>();
 
+  // Every local_region write passes here: its series is bound once.
+  const localReached = latency.bind({ level: 'local_region', outcome: 'reached' });
   const observe = (w: Waiter, outcome: string) => latency.observe((performance.now() - w.started) / 1000, { level: 'all_regions', outcome });
 
   const settle = (w: Waiter) => {
@@ -94,7 +96,7 @@ export function createRegionWaiter(sources: readonly AckSource[], latency: Histo
   return {
     wait(org: string, offset: number, consistency: Consistency): Promise<void> {
       if (consistency.level === 'local_region') {
-        latency.observe(0, { level: 'local_region', outcome: 'reached' });
+        localReached.observe(0);
         return Promise.resolve();
       }
       const started = performance.now();

@@ -4,7 +4,7 @@
 import { badRequest } from '../errors.js';
 import type { AuthenticationDetails } from '../domain/commands.js';
 import { requirePerson } from '../domain/lookup.js';
-import { rfc3339Nanos } from '../events/metadata.js';
+import { formatRfc3339 } from '../events/timestamp.js';
 import type { OrgActor } from '../org/actor.js';
 import { identityClaims } from './claims.js';
 import type { IssuedToken, TokenIssuer } from './sign.js';
@@ -76,8 +76,8 @@ export function createTokenMinter(issuer: TokenIssuer): TokenMinter {
             mint_token_api: request.mint_token_api,
             first_token: claims['first_token'] as boolean,
             // The token's own iat and exp, so that the event and the token agree to the second.
-            issued_at: rfc3339Nanos(BigInt(issued.iat) * 1_000_000_000n),
-            expires_at: rfc3339Nanos(BigInt(issued.exp) * 1_000_000_000n),
+            issued_at: formatRfc3339(issued.iat, 0, 9),
+            expires_at: formatRfc3339(issued.exp, 0, 9),
             authentications: request.authentications,
             ...(request.prev_anonymous_person_id === undefined ? {} : { prev_anonymous_person_id: request.prev_anonymous_person_id }),
           },

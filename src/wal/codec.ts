@@ -1,15 +1,17 @@
 // Record framing for everything the log stores: a CRC-32 of the payload, then the msgpack payload.
 // The checksum is verified before a single byte is decoded, so a torn or corrupt record is never applied.
 import { crc32 } from 'node:zlib';
-import { Packr } from 'msgpackr';
+import { Packr, RESERVE_START_SPACE } from 'msgpackr';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, int64AsType: 'number' });
 
+/**
+ * msgpackr packs behind 4 reserved bytes, where the checksum goes: no second buffer, no copy. The record is
+ * a slice of the packer's block, which later packs never write over (they continue after it).
+ */
 export function encodeRecord(value: unknown): Buffer {
-  const payload = packr.pack(value);
-  const out = Buffer.allocUnsafe(payload.length + 4);
-  out.writeUInt32BE(crc32(payload), 0);
-  payload.copy(out, 4);
+  const out = packr.pack(value, RESERVE_START_SPACE | 4);
+  out.writeUInt32BE(crc32(out.subarray(4)), 0);
   return out;
 }
 

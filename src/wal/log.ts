@@ -64,12 +64,15 @@ export function createWal(store: Store, warn: (message: string) => void): Wal {
     encodeEvent: (event) => encodeRecord(event),
 
     append(writes, newOrgs = []) {
+      // One batch: its puts are committed in one transaction, in order. Unlike transaction(), whose
+      // callback the write thread must wait for the JavaScript thread to run, a batch is handed over
+      // whole now, so the write thread can commit it while this thread serves requests.
       return durable(
-        store.root.transaction(() => {
-          for (const org of newOrgs) store.orgs.putSync(org, encodeRecord({ created: Date.now() }));
+        store.root.batch(() => {
+          for (const org of newOrgs) void store.orgs.put(org, encodeRecord({ created: Date.now() }));
           for (const w of writes) {
-            store.wal.putSync([w.org, w.offset], w.record);
-            for (const e of w.events) store.events.putSync([w.org, e.offset], e.record);
+            void store.wal.put([w.org, w.offset], w.record);
+            for (const e of w.events) void store.events.put([w.org, e.offset], e.record);
           }
         }),
       );

@@ -2,6 +2,7 @@
 // mutating route, malformed bodies on every route that takes one, and the public routes.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { expectBare, expectError, expectNoContent, expectResult, offsets, unchanged } from '../support/expect.js';
 import { END_USER_ROUTES, mutating, OPERATOR_ROUTES, PUBLIC_ROUTES, routeCases, type RouteCase } from '../support/routes.js';
 import { email, startTestServer, type Client, type TestServer } from '../support/server.js';
@@ -231,5 +232,52 @@ describe('public routes', () => {
     assert.equal(doc.paths['/persons/{person_id}'].delete.responses['204'].content, undefined);
     assert.ok(doc.paths['/persons'].post.requestBody.content['application/json'].schema.properties.handles);
     assert.deepEqual(doc.paths['/persons'].post.security, [{ orgId: [], apiKey: [] }]);
+  });
+});
+
+describe('requests without a body and with one, on one keep-alive connection', () => {
+  /** Writes raw requests on one socket and reads until `count` complete responses have arrived. */
+  async function exchange(raw: string, count: number): Promise<Array<{ status: number; body: string }>> {
+    const socket = connect(server.service.port, '127.0.0.1');
+    const timer = setTimeout(() => socket.destroy(new Error('no answer within 5 s')), 5000);
+    try {
+      let data = '';
+      const responses: Array<{ status: number; body: string }> = [];
+      await new Promise<void>((resolve, reject) => {
+        socket.on('error', reject);
+        socket.on('data', (chunk) => {
+          data += chunk.toString('latin1');
+          for (;;) {
+            const end = data.indexOf('\r\n\r\n');
+            if (end < 0) break;
+            const head = data.slice(0, end);
+            const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+            if (data.length < end + 4 + length) break;
+            responses.push({ status: Number(head.slice(9, 12)), body: data.slice(end + 4, end + 4 + length) });
+            data = data.slice(end + 4 + length);
+          }
+          if (responses.length >= count) resolve();
+        });
+        socket.write(raw);
+      });
+      return responses;
+    } finally {
+      clearTimeout(timer);
+      socket.destroy();
+    }
+  }
+
+  test('a read answers alike with no body, an empty one or a small one, and the connection goes on', async () => {
+    const auth = `Host: x\r\nService-OrgID: ${c.orgId}\r\nService-API-Key: ${c.apiKey}\r\n`;
+    const get = `GET /persons/${personId} HTTP/1.1\r\n${auth}`;
+    const rs = await exchange(`${get}\r\n${get}Content-Length: 0\r\n\r\n${get}Content-Length: 7\r\n\r\n{"a":1}${get}\r\n`, 4);
+    assert.deepEqual(rs.map((r) => r.status), [200, 200, 200, 200]);
+    for (const r of rs) assert.equal(JSON.parse(r.body).result.person_id, personId);
+  });
+
+  test('a read with a declared body over the limit is still a 413', async () => {
+    const [r] = await exchange(`GET /persons/${personId} HTTP/1.1\r\nHost: x\r\nService-OrgID: ${c.orgId}\r\nService-API-Key: ${c.apiKey}\r\nContent-Length: ${2 * 1024 * 1024}\r\n\r\n`, 1);
+    assert.equal(r?.status, 413);
+    assert.match(JSON.parse(r?.body ?? '{}').errors[0].message, /larger than/);
   });
 });

@@ -61,3 +61,16 @@ test('given a record inside a larger buffer, when decoded from a view, then only
   const big = Buffer.concat([Buffer.from('junk'), record, Buffer.from('more junk')]);
   assert.deepEqual(decodeRecord(new Uint8Array(big.buffer, big.byteOffset + 4, record.length)), entry);
 });
+
+test('given records encoded one after another, then each keeps its own bytes: the framing of a plain msgpack payload', () => {
+  const plain = new Packr({ useRecords: false, mapsAsObjects: true, int64AsType: 'number' });
+  const values = Array.from({ length: 3000 }, (_, i) => ({ i, text: 'x'.repeat(i % 300), entry }));
+  const records = values.map((v) => encodeRecord(v));
+  records.forEach((record, i) => {
+    const payload = Buffer.from(plain.pack(values[i]));
+    assert.equal(record.length, payload.length + 4);
+    assert.ok(record.subarray(4).equals(payload), `record ${i} holds exactly its payload`);
+    assert.equal(record.readUInt32BE(0), crc32(payload));
+    assert.deepEqual(decodeRecord(record), values[i]);
+  });
+});

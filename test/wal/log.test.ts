@@ -102,3 +102,25 @@ test('given a snapshot, when saved and loaded, then it comes back; when corrupt,
     assert.match(warnings[0] as string, /snapshot of a is corrupt/);
   });
 });
+
+test('given appends issued back to back without waiting, then each resolves in order, its entry and events readable', async () => {
+  await withWal(async (wal) => {
+    await wal.append([write(wal, 'a', 1)], ['a']);
+    const resolved: number[] = [];
+    const pending: Array<Promise<void>> = [];
+    for (let n = 2; n <= 40; n++) {
+      pending.push(
+        wal.append([write(wal, 'a', n)]).then(() => {
+          // What a resolved append wrote is there: the entry and its event.
+          assert.deepEqual(wal.entries<number>('a', n - 1, 1).map((e) => e.offset), [n]);
+          assert.deepEqual(wal.events('a', n - 1, 1).map((e) => e.event), [{ n }]);
+          resolved.push(n);
+        }),
+      );
+      if (n % 7 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all(pending);
+    assert.deepEqual(resolved, Array.from({ length: 39 }, (_, i) => i + 2));
+    assert.deepEqual((await replayAll(wal, 'a')).seen.length, 40);
+  });
+});
