@@ -136,9 +136,21 @@ export class OrgActor {
         continue;
       }
       const offset = this.state.offset + 1;
-      const events = d.events.map((e) => ({ offset: ++this.state.event_offset, event: this.deps.stamp(origin, e, nowNs) }));
-      const record = this.deps.wal.encodeEntry({ at: ctx.nowMs, changes: d.changes, ev: this.state.event_offset });
-      writes.push({ org: this.state.id, offset, record, events: events.map((e) => ({ offset: e.offset, record: this.deps.wal.encodeEvent(e.event) })) });
+      // Stamp and encode before anything changes: a failure here answers this command alone and leaves
+      // the state as it was, instead of breaking the batch with the state half applied.
+      let events: CommittedEntry['events'];
+      let write: EncodedWrite;
+      try {
+        let eventOffset = this.state.event_offset;
+        events = d.events.map((e) => ({ offset: ++eventOffset, event: this.deps.stamp(origin, e, nowNs) }));
+        const record = this.deps.wal.encodeEntry({ at: ctx.nowMs, changes: d.changes, ev: eventOffset });
+        write = { org: this.state.id, offset, record, events: events.map((e) => ({ offset: e.offset, record: this.deps.wal.encodeEvent(e.event) })) };
+      } catch (error) {
+        item.reject(error);
+        continue;
+      }
+      writes.push(write);
+      this.state.event_offset += events.length;
       for (const change of d.changes) this.state = apply(this.state, change);
       this.state.offset = offset;
       this.deps.applied(this.state, d.changes);
