@@ -93,13 +93,7 @@ export interface OwedTwin {
   body: Record<string, unknown>;
 }
 
-export interface OrgState {
-  id: string;
-  org_name: string;
-  parent_id: string | null;
-  root_id: string;
-  api_key_hash: string;
-  created: string;
+export interface OrgState extends OrgGenesis {
   /** direct children, in creation order */
   suborganizations: string[];
   persons: Map<string, Person>;

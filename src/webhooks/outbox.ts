@@ -4,32 +4,20 @@
 // keeps every event a webhook has still to deliver.
 import type { Change } from '../domain/changes.js';
 import type { Webhook } from '../domain/state.js';
-import type { EventLog } from '../events/log.js';
 import type { Metrics } from '../lib/metrics.js';
-import type { DeadLetter, OutboxStore } from '../wal/outbox-store.js';
-import type { Backoff } from './backoff.js';
-import type { WebhookCaller } from './caller.js';
+import type { DeadLetter } from '../wal/outbox-store.js';
 import { createDeliveryProgress } from './delivery-progress.js';
-import type { DeliverySigner } from './delivery-token.js';
-import type { WebhookMetrics } from './metrics.js';
 import { createOutboxMetrics } from './outbox-metrics.js';
-import { startWorker, type Worker } from './outbox-worker.js';
+import { startWorker, type Worker, type WorkerDeps } from './outbox-worker.js';
 
 /** Dead letters kept per webhook; past it the oldest go (counted in /metrics). */
 export const MAX_DEAD_LETTERS = 10_000;
 
-export interface OutboxDeps {
+/** What the outbox passes through to each webhook's worker, and what it needs itself. */
+export interface OutboxDeps extends Pick<WorkerDeps, 'log' | 'store' | 'caller' | 'signer' | 'retry' | 'random' | 'nowMs' | 'calls'> {
   /** the organization's webhooks as its state has them now; undefined for an unknown organization */
   webhooks(org: string): ReadonlyMap<string, Webhook> | undefined;
   organizations(): Iterable<string>;
-  log: Pick<EventLog, 'head' | 'read'>;
-  store: OutboxStore;
-  caller: WebhookCaller;
-  signer: DeliverySigner;
-  retry: Backoff & { limit: number };
-  random(): number;
-  nowMs(): number;
-  calls: WebhookMetrics;
   metrics: Metrics;
   warn(message: string): void;
   maxDeadLetters?: number;

@@ -26,14 +26,6 @@ async function burst(n: number): Promise<number> {
   return res.body.result.at(-1).offset as number;
 }
 
-async function until(pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 before(async () => {
   server = await startTestServer({ SERVICE_WS_MAX_BUFFER: String(MAX_BUFFER) });
 });
