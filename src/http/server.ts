@@ -8,7 +8,7 @@ import type { Registry } from '../org/registry.js';
 import { buildRequest, compileRoute, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
 import { errorBody, envelope } from './respond.js';
 import type { Response, Route } from './route.js';
-import { uws } from './uws.js';
+import { pathOf, queryOf, uws } from './uws.js';
 
 export interface FrontOptions {
   bodyLimit: number;
@@ -105,16 +105,17 @@ export class Front {
       const pattern = path.replace(/\{([^}]+)\}/g, ':$1');
       const allow = [...methods.keys()].map((m) => m.toUpperCase()).join(', ');
       this.app.any(pattern, (res, req) => {
-        const method = req.getMethod();
+        // The native build reports the method in lower case, the pure-Node fallback in upper case.
+        const method = req.getMethod().toLowerCase();
         if (method === 'options') return this.preflight(res, req, methods);
         const compiled = methods.get(method);
         if (compiled) return this.serve(res, req, method, compiled);
-        const x = new Exchange(res, method, req.getUrl(), undefined, NO_PARAMS, '', NO_HEADERS, '', performance.now());
+        const x = new Exchange(res, method, pathOf(req), undefined, NO_PARAMS, '', NO_HEADERS, '', performance.now());
         this.finish(x, new ServiceError('ERR_METHOD_NOT_ALLOWED', `method ${method.toUpperCase()} is not allowed on ${path}; allowed: ${allow}`, { headers: { Allow: allow } }));
       });
     }
     this.app.any('/*', (res, req) => {
-      const x = new Exchange(res, req.getMethod(), req.getUrl(), undefined, NO_PARAMS, '', NO_HEADERS, '', performance.now());
+      const x = new Exchange(res, req.getMethod().toLowerCase(), pathOf(req), undefined, NO_PARAMS, '', NO_HEADERS, '', performance.now());
       this.finish(x, new ServiceError('ERR_NOT_FOUND', `no route for ${x.method.toUpperCase()} ${x.url}`));
     });
   }
@@ -153,7 +154,7 @@ export class Front {
     const params = count === 0 ? NO_PARAMS : new Array<string>(count);
     for (let i = 0; i < count; i++) (params as string[])[i] = req.getParameter(i) ?? '';
     const ip = compiled.client ? Buffer.from(res.getRemoteAddressAsText()).toString() : '';
-    const x = new Exchange(res, method, req.getUrl(), compiled, params, req.getQuery() ?? '', headers, ip, performance.now());
+    const x = new Exchange(res, method, pathOf(req), compiled, params, queryOf(req), headers, ip, performance.now());
 
     const length = headers['content-length'];
     if (headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {

@@ -8,3 +8,24 @@ export function isNativeUws(): boolean {
   const mod = uws as unknown as Record<string, unknown>;
   return typeof mod['getParts'] === 'function' && typeof mod['SSLApp'] === 'function';
 }
+
+const native = isNativeUws();
+
+/**
+ * The request's query string, without the '?'. The native build splits path and query; the fallback's
+ * getQuery() throws on the relative URLs it is given, and its getUrl() keeps the query.
+ */
+export function queryOf(req: uws.HttpRequest): string {
+  if (native) return req.getQuery() ?? '';
+  const url = req.getUrl();
+  const q = url.indexOf('?');
+  return q < 0 ? '' : url.slice(q + 1);
+}
+
+/** The request's path, without the query. */
+export function pathOf(req: uws.HttpRequest): string {
+  const url = req.getUrl();
+  if (native) return url;
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}

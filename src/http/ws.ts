@@ -8,7 +8,7 @@ import type { EventStream, Sink, StreamFormat, Subscription, SubscriptionRequest
 import { ServiceError, badRequest } from '../errors.js';
 import type { Registry } from '../org/registry.js';
 import { errorBody } from './respond.js';
-import { uws } from './uws.js';
+import { queryOf, uws } from './uws.js';
 
 export interface EventSocketDeps {
   registry: Registry;
@@ -96,7 +96,7 @@ export function eventSocketBehavior(deps: EventSocketDeps): WebSocketBehavior<So
       const extensions = req.getHeader('sec-websocket-extensions');
       let request: SubscriptionRequest;
       try {
-        request = parseSubscription(deps.registry, headers, req.getQuery() ?? '');
+        request = parseSubscription(deps.registry, headers, queryOf(req));
       } catch (error) {
         if (error instanceof ServiceError) return refuse(res, error);
         throw error;
