@@ -226,7 +226,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       warn(`waking the event webhooks of ${org} failed: ${String((error as Error).stack ?? error)}`);
     }
   });
-  const tokens = createTokenPort(tokenIssuer);
+  const tokens = createTokenPort(tokenIssuer, minter);
   const passwords = createPasswordHasher();
   const { windowMs, perHandle, perIp } = config.authThrottle;
   const signIn = createSignIn({

@@ -101,11 +101,13 @@ export function createSignIn(deps: SignInDeps): SignInService {
       person,
       authenticated_methods: [METHOD],
       first_token,
-      prev_token_id: person.last_token_id,
+      // Read now, after the hooks: a token minted for the person meanwhile is the one this follows.
+      prev_token_id: deps.tokens.previousToken(a.org, person.person_id),
       custom_claims: hook.claims,
       groups_claim_name,
     });
     const minted = deps.tokens.issue(claims);
+    const release = deps.tokens.hold(a.org, person.person_id, minted.jti);
     try {
       await a.run({
         kind: 'CompleteSignIn',
@@ -126,6 +128,8 @@ export function createSignIn(deps: SignInDeps): SignInService {
         await recordFailure(a, error.status === 401 ? 'person_not_active' : 'handle_already_registered', error.message, person.person_id);
       }
       throw error;
+    } finally {
+      release();
     }
     return minted.token;
   }

@@ -2,6 +2,7 @@
 // claims, keys and signer as the mint-token API, so every identity token verifies against one published set.
 import type { OrgState, Person } from '../domain/state.js';
 import { DEFAULT_GROUPS_CLAIM, identityClaims, RESERVED_CLAIMS } from '../tokens/claims.js';
+import type { TokenMinter } from '../tokens/mint.js';
 import type { IssuedToken, TokenIssuer } from '../tokens/sign.js';
 
 export { RESERVED_CLAIMS };
@@ -24,12 +25,17 @@ export interface TokenPort {
   issue(claims: Record<string, unknown>): IssuedToken;
   /** the claim that carries a person's groups in this organization's tokens */
   groupsClaimName(org: OrgState): string;
+  /** the person's newest token, so that concurrent sign-ins and mints keep one prev_token_id chain */
+  previousToken: TokenMinter['previousToken'];
+  hold: TokenMinter['hold'];
 }
 
-export function createTokenPort(issuer: TokenIssuer): TokenPort {
+export function createTokenPort(issuer: TokenIssuer, minter: TokenMinter): TokenPort {
   return {
     identityClaims: (input) => identityClaims(input),
     issue: (claims) => issuer.issue(claims),
     groupsClaimName: () => DEFAULT_GROUPS_CLAIM,
+    previousToken: (org, personId) => minter.previousToken(org, personId),
+    hold: (org, personId, jti) => minter.hold(org, personId, jti),
   };
 }

@@ -37,25 +37,42 @@ export interface TokenMinter {
   mint(org: OrgActor, personId: string, request: MintRequest): Promise<MintedToken>;
   /** Whether the person's next token would be their first (for a token_minted hook's trigger_content). */
   firstToken(org: OrgActor, personId: string): boolean;
+  /** The prev_token_id of the person's next token: their newest token, signed and recorded or only signed. */
+  previousToken(org: OrgChain, personId: string): string | undefined;
+  /** Makes a token signed outside mint() the person's newest until the returned release() (after its record). */
+  hold(org: OrgChain, personId: string, jti: string): () => void;
 }
 
-const chainKey = (org: OrgActor, personId: string) => `${org.id}\n${personId}`;
+/** What the chain of a person's tokens needs of an organization. */
+type OrgChain = Pick<OrgActor, 'id' | 'state'>;
+
+const chainKey = (org: OrgChain, personId: string) => `${org.id}\n${personId}`;
 
 export function createTokenMinter(issuer: TokenIssuer): TokenMinter {
   // A person's tokens signed but not yet decided by the actor, newest last: the next token's
   // prev_token_id must name the newest of them, not the last one already in the state.
   const pending = new Map<string, string>();
 
+  const previousToken = (org: OrgChain, personId: string) => pending.get(chainKey(org, personId)) ?? org.state.persons.get(personId)?.last_token_id;
+  const hold = (org: OrgChain, personId: string, jti: string) => {
+    const key = chainKey(org, personId);
+    pending.set(key, jti);
+    return () => {
+      if (pending.get(key) === jti) pending.delete(key);
+    };
+  };
+
   return {
     issuer,
+    previousToken,
+    hold,
     firstToken(org, personId) {
-      return !pending.has(chainKey(org, personId)) && org.state.persons.get(personId)?.last_token_id === undefined;
+      return previousToken(org, personId) === undefined;
     },
     async mint(org, personId, request) {
       const person = requirePerson(org.state, personId);
       if (!person.active) throw badRequest(`person ${personId} is not active`);
-      const key = chainKey(org, personId);
-      const prev = pending.get(key) ?? person.last_token_id;
+      const prev = previousToken(org, personId);
       const claims = identityClaims({
         org: org.id,
         person,
@@ -66,7 +83,7 @@ export function createTokenMinter(issuer: TokenIssuer): TokenMinter {
         groups_claim_name: request.groups_claim_name,
       });
       const issued = issuer.issue(claims);
-      pending.set(key, issued.jti);
+      const release = hold(org, personId, issued.jti);
       try {
         const outcome = await org.execute({
           kind: 'RecordToken',
@@ -84,7 +101,7 @@ export function createTokenMinter(issuer: TokenIssuer): TokenMinter {
         });
         return { ...issued, offset: outcome.offset };
       } finally {
-        if (pending.get(key) === issued.jti) pending.delete(key);
+        release();
       }
     },
   };
