@@ -190,7 +190,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     log: (m) => console.error(m),
   });
 
-  const deps: HandlerDeps = { registry, pager: createPager(Buffer.from(cursorSecret)), consistency: regions.consistency, regions: config.regions };
+  const deps: HandlerDeps = { registry, pager: createPager(Buffer.from(cursorSecret)), consistency: regions.consistency };
   const webhookKeys = await loadWebhookKeys(wal, clock.nowMs());
   const guard = createAddressGuard(options.resolveHost ? { allowInsecure: config.webhookAllowInsecure, resolver: options.resolveHost } : { allowInsecure: config.webhookAllowInsecure });
   const caller = createWebhookCaller({ guard });

@@ -1,5 +1,5 @@
 // Schemas shared by several routes.
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { GROUP_NAME_MAX } from '../domain/rules.js';
 
 export const HandleType = Type.Union([Type.Literal('email_address'), Type.Literal('phone_number'), Type.Literal('username')]);
@@ -27,4 +27,3 @@ export function splitList(value: string | undefined): string[] | undefined {
   return value.split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
 
-export const PathParam = (description: string): TSchema => Type.String({ description });

@@ -2,14 +2,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import type { Change } from '../domain/changes.js';
-import type { Command } from '../domain/commands.js';
 import type { DecideContext } from '../domain/decision.js';
 import { emptyState, type OrgGenesis, type OrgState } from '../domain/state.js';
 import type { EventStamper } from '../events/stamp.js';
 import type { IdSource } from '../lib/ids.js';
 import type { Clock } from '../lib/clock.js';
 import type { Wal } from '../wal/log.js';
-import { OrgActor, type CommittedEntry, type Outcome } from './actor.js';
+import { OrgActor, type CommittedEntry } from './actor.js';
 import { recoverOrg } from './recovery.js';
 
 export function hashKey(key: string): string {
@@ -121,9 +120,6 @@ export class Registry {
     return entry.bytes;
   }
 
-  execute<R>(actor: OrgActor, command: Command): Promise<Outcome<R>> {
-    return actor.execute<R>(command);
-  }
 
   /** Every organization below this one, depth first. */
   descendants(orgId: string): string[] {

@@ -9,7 +9,6 @@ export interface HandlerDeps {
   registry: Registry;
   pager: Pager;
   consistency: ConsistencyWaiter;
-  regions: readonly string[];
 }
 
 /** Runs a command on the request's organization and waits for the consistency the request asked for. */
