@@ -4,7 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { CommittedEvent } from '../../org/actor.js';
 import { generateTestEvents } from '../../events/test-events.js';
 import { route, type Route } from '../route.js';
-import type { HandlerDeps } from './deps.js';
+import { executeOutcome, type HandlerDeps } from './deps.js';
 
 const UUID = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
@@ -39,8 +39,7 @@ export function eventRoutes(deps: HandlerDeps): Route[] {
       errors: [400, 401, 403, 404, 408],
       handler: async (req) => {
         const events = generateTestEvents(req.body, Math.random, randomUUID);
-        const outcome = await req.org.execute<null>({ kind: 'EmitTestEvents', events });
-        await deps.consistency.wait(req.org.id, outcome.offset, req.consistency);
+        const outcome = await executeOutcome<null>(deps, req, { kind: 'EmitTestEvents', events });
         const result: CommittedEvent[] = outcome.events;
         return { status: 201, result };
       },
