@@ -4,6 +4,8 @@
 // not hidden by a stalled client, i.e. no coordinated omission). Only requests sent (closed) or due (open) inside
 // the measured window count, and every one of them is waited for. The server's CPU time over the same window
 // is read from /proc when its pid is given.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import { Connection } from './connection.js';
 import { Histogram, type LatencySummary } from './histogram.js';
 import { cpuSeconds } from './process-cpu.js';
@@ -49,14 +51,17 @@ export interface LoadResult {
   maxBacklog?: number;
   /** CPU time the load generator used over the measured window, as % of one core */
   clientCpuPercent: number;
+  /**
+   * How late the generator's own event loop ran over the window (ms, p99 and max): a stall here delays
+   * sending and reading alike, so latencies above it say nothing about the server.
+   */
+  clientStallMs: { p99: number; max: number };
   /** the server's CPU time over the measured window, as % of one core */
   serverCpuPercent?: number;
   /** server CPU time per request: steadier than req/s when other work shares the cores */
   serverCpuUsPerRequest?: number;
 }
 
-/** When the next request is due within this many ms, the open loop polls instead of sleeping on a timer. */
-const SPIN_MS = 2;
 const SOCKET_ERROR = 'socket error';
 
 /** What a run counts: latencies, statuses and errors of the requests inside the window. */
@@ -116,7 +121,11 @@ async function run(conns: Connection[], options: LoadOptions): Promise<LoadResul
   const measureFrom = start + (options.warmupMs ?? 0);
   const measureTo = measureFrom + options.durationMs;
   let win: { at: number; cpu: NodeJS.CpuUsage; server: number | undefined } | undefined;
-  const open = () => (win = { at: performance.now(), cpu: process.cpuUsage(), server: cpuSeconds(options.serverPid) });
+  const stalls = monitorEventLoopDelay({ resolution: 1 });
+  const open = () => {
+    stalls.enable();
+    return (win = { at: performance.now(), cpu: process.cpuUsage(), server: cpuSeconds(options.serverPid) });
+  };
   const opening = measureFrom > start ? setTimeout(open, measureFrom - start) : (open(), undefined);
   // A server that stops answering must end the run with an error, not hang it.
   const limitMs = (options.warmupMs ?? 0) + options.durationMs + Math.max(10_000, options.durationMs);
@@ -134,6 +143,7 @@ async function run(conns: Connection[], options: LoadOptions): Promise<LoadResul
     clearTimeout(guard);
   }
   const w = win ?? open();
+  stalls.disable();
   const end = performance.now();
   const cpu = process.cpuUsage(w.cpu);
   const server = cpuSeconds(options.serverPid);
@@ -152,6 +162,8 @@ async function run(conns: Connection[], options: LoadOptions): Promise<LoadResul
     failures: tally.failures,
     latency: tally.latency.summary(),
     clientCpuPercent: Math.round(((cpu.user + cpu.system) / 1000 / windowMs) * 100),
+    // The histogram counts from the 1 ms sampling interval: what lies beyond it is the delay.
+    clientStallMs: { p99: Math.max(0, stalls.percentile(99) / 1e6 - 1), max: Math.max(0, stalls.max / 1e6 - 1) },
   };
   if (options.rate !== undefined) {
     result.rate = options.rate;
@@ -184,11 +196,29 @@ async function closedLoop(conns: Connection[], send: (c: Connection) => Promise<
 }
 
 /**
+ * The pacer of the open loop: a thread that sleeps until each request is due (Atomics.wait takes fractional
+ * milliseconds, unlike timers, which fire a millisecond or more late) and then wakes this thread with a message.
+ * Polling the schedule here instead would keep a whole core busy, and on a machine of two cores that core is
+ * taken from the server being measured. It posts at most one wake-up per due request.
+ */
+const METRONOME = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { start, interval, total } = workerData;
+const cell = new Int32Array(new SharedArrayBuffer(4));
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+for (let k = 0; k < total; k++) {
+  const wait = start + k * interval - now();
+  if (wait > 0) Atomics.wait(cell, 0, 0, wait);
+  parentPort.postMessage(k);
+}
+`;
+
+/** The monotonic clock every thread shares (performance.now() counts from each thread's own start). */
+const hrtimeMs = () => Number(process.hrtime.bigint()) / 1e6;
+
+/**
  * Request k is due at start + k / rate; it leaves on the next free connection, or waits in the backlog for one.
- * Timers fire a millisecond or more late, so while the next request is due within SPIN_MS the schedule is polled
- * with setImmediate, which still lets socket reads run between turns: requests leave within tens of µs of their
- * time when a connection is free. The price is a generator that keeps a core busy at rates above ~500/s, which
- * the client CPU column shows.
+ * The metronome thread above says when; requests leave within tens of µs of their time when a connection is free.
  */
 function openLoop(conns: Connection[], send: (c: Connection) => Promise<number | string>, tally: Tally, rate: number, start: number, measureFrom: number, measureTo: number): Promise<number> {
   const interval = 1000 / rate;
@@ -199,7 +229,8 @@ function openLoop(conns: Connection[], send: (c: Connection) => Promise<number |
   let sent = 0; // of those, sent
   let inFlight = 0;
   let maxBacklog = 0;
-  return new Promise((resolve, reject) => {
+  const metronome = new Worker(METRONOME, { eval: true, workerData: { start: start + hrtimeMs() - performance.now(), interval, total } });
+  return new Promise<number>((resolve, reject) => {
     let settled = false;
     const settle = (error?: Error) => {
       if (settled) return;
@@ -224,17 +255,13 @@ function openLoop(conns: Connection[], send: (c: Connection) => Promise<number |
       if (sent < due && idle.length === 0 && inFlight === 0) settle(allFailed(conns, tally));
       else if (due === total && sent === total && inFlight === 0) settle();
     };
-    const pump = () => {
+    metronome.on('message', (k: number) => {
       if (settled) return;
-      const now = performance.now();
-      due = Math.min(total, Math.max(due, Math.floor((now - start) / interval) + 1));
+      due = Math.min(total, Math.max(due, k + 1, Math.floor((performance.now() - start) / interval) + 1));
       if (due - sent > maxBacklog) maxBacklog = due - sent;
       dispatch();
-      if (due >= total) return;
-      const wait = start + due * interval - performance.now();
-      if (wait > SPIN_MS) setTimeout(pump, wait - SPIN_MS);
-      else setImmediate(pump);
-    };
-    pump();
-  });
+    });
+    metronome.on('error', (error) => settle(error));
+    if (total === 0) settle();
+  }).finally(() => void metronome.terminate());
 }
