@@ -1,11 +1,13 @@
 // The ceiling of minting over HTTP on this machine: the same uWebSockets.js and the same signing code as
-// the service (keys.ts, sign.ts), and nothing else: no authentication, no person lookup, no claims
-// assembly, no durable record. Prints the same "listening on" line as src/main.ts.
+// the service (keys.ts, sign.ts, signing-threads.ts), and nothing else: no authentication, no person
+// lookup, no claims assembly, no durable record. SERVICE_SIGNING_THREADS chooses the signer as in the
+// service; bench/mint.ts runs it both ways. Prints the same "listening on" line as src/main.ts.
 import { uws } from '../src/http/uws.js';
 import { loadConfig } from '../src/config.js';
 import { systemClock } from '../src/lib/clock.js';
 import { openKeyRing } from '../src/tokens/keys.js';
-import { createTokenIssuer } from '../src/tokens/sign.js';
+import { createTokenIssuer, inlineSigner } from '../src/tokens/sign.js';
+import { createSigningThreads } from '../src/tokens/signing-threads.js';
 
 const config = loadConfig(process.env);
 const meta = new Map<string, unknown>();
@@ -16,7 +18,8 @@ const keys = await openKeyRing({
   ttl: config.tokenTtl,
   clock: systemClock,
 });
-const issuer = createTokenIssuer({ keys, issuer: 'http://127.0.0.1', ttl: config.tokenTtl, clock: systemClock });
+const signer = config.signingThreads > 0 ? createSigningThreads(config.signingThreads) : inlineSigner;
+const issuer = createTokenIssuer({ keys, issuer: 'http://127.0.0.1', ttl: config.tokenTtl, clock: systemClock, signer });
 
 const app = uws.App();
 app.post('/persons/:person_id/mint-token', (res, req) => {
@@ -27,9 +30,11 @@ app.post('/persons/:person_id/mint-token', (res, req) => {
   });
   res.onData((_chunk, isLast) => {
     if (!isLast || aborted) return;
-    const { token } = issuer.issue({ iss: '', aud: 'org', oid: 'org', sub: personId, person_id: personId, iat: 0, exp: 0, jti: '', first_token: false, authenticated_methods: ['api'], region: 'europe-belgium' });
-    res.cork(() => {
-      res.writeStatus('201 Created').writeHeader('Content-Type', 'application/json').end(JSON.stringify({ result: token }));
+    void issuer.issue({ iss: '', aud: 'org', oid: 'org', sub: personId, person_id: personId, iat: 0, exp: 0, jti: '', first_token: false, authenticated_methods: ['api'], region: 'europe-belgium' }).token.then((token) => {
+      if (aborted) return;
+      res.cork(() => {
+        res.writeStatus('201 Created').writeHeader('Content-Type', 'application/json').end(JSON.stringify({ result: token }));
+      });
     });
   });
 });

@@ -1,4 +1,6 @@
 // Configuration: every setting with its documented default, validated once at start.
+import { availableParallelism } from 'node:os';
+
 export const REGION_NAMES = ['us-iowa', 'europe-belgium', 'asia-japan', 'europe-england', 'australia-sydney'] as const;
 export type RegionName = (typeof REGION_NAMES)[number];
 export const TOKEN_ALGS = ['ES256', 'RS256', 'EdDSA'] as const;
@@ -37,6 +39,8 @@ export interface Config {
   tokenAlg: TokenAlg;
   /** identity-token lifetime, seconds */
   tokenTtl: number;
+  /** worker threads that sign identity tokens; 0 signs on the main thread */
+  signingThreads: number;
 }
 
 export interface WebhookRetry {
@@ -162,5 +166,7 @@ export function loadConfig(env: Env): Config {
     tokenAlg: tokenAlg as TokenAlg,
     // At most a year: a retired signing key stays published until the last token it signed expires.
     tokenTtl: integer(env, 'SERVICE_TOKEN_TTL', 86_400, 1, 366 * 86_400),
+    // One thread is enough to keep up with the main thread; on a single core it would only add hops.
+    signingThreads: integer(env, 'SERVICE_SIGNING_THREADS', availableParallelism() > 1 ? 1 : 0, 0, 64),
   };
 }

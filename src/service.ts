@@ -36,7 +36,8 @@ import { startRegions, type Regions } from './regions/regions.js';
 import { reservedClaim } from './tokens/claims.js';
 import { openKeyRing, type KeyRing } from './tokens/keys.js';
 import { createTokenMinter, type TokenMinter } from './tokens/mint.js';
-import { createTokenIssuer } from './tokens/sign.js';
+import { createTokenIssuer, inlineSigner } from './tokens/sign.js';
+import { createSigningThreads } from './tokens/signing-threads.js';
 import { createTokenValidator, type TokenValidator } from './tokens/validate.js';
 import { createWal, type Wal } from './wal/log.js';
 import { createOutboxStore } from './wal/outbox-store.js';
@@ -173,7 +174,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // The issuer is read per token: with SERVICE_PORT=0 its port is known only once the front listens.
   let issuer = config.issuer;
   const keys = await openKeyRing({ meta: wal, name: 'token_keys', alg: config.tokenAlg, ttl: config.tokenTtl, clock, log });
-  const tokenIssuer = createTokenIssuer({ keys, issuer: () => issuer, ttl: config.tokenTtl, clock });
+  const tokenSigner = config.signingThreads > 0 ? createSigningThreads(config.signingThreads) : inlineSigner;
+  const tokenIssuer = createTokenIssuer({ keys, issuer: () => issuer, ttl: config.tokenTtl, clock, signer: tokenSigner });
   const minter = createTokenMinter(tokenIssuer);
   const validator = createTokenValidator({
     keys,
@@ -285,6 +287,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await Promise.all([caller.close(), outboxCaller.close()]);
       await registry.stop();
       await regions.stop();
+      await tokenSigner.close();
       await store.close();
     },
   };

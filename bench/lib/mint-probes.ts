@@ -35,7 +35,7 @@ export async function signingCeiling(alg: TokenAlg, seconds: number): Promise<{ 
   const issuer = createTokenIssuer({ keys, issuer: 'http://127.0.0.1:8080', ttl: 86400, clock: systemClock });
   const person = { person_id: '01938f6e-7d3c-7000-8000-000000000000', region: 'europe-belgium', groups: [] };
   const claims = () => identityClaims({ org: 'bench-org', person, authenticated_methods: ['api'], first_token: false });
-  const node = await loop(seconds, () => issuer.issue(claims()));
+  const node = await loop(seconds, () => issuer.issue(claims()).token);
   const key = await importPKCS8(keys.current().privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, alg);
   const jose = await loop(seconds, () =>
     new SignJWT(claims()).setProtectedHeader({ alg, typ: 'JWT', kid: keys.current().kid }).setIssuedAt().setExpirationTime('1d').setJti(crypto.randomUUID()).sign(key),

@@ -108,20 +108,25 @@ export function createSignIn(deps: SignInDeps): SignInService {
     });
     const minted = deps.tokens.issue(claims);
     const release = deps.tokens.hold(a.org, person.person_id, minted.jti);
+    let token: string;
     try {
-      await a.run({
-        kind: 'CompleteSignIn',
-        sign_in: {
-          handle: a.handle,
-          method: METHOD,
-          client_ip_address: a.ip,
-          person_id: person.person_id,
-          token: { jti: minted.jti, iat: minted.iat, exp: minted.exp },
-          first_token,
-          authentications,
-          ...(passwordHash !== undefined && { registration: { password_hash: passwordHash, region: person.region } }),
-        },
-      });
+      // The signature is made while the record commits; the token leaves only with both.
+      [, token] = await Promise.all([
+        a.run({
+          kind: 'CompleteSignIn',
+          sign_in: {
+            handle: a.handle,
+            method: METHOD,
+            client_ip_address: a.ip,
+            person_id: person.person_id,
+            token: { jti: minted.jti, iat: minted.iat, exp: minted.exp },
+            first_token,
+            authentications,
+            ...(passwordHash !== undefined && { registration: { password_hash: passwordHash, region: person.region } }),
+          },
+        }),
+        minted.token,
+      ]);
     } catch (error) {
       // The person changed while the hooks ran: deactivated or deleted, or the handle registered meanwhile.
       if (error instanceof ServiceError && (error.status === 401 || error.status === 409)) {
@@ -131,7 +136,7 @@ export function createSignIn(deps: SignInDeps): SignInService {
     } finally {
       release();
     }
-    return minted.token;
+    return token;
   }
 
   return {

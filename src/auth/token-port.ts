@@ -3,10 +3,9 @@
 import type { OrgState, Person } from '../domain/state.js';
 import { DEFAULT_GROUPS_CLAIM, identityClaims, RESERVED_CLAIMS } from '../tokens/claims.js';
 import type { TokenMinter } from '../tokens/mint.js';
-import type { IssuedToken, TokenIssuer } from '../tokens/sign.js';
+import type { PendingToken, TokenIssuer } from '../tokens/sign.js';
 
 export { RESERVED_CLAIMS };
-export type { IssuedToken };
 
 export interface IdentityClaimsInput {
   org: OrgState;
@@ -22,7 +21,7 @@ export interface IdentityClaimsInput {
 export interface TokenPort {
   identityClaims(input: IdentityClaimsInput): Record<string, unknown>;
   /** sets iss, iat, exp and jti, and signs with the current key */
-  issue(claims: Record<string, unknown>): IssuedToken;
+  issue(claims: Record<string, unknown>): PendingToken;
   /** the claim that carries a person's groups in this organization's tokens */
   groupsClaimName(org: OrgState): string;
   /** the person's newest token, so that concurrent sign-ins and mints keep one prev_token_id chain */

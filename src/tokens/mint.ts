@@ -85,21 +85,25 @@ export function createTokenMinter(issuer: TokenIssuer): TokenMinter {
       const issued = issuer.issue(claims);
       const release = hold(org, personId, issued.jti);
       try {
-        const outcome = await org.execute({
-          kind: 'RecordToken',
-          token: {
-            person_id: personId,
-            token_id: issued.jti,
-            mint_token_api: request.mint_token_api,
-            first_token: claims['first_token'] as boolean,
-            // The token's own iat and exp, so that the event and the token agree to the second.
-            issued_at: formatRfc3339(issued.iat, 0, 9),
-            expires_at: formatRfc3339(issued.exp, 0, 9),
-            authentications: request.authentications,
-            ...(request.prev_anonymous_person_id === undefined ? {} : { prev_anonymous_person_id: request.prev_anonymous_person_id }),
-          },
-        });
-        return { ...issued, offset: outcome.offset };
+        // The signature is made while the record commits; the token leaves only with both.
+        const [outcome, token] = await Promise.all([
+          org.execute({
+            kind: 'RecordToken',
+            token: {
+              person_id: personId,
+              token_id: issued.jti,
+              mint_token_api: request.mint_token_api,
+              first_token: claims['first_token'] as boolean,
+              // The token's own iat and exp, so that the event and the token agree to the second.
+              issued_at: formatRfc3339(issued.iat, 0, 9),
+              expires_at: formatRfc3339(issued.exp, 0, 9),
+              authentications: request.authentications,
+              ...(request.prev_anonymous_person_id === undefined ? {} : { prev_anonymous_person_id: request.prev_anonymous_person_id }),
+            },
+          }),
+          issued.token,
+        ]);
+        return { ...issued, token, offset: outcome.offset };
       } finally {
         release();
       }

@@ -61,7 +61,7 @@ test('a rotated key stays published until its last token expires, then drops out
 
   const oldJwk = keys.jwks().keys.find((k) => k.kid === old.kid);
   assert.ok(oldJwk);
-  await jwtVerify(oldToken.token, await importJWK(oldJwk, 'ES256'), { issuer: 'https://id.example', currentDate: new Date(clock.nowMs()) });
+  await jwtVerify(await oldToken.token, await importJWK(oldJwk, 'ES256'), { issuer: 'https://id.example', currentDate: new Date(clock.nowMs()) });
 
   clock.advance(3599_000);
   assert.equal(keys.find(old.kid)?.kid, old.kid);
