@@ -1,14 +1,15 @@
 // How fast can this machine mint identity tokens, and how close does the service come to that?
 // One run measures side by side: signing alone on one core; the HTTP layer alone; a minimal mint server
-// (HTTP + the same signing code, nothing else); the real POST /persons/{id}/mint-token with durable
-// commits, closed loop and then open loop at half its maximum rate; the same service without fsync; and
-// the disk's durable-commit latency. Servers run in child processes, the load generator here.
-//   npm run bench -- mint [--duration 2] [--connections 32] [--only real,minimal]
+// (HTTP + the same signing code, nothing else), signing on its one thread and on signing threads like the
+// service; the real POST /persons/{id}/mint-token with durable commits, closed loop and then open loop at
+// half its maximum rate; the same service signing on its main thread; the same without fsync; and the
+// disk's durable-commit latency. Servers run in child processes, the load generator here.
+//   npm run bench -- mint [--duration 2] [--connections 100] [--only real,minimal]
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { TOKEN_ALGS, type TokenAlg } from '../src/config.js';
+import { loadConfig, TOKEN_ALGS, type TokenAlg } from '../src/config.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
 import type { LatencySummary } from './lib/histogram.js';
@@ -18,12 +19,15 @@ import { createPersons } from './lib/persons.js';
 import { count, environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
 import { SERVICE_AUTH, startServer, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
 
-const PARTS = ['sign', 'hello', 'minimal', 'real', 'nosync', 'disk'] as const;
+const PARTS = ['sign', 'hello', 'minimal', 'minimal-threads', 'real', 'inline', 'nosync', 'disk'] as const;
 type Part = (typeof PARTS)[number];
 
 const USAGE = `usage: npm run bench -- mint [options]   (or: npx tsx bench/mint.ts [options])
   --duration <s>      seconds per measured run (default 2; 10 gives steadier tails)
-  --connections <n>   keep-alive connections of the load generator (default 32)
+  --connections <n>   keep-alive connections of the load generator (default 100: enough requests in flight
+                      to keep the durable service busy while each waits for its commit)
+  --threads <n>       signing threads of the service and of the minimal-threads server (default: the
+                      service's own default, SERVICE_SIGNING_THREADS)
   --alg <alg>         ES256 | RS256 | EdDSA (default ES256)
   --warmup <s>        unmeasured seconds before each closed-loop run (default 1)
   --persons <n>       persons minted for, in turn (default 64)
@@ -42,6 +46,7 @@ interface Options {
   warmup: number;
   persons: number;
   rate: number | undefined;
+  threads: number;
   only: Set<Part>;
   profile: boolean;
 }
@@ -51,7 +56,8 @@ function options(argv: string[]): Options | undefined {
     args: argv,
     options: {
       duration: { type: 'string', default: '2' },
-      connections: { type: 'string', default: '32' },
+      connections: { type: 'string', default: '100' },
+      threads: { type: 'string' },
       alg: { type: 'string', default: 'ES256' },
       warmup: { type: 'string', default: '1' },
       persons: { type: 'string', default: '64' },
@@ -72,6 +78,7 @@ function options(argv: string[]): Options | undefined {
     warmup: numberFlag('warmup', values.warmup, 0, USAGE),
     persons: Math.round(numberFlag('persons', values.persons, 1, USAGE)),
     rate: values.rate === undefined ? undefined : numberFlag('rate', values.rate, 1, USAGE),
+    threads: values.threads === undefined ? loadConfig({}).signingThreads : Math.round(numberFlag('threads', values.threads, 0, USAGE)),
     only,
     profile: values.profile,
   };
@@ -112,9 +119,12 @@ interface Results {
   hello?: LoadResult;
   minimal?: LoadResult;
   minimalOpen?: LoadResult;
+  minimalThreads?: LoadResult;
   real?: LoadResult;
   realOpen?: LoadResult;
+  inline?: LoadResult;
   nosync?: LoadResult;
+  nosyncOpen?: LoadResult;
   disk?: LatencySummary & { commits: number };
 }
 
@@ -124,6 +134,8 @@ interface Row {
   latency?: LatencySummary;
   errors?: number;
   cpuUs?: number;
+  /** the load generator's own event-loop delay, p99 / max */
+  stall?: LoadResult['clientStallMs'];
 }
 
 function report(o: Options, r: Results): Record<string, number> {
@@ -132,13 +144,18 @@ function report(o: Options, r: Results): Record<string, number> {
     rows.push({ what: 'sign only, node:crypto, whole token (1 core)', rps: r.sign.node, cpuUs: 1e6 / r.sign.node });
     rows.push({ what: 'sign only, jose SignJWT (1 core, reference)', rps: r.sign.jose, cpuUs: 1e6 / r.sign.jose });
   }
-  const row = (what: string, m: LoadResult | undefined) => m && rows.push({ what, rps: m.rps, latency: m.latency, errors: m.errors, ...(m.serverCpuUsPerRequest === undefined ? {} : { cpuUs: m.serverCpuUsPerRequest }) });
+  const row = (what: string, m: LoadResult | undefined) =>
+    m && rows.push({ what, rps: m.rps, latency: m.latency, errors: m.errors, stall: m.clientStallMs, ...(m.serverCpuUsPerRequest === undefined ? {} : { cpuUs: m.serverCpuUsPerRequest }) });
+  const threads = `${o.threads} signing thread${o.threads === 1 ? '' : 's'}`;
   row('hello world, uWebSockets.js', r.hello);
-  row('minimal mint server (uWS + signing)', r.minimal);
+  row('minimal mint server, signing inline', r.minimal);
   row(`  open loop at ${count(r.minimalOpen?.rate)}/s`, r.minimalOpen);
-  row('POST /persons/{id}/mint-token, sync', r.real);
+  row(`minimal mint server, ${threads}`, r.minimalThreads);
+  row(`POST /persons/{id}/mint-token, sync, ${threads}`, r.real);
   row(`  open loop at ${count(r.realOpen?.rate)}/s`, r.realOpen);
-  row('POST /persons/{id}/mint-token, nosync', r.nosync);
+  row('POST /persons/{id}/mint-token, sync, signing inline', r.inline);
+  row(`POST /persons/{id}/mint-token, nosync, ${threads}`, r.nosync);
+  row(`  open loop at ${count(r.nosyncOpen?.rate)}/s`, r.nosyncOpen);
   if (r.disk) rows.push({ what: 'disk: one durable WAL commit at a time', rps: r.disk.commits / o.duration, latency: r.disk });
   const columns: Column<Row>[] = [
     { title: '', value: (x) => x.what, align: 'left' },
@@ -148,10 +165,12 @@ function report(o: Options, r: Results): Record<string, number> {
     { title: 'p99.9 ms', value: (x) => ms(x.latency?.p999_us), align: 'right' },
     { title: 'errors', value: (x) => count(x.errors), align: 'right' },
     { title: 'server CPU µs/req', value: (x) => count(x.cpuUs, 1), align: 'right' },
+    { title: 'generator stall ms', value: (x) => (x.stall === undefined ? '-' : `${x.stall.p99.toFixed(1)} / ${x.stall.max.toFixed(1)}`), align: 'right' },
   ];
   console.log(`\nmint benchmark: ${o.alg}, ${o.connections} keep-alive connections, ${o.duration} s runs\n`);
   console.log(formatTable(columns, rows));
-  console.log('\nopen-loop latencies count from when each request was due, so queueing behind a stall shows.\n');
+  console.log('\nopen-loop latencies count from when each request was due, so queueing behind a stall shows.');
+  console.log('generator stall: how late the load generator\'s own event loop ran (p99 / max); latency below it is not the server\'s.\n');
 
   const ratios: Record<string, number> = {};
   const line = (label: string, value: number | undefined, text: (v: number) => string) => {
@@ -162,13 +181,18 @@ function report(o: Options, r: Results): Record<string, number> {
   const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
   const cpu = (m: LoadResult | undefined) => m?.serverCpuUsPerRequest;
   const cpuMinimal = cpu(r.minimal);
-  line('real_over_minimal', r.real && r.minimal && r.real.rps / r.minimal.rps, (v) => `mint-token (sync) / minimal server throughput:  ${pct(v)}   (target ≥ 90%)`);
-  line('real_over_sign', r.real && r.sign && r.real.rps / r.sign.node, (v) => `mint-token (sync) / signing ceiling of 1 core:  ${pct(v)}`);
-  line('nosync_over_minimal', r.nosync && r.minimal && r.nosync.rps / r.minimal.rps, (v) => `mint-token (nosync) / minimal server:           ${pct(v)}`);
-  line('cpu_real_over_minimal', cpuMinimal && cpu(r.real) && (cpu(r.real) as number) / cpuMinimal, (v) => `server CPU per request, sync / minimal:          ${v.toFixed(2)}×`);
-  line('cpu_nosync_over_minimal', cpuMinimal && cpu(r.nosync) && (cpu(r.nosync) as number) / cpuMinimal, (v) => `server CPU per request, nosync / minimal:        ${v.toFixed(2)}×`);
-  line('node_over_jose', r.sign && r.sign.node / r.sign.jose, (v) => `node:crypto / jose signing:                      ${v.toFixed(2)}×`);
-  line('open_p99_ms', r.realOpen && r.realOpen.latency.p99_us / 1000, (v) => `mint-token p99 at half its max rate:             ${v.toFixed(2)} ms   (target < 2 ms)`);
+  const over = (x: LoadResult | undefined, y: { rps: number } | undefined) => x && y && x.rps / y.rps;
+  line('real_over_minimal', over(r.real, r.minimal), (v) => `mint-token (sync) / minimal server signing inline:      ${pct(v)}   (target ≥ 90%)`);
+  line('real_over_minimal_threads', over(r.real, r.minimalThreads), (v) => `mint-token (sync) / minimal server, same threads:      ${pct(v)}`);
+  line('inline_over_minimal', over(r.inline, r.minimal), (v) => `mint-token (sync, signing inline) / minimal, inline:    ${pct(v)}`);
+  line('nosync_over_minimal', over(r.nosync, r.minimal), (v) => `mint-token (nosync) / minimal server signing inline:    ${pct(v)}`);
+  line('real_over_sign', r.real && r.sign && r.real.rps / r.sign.node, (v) => `mint-token (sync) / signing ceiling of 1 core:         ${pct(v)}`);
+  line('cpu_real_over_minimal', cpuMinimal && cpu(r.real) && (cpu(r.real) as number) / cpuMinimal, (v) => `server CPU per request, sync / minimal inline:          ${v.toFixed(2)}×`);
+  line('cpu_inline_over_minimal', cpuMinimal && cpu(r.inline) && (cpu(r.inline) as number) / cpuMinimal, (v) => `server CPU per request, sync inline / minimal inline:   ${v.toFixed(2)}×`);
+  line('node_over_jose', r.sign && r.sign.node / r.sign.jose, (v) => `node:crypto / jose signing:                             ${v.toFixed(2)}×`);
+  line('open_p99_ms', r.realOpen && r.realOpen.latency.p99_us / 1000, (v) => `mint-token (sync) p99 at half its max rate:             ${v.toFixed(2)} ms   (target < 2 ms)`);
+  line('open_nosync_p99_ms', r.nosyncOpen && r.nosyncOpen.latency.p99_us / 1000, (v) => `mint-token (nosync) p99 at the same rate:               ${v.toFixed(2)} ms`);
+  line('open_minimal_p99_ms', r.minimalOpen && r.minimalOpen.latency.p99_us / 1000, (v) => `minimal server (inline) p99 at the same rate:           ${v.toFixed(2)} ms`);
   return ratios;
 }
 
@@ -183,9 +207,18 @@ export async function main(argv: string[]): Promise<void> {
     servers.push(s);
     return s;
   };
-  const service = (durability: 'sync' | 'nosync', nodeArgs: string[] = []) => started(startService({ SERVICE_TOKEN_ALG: o.alg, SERVICE_DURABILITY: durability }, { nodeArgs }));
+  const service = (durability: 'sync' | 'nosync', threads: number, nodeArgs: string[] = []) =>
+    started(startService({ SERVICE_TOKEN_ALG: o.alg, SERVICE_DURABILITY: durability, SERVICE_SIGNING_THREADS: String(threads) }, { nodeArgs }));
+  const minimalServer = async (threads: number): Promise<Target> => ({
+    server: await started(startServer('bench/minimal-mint-server.ts', { env: { SERVICE_TOKEN_ALG: o.alg, SERVICE_SIGNING_THREADS: String(threads) } })),
+    requests: mintRequests(placeholders),
+  });
   const serviceTarget = async (s: ServiceProcess): Promise<Target> => ({ server: s, requests: mintRequests(await createPersons(s, o.persons)) });
-  console.error(`mint benchmark: ${o.alg}, ${o.connections} connections, ${o.duration} s per run`);
+  // The person ids only shape the URL here: the minimal server reads no state.
+  const placeholders = Array.from({ length: o.persons }, (_, i) => `01938f6e-7d3c-7000-8000-${String(i).padStart(12, '0')}`);
+  /** Every open loop runs at one rate: --rate, or half the durable service's closed-loop rate. */
+  const openRate = (r: Results) => Math.max(1, Math.round(o.rate ?? (r.real ?? r.minimal ?? { rps: 2 }).rps / 2));
+  console.error(`mint benchmark: ${o.alg}, ${o.connections} connections, ${o.threads} signing threads, ${o.duration} s per run`);
   let profileDir: string | undefined;
   try {
     if (o.only.has('sign')) {
@@ -198,28 +231,38 @@ export async function main(argv: string[]): Promise<void> {
       r.hello = await closed('hello world', { server: hello, requests: [encodeRequest('127.0.0.1', { method: 'GET', path: '/' })] }, o);
       await hello.stop();
     }
-    // The person ids only shape the URL here: the minimal server reads no state.
-    const placeholders = Array.from({ length: o.persons }, (_, i) => `01938f6e-7d3c-7000-8000-${String(i).padStart(12, '0')}`);
     let minimal: Target | undefined;
     if (o.only.has('minimal')) {
-      minimal = { server: await started(startServer('bench/minimal-mint-server.ts', { env: { SERVICE_TOKEN_ALG: o.alg } })), requests: mintRequests(placeholders) };
-      r.minimal = await closed('minimal mint server', minimal, o);
+      minimal = await minimalServer(0);
+      r.minimal = await closed('minimal mint server, signing inline', minimal, o);
+    }
+    if (o.only.has('minimal-threads') && o.threads > 0) {
+      const threaded = await minimalServer(o.threads);
+      r.minimalThreads = await closed('minimal mint server, signing threads', threaded, o);
+      await threaded.server.stop();
     }
     if (o.only.has('real')) {
       if (o.profile) mkdirSync((profileDir = join(root, 'bench/results/profiles')), { recursive: true });
-      const real = await serviceTarget(await service('sync', profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]));
+      const real = await serviceTarget(await service('sync', o.threads, profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]));
       r.real = await closed('mint-token, sync', real, o);
-      r.realOpen = await open('mint-token, sync', real, o, Math.max(1, Math.round(o.rate ?? r.real.rps / 2)));
+      r.realOpen = await open('mint-token, sync', real, o, openRate(r));
       await real.server.stop();
     }
     // The minimal server at the same fixed rate: the latency floor of HTTP plus signing.
     if (minimal) {
-      r.minimalOpen = await open('minimal mint server', minimal, o, Math.max(1, Math.round(o.rate ?? (r.real ? r.real.rps : (r.minimal?.rps ?? 2)) / 2)));
+      r.minimalOpen = await open('minimal mint server', minimal, o, openRate(r));
       await minimal.server.stop();
     }
+    if (o.only.has('inline') && o.threads > 0) {
+      const inline = await serviceTarget(await service('sync', 0));
+      r.inline = await closed('mint-token, sync, signing inline', inline, o);
+      await inline.server.stop();
+    }
+    // Without fsync, closed and at the same fixed rate: what the disk adds to the tail.
     if (o.only.has('nosync')) {
-      const nosync = await serviceTarget(await service('nosync'));
+      const nosync = await serviceTarget(await service('nosync', o.threads));
       r.nosync = await closed('mint-token, nosync', nosync, o);
+      r.nosyncOpen = await open('mint-token, nosync', nosync, o, openRate(r));
       await nosync.server.stop();
     }
     if (o.only.has('disk')) {
