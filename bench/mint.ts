@@ -3,12 +3,15 @@
 // (HTTP + the same signing code, nothing else), signing on its one thread and on signing threads like the
 // service; the real POST /persons/{id}/mint-token with durable commits, closed loop and then open loop at
 // half its maximum rate; the same service signing on its main thread; the same without fsync; and the
-// disk's durable-commit latency. Servers run in child processes, the load generator here.
+// disk's durable-commit latency; and password sign-in with and without a token_minted hook. Servers run in
+// child processes, the load generator here.
 //   npm run bench -- mint [--duration 2] [--connections 100] [--only real,minimal]
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { decodeJwt } from 'jose';
+import { startReceiver } from '../scripts/webhook-receiver.js';
 import { loadConfig, TOKEN_ALGS, type TokenAlg } from '../src/config.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
@@ -19,7 +22,7 @@ import { createPersons } from './lib/persons.js';
 import { count, environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
 import { SERVICE_AUTH, startServer, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
 
-const PARTS = ['sign', 'hello', 'minimal', 'minimal-threads', 'real', 'inline', 'nosync', 'disk'] as const;
+const PARTS = ['sign', 'hello', 'minimal', 'minimal-threads', 'real', 'inline', 'nosync', 'signin', 'disk'] as const;
 type Part = (typeof PARTS)[number];
 
 const USAGE = `usage: npm run bench -- mint [options]   (or: npx tsx bench/mint.ts [options])
@@ -111,6 +114,37 @@ function check(label: string, r: LoadResult): LoadResult {
   return r;
 }
 
+/** Sign-in is bound by scrypt on libuv's four threads: more requests in flight only queue. */
+const signInConnections = (o: Options) => Math.min(o.connections, 16);
+const PASSWORD = 'bench-password-0123456789';
+
+/** Gives each person the bench password, and returns a password sign-in request per person. */
+async function signInRequests(s: ServiceProcess, ids: readonly string[]): Promise<Buffer[]> {
+  for (const id of ids) {
+    const res = await fetch(`${s.url}/persons/${id}/credentials/password`, { method: 'PUT', headers: { ...s.auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
+    if (res.status !== 204) throw new Error(`setting the password of ${id}: ${res.status} ${await res.text()}`);
+  }
+  return ids.map((_, i) =>
+    encodeRequest('127.0.0.1', {
+      method: 'POST',
+      path: '/authenticate/password',
+      headers: { 'Service-OrgID': SERVICE_AUTH['Service-OrgID'] as string, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ handle: { type: 'email_address', value: `bench-${i}@example.com` }, password: PASSWORD }),
+    }),
+  );
+}
+
+/** Registers `url` as the organization's token_minted hook. */
+async function addTokenMintedHook(s: ServiceProcess, url: string): Promise<void> {
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${s.url}${path}`, { method: 'POST', headers: { ...s.auth, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { result: { id: string } }).result;
+  };
+  const webhook = await post('/organizations/webhooks', { name: 'bench hook', target_url: url });
+  await post(`/organizations/webhooks/${webhook.id}/triggers`, { trigger_type: 'sync_hook', trigger_name: 'token_minted' });
+}
+
 /** The same bytes go to the minimal server and the service: the minimal one just ignores the headers. */
 const mintRequests = (ids: readonly string[]) => ids.map((id) => encodeRequest('127.0.0.1', { method: 'POST', path: `/persons/${id}/mint-token`, headers: { ...SERVICE_AUTH } }));
 
@@ -125,6 +159,8 @@ interface Results {
   inline?: LoadResult;
   nosync?: LoadResult;
   nosyncOpen?: LoadResult;
+  signIn?: LoadResult;
+  signInHook?: LoadResult;
   disk?: LatencySummary & { commits: number };
 }
 
@@ -156,6 +192,8 @@ function report(o: Options, r: Results): Record<string, number> {
   row('POST /persons/{id}/mint-token, sync, signing inline', r.inline);
   row(`POST /persons/{id}/mint-token, nosync, ${threads}`, r.nosync);
   row(`  open loop at ${count(r.nosyncOpen?.rate)}/s`, r.nosyncOpen);
+  row(`POST /authenticate/password, sync (${signInConnections(o)} connections)`, r.signIn);
+  row('  with a token_minted hook on loopback', r.signInHook);
   if (r.disk) rows.push({ what: 'disk: one durable WAL commit at a time', rps: r.disk.commits / o.duration, latency: r.disk });
   const columns: Column<Row>[] = [
     { title: '', value: (x) => x.what, align: 'left' },
@@ -189,6 +227,7 @@ function report(o: Options, r: Results): Record<string, number> {
   line('real_over_sign', r.real && r.sign && r.real.rps / r.sign.node, (v) => `mint-token (sync) / signing ceiling of 1 core:         ${pct(v)}`);
   line('cpu_real_over_minimal', cpuMinimal && cpu(r.real) && (cpu(r.real) as number) / cpuMinimal, (v) => `server CPU per request, sync / minimal inline:          ${v.toFixed(2)}×`);
   line('cpu_inline_over_minimal', cpuMinimal && cpu(r.inline) && (cpu(r.inline) as number) / cpuMinimal, (v) => `server CPU per request, sync inline / minimal inline:   ${v.toFixed(2)}×`);
+  line('signin_hook_over_signin', over(r.signInHook, r.signIn), (v) => `password sign-in with a hook / without:              ${pct(v)}`);
   line('node_over_jose', r.sign && r.sign.node / r.sign.jose, (v) => `node:crypto / jose signing:                             ${v.toFixed(2)}×`);
   line('open_p99_ms', r.realOpen && r.realOpen.latency.p99_us / 1000, (v) => `mint-token (sync) p99 at half its max rate:             ${v.toFixed(2)} ms   (target < 2 ms)`);
   line('open_nosync_p99_ms', r.nosyncOpen && r.nosyncOpen.latency.p99_us / 1000, (v) => `mint-token (nosync) p99 at the same rate:               ${v.toFixed(2)} ms`);
@@ -207,8 +246,8 @@ export async function main(argv: string[]): Promise<void> {
     servers.push(s);
     return s;
   };
-  const service = (durability: 'sync' | 'nosync', threads: number, nodeArgs: string[] = []) =>
-    started(startService({ SERVICE_TOKEN_ALG: o.alg, SERVICE_DURABILITY: durability, SERVICE_SIGNING_THREADS: String(threads) }, { nodeArgs }));
+  const service = (durability: 'sync' | 'nosync', threads: number, nodeArgs: string[] = [], env: Record<string, string> = {}) =>
+    started(startService({ SERVICE_TOKEN_ALG: o.alg, SERVICE_DURABILITY: durability, SERVICE_SIGNING_THREADS: String(threads), ...env }, { nodeArgs }));
   const minimalServer = async (threads: number): Promise<Target> => ({
     server: await started(startServer('bench/minimal-mint-server.ts', { env: { SERVICE_TOKEN_ALG: o.alg, SERVICE_SIGNING_THREADS: String(threads) } })),
     requests: mintRequests(placeholders),
@@ -264,6 +303,25 @@ export async function main(argv: string[]): Promise<void> {
       r.nosync = await closed('mint-token, nosync', nosync, o);
       r.nosyncOpen = await open('mint-token, nosync', nosync, o, openRate(r));
       await nosync.server.stop();
+    }
+    // Password sign-in, then the same with a token_minted hook: the seed's sample receiver on loopback,
+    // verifying every call, answers a claim, and a token is checked for it before the measured run.
+    if (o.only.has('signin')) {
+      const svc = await service('sync', o.threads, [], { SERVICE_WEBHOOK_ALLOW_INSECURE: '1' });
+      const target = { server: svc, requests: await signInRequests(svc, await createPersons(svc, o.persons)) };
+      const so = { ...o, connections: signInConnections(o) };
+      r.signIn = await closed('password sign-in', target, so);
+      const receiver = await startReceiver({ serviceUrl: svc.url, orgId: SERVICE_AUTH['Service-OrgID'] as string, claims: () => ({ plan: 'pro' }) });
+      try {
+        await addTokenMintedHook(svc, receiver.url);
+        const res = await fetch(`${svc.url}/authenticate/password`, { method: 'POST', headers: { 'Service-OrgID': SERVICE_AUTH['Service-OrgID'] as string, 'Content-Type': 'application/json' }, body: target.requests[0]?.subarray(target.requests[0].indexOf('\r\n\r\n') + 4) });
+        const token = ((await res.json()) as { result?: { token?: string } }).result?.token ?? '';
+        if (decodeJwt(token)['plan'] !== 'pro') throw new Error(`the hook's claim is not in the token (${res.status})`);
+        r.signInHook = await closed('password sign-in with a token_minted hook', target, so);
+      } finally {
+        await receiver.close();
+        await svc.stop();
+      }
     }
     if (o.only.has('disk')) {
       console.error(`  disk: ${o.duration} s of durable WAL commits, one at a time`);
