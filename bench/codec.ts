@@ -3,9 +3,10 @@
 import { parseArgs } from 'node:util';
 import { Bench } from 'tinybench';
 import { createEventCodec } from '../src/events/codec.js';
-import { eventMetadata, rfc3339Nanos } from '../src/events/metadata.js';
+import { rfc3339Nanos } from '../src/events/metadata.js';
 import { randomEvent } from '../src/events/random.js';
 import { validateEvent } from '../src/events/validate.js';
+import { sampleMetadata } from '../test/support/event-metadata.js';
 import { seededRng } from '../test/support/seeded-rng.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { environment, environmentLine, formatTable, writeResults, type Column } from './lib/report.js';
@@ -22,16 +23,7 @@ export async function main(argv: string[]): Promise<void> {
   const env = environment();
 
   const codec = createEventCodec();
-  const metadata = eventMetadata({
-    type: 'TokenMinted',
-    version: 1,
-    source: 'Cloud',
-    organization_id: 'org-1',
-    root_organization_id: 'org-1',
-    is_test_event: false,
-    event_id: '0195f3a2-0000-7000-8000-000000000001',
-    timestamp: rfc3339Nanos(1_795_453_200_123_456_789n),
-  });
+  const metadata = sampleMetadata({ type: 'TokenMinted', root_organization_id: 'org-1', is_test_event: false, timestamp: rfc3339Nanos(1_795_453_200_123_456_789n) });
   const tokenMinted = randomEvent('TokenMinted_v1', metadata, seededRng(1));
   const gateRequest = randomEvent('GateRequestHandled_v1', { ...metadata, event_type: 'GateRequestHandled', event_name: 'GateRequestHandled_v1' }, seededRng(2));
   const tokenBytes = codec.encodeEvent('TokenMinted_v1', tokenMinted);

@@ -5,21 +5,12 @@ import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { createEventCodec } from '../../src/events/codec.js';
 import { EventShapeError } from '../../src/events/json-to-wire.js';
-import { eventMetadata } from '../../src/events/metadata.js';
+import { sampleMetadata } from '../support/event-metadata.js';
 
 const codec = createEventCodec();
 // An independent reader of the same .proto, to see what is really on the wire.
 const root = new protobuf.Root().loadSync(fileURLToPath(new URL('../../src/events/events.proto', import.meta.url)), { keepCase: true });
-const metadata = eventMetadata({
-  type: 'GateRequestHandled',
-  version: 1,
-  source: 'Gate',
-  organization_id: 'org-1',
-  root_organization_id: 'org-root',
-  is_test_event: true,
-  event_id: '0195f3a2-0000-7000-8000-000000000001',
-  timestamp: '2026-11-23T17:00:00.123456789Z',
-});
+const metadata = sampleMetadata({ type: 'GateRequestHandled', source: 'Gate' });
 
 const roundTrip = (name: string, json: Parameters<typeof codec.encodeEvent>[1]) => codec.decodeEvent(name, codec.encodeEvent(name, json));
 

@@ -6,7 +6,8 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { EVENT_MESSAGE_NAMES, eventByMessageName, eventSource } from '../../src/events/catalog.js';
 import { createEventCodec } from '../../src/events/codec.js';
-import { eventMetadata, rfc3339Nanos } from '../../src/events/metadata.js';
+import { rfc3339Nanos } from '../../src/events/metadata.js';
+import { sampleMetadata } from '../support/event-metadata.js';
 import { randomEvent } from '../../src/events/random.js';
 import { seededRng } from '../support/seeded-rng.js';
 
@@ -33,16 +34,7 @@ describe('protoc interoperability', { skip: protocAvailable ? false : 'protoc or
     for (const messageName of EVENT_MESSAGE_NAMES) {
       const def = eventByMessageName(messageName);
       assert.ok(def);
-      const metadata = eventMetadata({
-        type: def.type,
-        version: def.version,
-        source: eventSource(def),
-        organization_id: 'org-1',
-        root_organization_id: 'org-root',
-        is_test_event: true,
-        event_id: '0195f3a2-0000-7000-8000-000000000001',
-        timestamp: rfc3339Nanos(1_795_453_200_123_456_789n),
-      });
+      const metadata = sampleMetadata({ type: def.type, version: def.version, source: eventSource(def), timestamp: rfc3339Nanos(1_795_453_200_123_456_789n) });
       const event = randomEvent(messageName, metadata, seededRng(messageName.length));
       const text = protoc('--decode', messageName, codec.encodeEvent(messageName, event)).toString();
       assert.match(text, /event_metadata \{/, messageName);

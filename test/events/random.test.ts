@@ -3,21 +3,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EVENT_MESSAGE_NAMES, messageDef } from '../../src/events/catalog.js';
 import type { EventJson } from '../../src/events/event-json.js';
-import { eventMetadata } from '../../src/events/metadata.js';
 import { randomEvent } from '../../src/events/random.js';
 import { parseRfc3339 } from '../../src/events/timestamp.js';
+import { sampleMetadata } from '../support/event-metadata.js';
 import { seededRng } from '../support/seeded-rng.js';
 
-const metadata = eventMetadata({
-  type: 'TokenMinted',
-  version: 1,
-  source: 'Cloud',
-  organization_id: 'org-1',
-  root_organization_id: 'org-1',
-  is_test_event: true,
-  event_id: '0195f3a2-0000-7000-8000-000000000001',
-  timestamp: '2026-11-23T17:00:00.123456789Z',
-});
+const metadata = sampleMetadata({ type: 'TokenMinted', root_organization_id: 'org-1' });
 
 const many = (messageName: string, count: number): EventJson[] =>
   Array.from({ length: count }, (_, seed) => randomEvent(messageName, metadata, seededRng(seed)));

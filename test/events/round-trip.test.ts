@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EVENT_MESSAGE_NAMES, eventByMessageName, eventSource } from '../../src/events/catalog.js';
 import { createEventCodec } from '../../src/events/codec.js';
-import { eventMetadata, rfc3339Nanos } from '../../src/events/metadata.js';
+import { rfc3339Nanos } from '../../src/events/metadata.js';
+import { sampleMetadata } from '../support/event-metadata.js';
 import { randomEvent } from '../../src/events/random.js';
 import { validateEvent } from '../../src/events/validate.js';
 import { seededRng } from '../support/seeded-rng.js';
@@ -14,13 +15,11 @@ const SEEDS_PER_MESSAGE = 25;
 function metadataFor(messageName: string, seed: number) {
   const def = eventByMessageName(messageName);
   assert.ok(def);
-  return eventMetadata({
+  return sampleMetadata({
     type: def.type,
     version: def.version,
     source: eventSource(def),
     organization_id: `org-${seed}`,
-    root_organization_id: 'org-root',
-    is_test_event: true,
     event_id: `0195f3a2-0000-7000-8000-${String(seed).padStart(12, '0')}`,
     timestamp: rfc3339Nanos(1_795_453_200_000_000_000n + BigInt(seed) * 1_000_003n),
   });

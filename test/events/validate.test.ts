@@ -1,19 +1,10 @@
 // validateEvent: what passes, and how each kind of misfit is named.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { eventMetadata } from '../../src/events/metadata.js';
 import { validateEvent } from '../../src/events/validate.js';
+import { sampleMetadata } from '../support/event-metadata.js';
 
-const metadata = eventMetadata({
-  type: 'PersonCreated',
-  version: 1,
-  source: 'Cloud',
-  organization_id: 'org-1',
-  root_organization_id: 'org-1',
-  is_test_event: false,
-  event_id: '0195f3a2-0000-7000-8000-000000000001',
-  timestamp: '2026-11-23T17:00:00.123456789Z',
-});
+const metadata = sampleMetadata({ type: 'PersonCreated', root_organization_id: 'org-1', is_test_event: false });
 const person = { event_metadata: metadata, person_id: 'p-1', handles: [{ type: 'EmailAddress', value: 'a@example.com' }] };
 
 describe('validateEvent', () => {
