@@ -6,8 +6,8 @@ import { uws } from '../src/http/uws.js';
 import { loadConfig } from '../src/config.js';
 import { systemClock } from '../src/lib/clock.js';
 import { openKeyRing } from '../src/tokens/keys.js';
-import { createTokenIssuer, inlineSigner } from '../src/tokens/sign.js';
-import { createSigningThreads } from '../src/tokens/signing-threads.js';
+import { createTokenIssuer } from '../src/tokens/sign.js';
+import { createSigner } from '../src/tokens/signing-threads.js';
 
 const config = loadConfig(process.env);
 const meta = new Map<string, unknown>();
@@ -18,8 +18,7 @@ const keys = await openKeyRing({
   ttl: config.tokenTtl,
   clock: systemClock,
 });
-const signer = config.signingThreads > 0 ? createSigningThreads(config.signingThreads) : inlineSigner;
-const issuer = createTokenIssuer({ keys, issuer: 'http://127.0.0.1', ttl: config.tokenTtl, clock: systemClock, signer });
+const issuer = createTokenIssuer({ keys, issuer: 'http://127.0.0.1', ttl: config.tokenTtl, clock: systemClock, signer: createSigner(config.signingThreads) });
 
 const app = uws.App();
 app.post('/persons/:person_id/mint-token', (res, req) => {

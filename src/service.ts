@@ -36,8 +36,8 @@ import { startRegions, type Regions } from './regions/regions.js';
 import { reservedClaim } from './tokens/claims.js';
 import { openKeyRing, type KeyRing } from './tokens/keys.js';
 import { createTokenMinter, type TokenMinter } from './tokens/mint.js';
-import { createTokenIssuer, inlineSigner } from './tokens/sign.js';
-import { createSigningThreads } from './tokens/signing-threads.js';
+import { createTokenIssuer } from './tokens/sign.js';
+import { createSigner } from './tokens/signing-threads.js';
 import { createTokenValidator, type TokenValidator } from './tokens/validate.js';
 import { createWal, type Wal } from './wal/log.js';
 import { createOutboxStore } from './wal/outbox-store.js';
@@ -174,7 +174,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // The issuer is read per token: with SERVICE_PORT=0 its port is known only once the front listens.
   let issuer = config.issuer;
   const keys = await openKeyRing({ meta: wal, name: 'token_keys', alg: config.tokenAlg, ttl: config.tokenTtl, clock, log });
-  const tokenSigner = config.signingThreads > 0 ? createSigningThreads(config.signingThreads) : inlineSigner;
+  const tokenSigner = createSigner(config.signingThreads);
   const tokenIssuer = createTokenIssuer({ keys, issuer: () => issuer, ttl: config.tokenTtl, clock, signer: tokenSigner });
   const minter = createTokenMinter(tokenIssuer);
   const validator = createTokenValidator({

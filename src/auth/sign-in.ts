@@ -107,11 +107,9 @@ export function createSignIn(deps: SignInDeps): SignInService {
       groups_claim_name,
     });
     const minted = deps.tokens.issue(claims);
-    const release = deps.tokens.hold(a.org, person.person_id, minted.jti);
     let token: string;
     try {
-      // The signature is made while the record commits; the token leaves only with both.
-      [, token] = await Promise.all([
+      [, token] = await deps.tokens.record(a.org, person.person_id, minted, () =>
         a.run({
           kind: 'CompleteSignIn',
           sign_in: {
@@ -125,16 +123,13 @@ export function createSignIn(deps: SignInDeps): SignInService {
             ...(passwordHash !== undefined && { registration: { password_hash: passwordHash, region: person.region } }),
           },
         }),
-        minted.token,
-      ]);
+      );
     } catch (error) {
       // The person changed while the hooks ran: deactivated or deleted, or the handle registered meanwhile.
       if (error instanceof ServiceError && (error.status === 401 || error.status === 409)) {
         await recordFailure(a, error.status === 401 ? 'person_not_active' : 'handle_already_registered', error.message, person.person_id);
       }
       throw error;
-    } finally {
-      release();
     }
     return token;
   }

@@ -26,7 +26,7 @@ export interface TokenPort {
   groupsClaimName(org: OrgState): string;
   /** the person's newest token, so that concurrent sign-ins and mints keep one prev_token_id chain */
   previousToken: TokenMinter['previousToken'];
-  hold: TokenMinter['hold'];
+  record: TokenMinter['record'];
 }
 
 export function createTokenPort(issuer: TokenIssuer, minter: TokenMinter): TokenPort {
@@ -35,6 +35,6 @@ export function createTokenPort(issuer: TokenIssuer, minter: TokenMinter): Token
     issue: (claims) => issuer.issue(claims),
     groupsClaimName: () => DEFAULT_GROUPS_CLAIM,
     previousToken: (org, personId) => minter.previousToken(org, personId),
-    hold: (org, personId, jti) => minter.hold(org, personId, jti),
+    record: (org, personId, token, commit) => minter.record(org, personId, token, commit),
   };
 }

@@ -7,7 +7,7 @@ import { requirePerson } from '../domain/lookup.js';
 import { formatRfc3339 } from '../events/timestamp.js';
 import type { OrgActor } from '../org/actor.js';
 import { identityClaims } from './claims.js';
-import type { IssuedToken, TokenIssuer } from './sign.js';
+import type { IssuedToken, PendingToken, TokenIssuer } from './sign.js';
 
 export interface MintRequest {
   /** ['api'] for the mint-token API; the methods used for a sign-in */
@@ -39,8 +39,12 @@ export interface TokenMinter {
   firstToken(org: OrgActor, personId: string): boolean;
   /** The prev_token_id of the person's next token: their newest token, signed and recorded or only signed. */
   previousToken(org: OrgChain, personId: string): string | undefined;
-  /** Makes a token signed outside mint() the person's newest until the returned release() (after its record). */
-  hold(org: OrgChain, personId: string, jti: string): () => void;
+  /**
+   * Starts `record`, the durable record of `token`, and resolves with its outcome and the signed token once
+   * both are done. Until then the token is the person's newest. mint() records through here; sign-in,
+   * which issues its token itself, too.
+   */
+  record<T>(org: OrgChain, personId: string, token: PendingToken, record: () => Promise<T>): Promise<[T, string]>;
 }
 
 /** What the chain of a person's tokens needs of an organization. */
@@ -54,18 +58,21 @@ export function createTokenMinter(issuer: TokenIssuer): TokenMinter {
   const pending = new Map<string, string>();
 
   const previousToken = (org: OrgChain, personId: string) => pending.get(chainKey(org, personId)) ?? org.state.persons.get(personId)?.last_token_id;
-  const hold = (org: OrgChain, personId: string, jti: string) => {
+  const record = async <T>(org: OrgChain, personId: string, token: PendingToken, commit: () => Promise<T>): Promise<[T, string]> => {
     const key = chainKey(org, personId);
-    pending.set(key, jti);
-    return () => {
-      if (pending.get(key) === jti) pending.delete(key);
-    };
+    pending.set(key, token.jti);
+    try {
+      // The signature is made while the record commits; the token leaves only with both.
+      return await Promise.all([commit(), token.token]);
+    } finally {
+      if (pending.get(key) === token.jti) pending.delete(key);
+    }
   };
 
   return {
     issuer,
     previousToken,
-    hold,
+    record,
     firstToken(org, personId) {
       return previousToken(org, personId) === undefined;
     },
@@ -83,30 +90,23 @@ export function createTokenMinter(issuer: TokenIssuer): TokenMinter {
         groups_claim_name: request.groups_claim_name,
       });
       const issued = issuer.issue(claims);
-      const release = hold(org, personId, issued.jti);
-      try {
-        // The signature is made while the record commits; the token leaves only with both.
-        const [outcome, token] = await Promise.all([
-          org.execute({
-            kind: 'RecordToken',
-            token: {
-              person_id: personId,
-              token_id: issued.jti,
-              mint_token_api: request.mint_token_api,
-              first_token: claims['first_token'] as boolean,
-              // The token's own iat and exp, so that the event and the token agree to the second.
-              issued_at: formatRfc3339(issued.iat, 0, 9),
-              expires_at: formatRfc3339(issued.exp, 0, 9),
-              authentications: request.authentications,
-              ...(request.prev_anonymous_person_id === undefined ? {} : { prev_anonymous_person_id: request.prev_anonymous_person_id }),
-            },
-          }),
-          issued.token,
-        ]);
-        return { ...issued, token, offset: outcome.offset };
-      } finally {
-        release();
-      }
+      const [outcome, token] = await record(org, personId, issued, () =>
+        org.execute({
+          kind: 'RecordToken',
+          token: {
+            person_id: personId,
+            token_id: issued.jti,
+            mint_token_api: request.mint_token_api,
+            first_token: claims['first_token'] as boolean,
+            // The token's own iat and exp, so that the event and the token agree to the second.
+            issued_at: formatRfc3339(issued.iat, 0, 9),
+            expires_at: formatRfc3339(issued.exp, 0, 9),
+            authentications: request.authentications,
+            ...(request.prev_anonymous_person_id === undefined ? {} : { prev_anonymous_person_id: request.prev_anonymous_person_id }),
+          },
+        }),
+      );
+      return { ...issued, token, offset: outcome.offset };
     },
   };
 }

@@ -6,7 +6,7 @@
 // with the next answer, so a busy pool pays one message per batch rather than per token.
 import { Worker } from 'node:worker_threads';
 import type { SigningKey } from './keys.js';
-import { SIGN_PARAMS, type Signer } from './sign.js';
+import { inlineSigner, SIGN_PARAMS, type Signer } from './sign.js';
 
 // Plain JavaScript, so a thread starts in milliseconds without a TypeScript loader. Messages in: a key
 // ({kid, alg, key}) before its first job, then batches [[kid, input], ...]; out: one signature or
@@ -99,6 +99,11 @@ class SigningThread {
     this.failure ??= new Error('the signing threads are stopped');
     await this.worker.terminate();
   }
+}
+
+/** The signer for SERVICE_SIGNING_THREADS: that many signing threads, or the calling thread for 0. */
+export function createSigner(threads: number): Signer {
+  return threads > 0 ? createSigningThreads(threads) : inlineSigner;
 }
 
 /** `threads` worker threads that sign; jobs go to the least loaded one. */
