@@ -117,32 +117,28 @@ function check(label: string, r: LoadResult): LoadResult {
 /** Sign-in is bound by scrypt on libuv's four threads: more requests in flight only queue. */
 const signInConnections = (o: Options) => Math.min(o.connections, 16);
 const PASSWORD = 'bench-password-0123456789';
+const ORG_ID = SERVICE_AUTH['Service-OrgID'] as string;
+const signInBody = (i: number) => JSON.stringify({ handle: { type: 'email_address', value: `bench-${i}@example.com` }, password: PASSWORD });
+
+/** A JSON call to the service that must answer `status`; resolves with the answer's result. */
+async function call<R = unknown>(s: ServiceProcess, method: string, path: string, body: string, status: number, headers = s.auth): Promise<R> {
+  const res = await fetch(`${s.url}${path}`, { method, headers: { ...headers, 'Content-Type': 'application/json' }, body });
+  if (res.status !== status) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return status === 204 ? (undefined as R) : ((await res.json()) as { result: R }).result;
+}
 
 /** Gives each person the bench password, and returns a password sign-in request per person. */
 async function signInRequests(s: ServiceProcess, ids: readonly string[]): Promise<Buffer[]> {
-  for (const id of ids) {
-    const res = await fetch(`${s.url}/persons/${id}/credentials/password`, { method: 'PUT', headers: { ...s.auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
-    if (res.status !== 204) throw new Error(`setting the password of ${id}: ${res.status} ${await res.text()}`);
-  }
-  return ids.map((_, i) =>
-    encodeRequest('127.0.0.1', {
-      method: 'POST',
-      path: '/authenticate/password',
-      headers: { 'Service-OrgID': SERVICE_AUTH['Service-OrgID'] as string, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ handle: { type: 'email_address', value: `bench-${i}@example.com` }, password: PASSWORD }),
-    }),
-  );
+  for (const id of ids) await call(s, 'PUT', `/persons/${id}/credentials/password`, JSON.stringify({ password: PASSWORD }), 204);
+  return ids.map((_, i) => encodeRequest('127.0.0.1', { method: 'POST', path: '/authenticate/password', headers: { 'Service-OrgID': ORG_ID, 'Content-Type': 'application/json' }, body: signInBody(i) }));
 }
 
-/** Registers `url` as the organization's token_minted hook. */
-async function addTokenMintedHook(s: ServiceProcess, url: string): Promise<void> {
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${s.url}${path}`, { method: 'POST', headers: { ...s.auth, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-    if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
-    return ((await res.json()) as { result: { id: string } }).result;
-  };
-  const webhook = await post('/organizations/webhooks', { name: 'bench hook', target_url: url });
-  await post(`/organizations/webhooks/${webhook.id}/triggers`, { trigger_type: 'sync_hook', trigger_name: 'token_minted' });
+/** Registers `url` as the organization's token_minted hook, and checks that a sign-in's token carries its claim. */
+async function addTokenMintedHook(s: ServiceProcess, url: string, claim: [string, unknown]): Promise<void> {
+  const webhook = await call<{ id: string }>(s, 'POST', '/organizations/webhooks', JSON.stringify({ name: 'bench hook', target_url: url }), 201);
+  await call(s, 'POST', `/organizations/webhooks/${webhook.id}/triggers`, JSON.stringify({ trigger_type: 'sync_hook', trigger_name: 'token_minted' }), 201);
+  const { token } = await call<{ token: string }>(s, 'POST', '/authenticate/password', signInBody(0), 200, { 'Service-OrgID': ORG_ID });
+  if (decodeJwt(token)[claim[0]] !== claim[1]) throw new Error(`the hook's claim ${claim[0]} is not in the token`);
 }
 
 /** The same bytes go to the minimal server and the service: the minimal one just ignores the headers. */
@@ -311,12 +307,9 @@ export async function main(argv: string[]): Promise<void> {
       const target = { server: svc, requests: await signInRequests(svc, await createPersons(svc, o.persons)) };
       const so = { ...o, connections: signInConnections(o) };
       r.signIn = await closed('password sign-in', target, so);
-      const receiver = await startReceiver({ serviceUrl: svc.url, orgId: SERVICE_AUTH['Service-OrgID'] as string, claims: () => ({ plan: 'pro' }) });
+      const receiver = await startReceiver({ serviceUrl: svc.url, orgId: ORG_ID, claims: () => ({ plan: 'pro' }) });
       try {
-        await addTokenMintedHook(svc, receiver.url);
-        const res = await fetch(`${svc.url}/authenticate/password`, { method: 'POST', headers: { 'Service-OrgID': SERVICE_AUTH['Service-OrgID'] as string, 'Content-Type': 'application/json' }, body: target.requests[0]?.subarray(target.requests[0].indexOf('\r\n\r\n') + 4) });
-        const token = ((await res.json()) as { result?: { token?: string } }).result?.token ?? '';
-        if (decodeJwt(token)['plan'] !== 'pro') throw new Error(`the hook's claim is not in the token (${res.status})`);
+        await addTokenMintedHook(svc, receiver.url, ['plan', 'pro']);
         r.signInHook = await closed('password sign-in with a token_minted hook', target, so);
       } finally {
         await receiver.close();
