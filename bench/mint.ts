@@ -168,6 +168,8 @@ interface Row {
   cpuUs?: number;
   /** the load generator's own event-loop delay, p99 / max */
   stall?: LoadResult['clientStallMs'];
+  /** the machine's CPU time the hypervisor stole over the run, % */
+  steal?: number;
 }
 
 function report(o: Options, r: Results): Record<string, number> {
@@ -177,7 +179,7 @@ function report(o: Options, r: Results): Record<string, number> {
     rows.push({ what: 'sign only, jose SignJWT (1 core, reference)', rps: r.sign.jose, cpuUs: 1e6 / r.sign.jose });
   }
   const row = (what: string, m: LoadResult | undefined) =>
-    m && rows.push({ what, rps: m.rps, latency: m.latency, errors: m.errors, stall: m.clientStallMs, ...(m.serverCpuUsPerRequest === undefined ? {} : { cpuUs: m.serverCpuUsPerRequest }) });
+    m && rows.push({ what, rps: m.rps, latency: m.latency, errors: m.errors, stall: m.clientStallMs, ...(m.stealPercent === undefined ? {} : { steal: m.stealPercent }), ...(m.serverCpuUsPerRequest === undefined ? {} : { cpuUs: m.serverCpuUsPerRequest }) });
   const threads = `${o.threads} signing thread${o.threads === 1 ? '' : 's'}`;
   row('hello world, uWebSockets.js', r.hello);
   row('minimal mint server, signing inline', r.minimal);
@@ -200,11 +202,13 @@ function report(o: Options, r: Results): Record<string, number> {
     { title: 'errors', value: (x) => count(x.errors), align: 'right' },
     { title: 'server CPU µs/req', value: (x) => count(x.cpuUs, 1), align: 'right' },
     { title: 'generator stall ms', value: (x) => (x.stall === undefined ? '-' : `${x.stall.p99.toFixed(1)} / ${x.stall.max.toFixed(1)}`), align: 'right' },
+    { title: 'steal %', value: (x) => (x.steal === undefined ? '-' : x.steal.toFixed(1)), align: 'right' },
   ];
   console.log(`\nmint benchmark: ${o.alg}, ${o.connections} keep-alive connections, ${o.duration} s runs\n`);
   console.log(formatTable(columns, rows));
   console.log('\nopen-loop latencies count from when each request was due, so queueing behind a stall shows.');
-  console.log('generator stall: how late the load generator\'s own event loop ran (p99 / max); latency below it is not the server\'s.\n');
+  console.log('generator stall: how late the load generator\'s own event loop ran (p99 / max); latency below it is not the server\'s.');
+  console.log('steal: CPU time the hypervisor gave to other guests during the run; where it is above about 1%, tails measure the host.\n');
 
   const ratios: Record<string, number> = {};
   const line = (label: string, value: number | undefined, text: (v: number) => string) => {

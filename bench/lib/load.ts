@@ -8,7 +8,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { Connection } from './connection.js';
 import { Histogram, type LatencySummary } from './histogram.js';
-import { cpuSeconds } from './process-cpu.js';
+import { cpuSeconds, machineTicks } from './process-cpu.js';
 
 export interface LoadOptions {
   url: string;
@@ -56,6 +56,12 @@ export interface LoadResult {
    * sending and reading alike, so latencies above it say nothing about the server.
    */
   clientStallMs: { p99: number; max: number };
+  /**
+   * Share of the machine's CPU time the hypervisor gave to other guests over the window (%), where /proc/stat
+   * tells. Above a percent or so, tails measure the host: a virtual CPU that waits for a real one stalls whatever
+   * runs on it.
+   */
+  stealPercent?: number;
   /** the server's CPU time over the measured window, as % of one core */
   serverCpuPercent?: number;
   /** server CPU time per request: steadier than req/s when other work shares the cores */
@@ -120,11 +126,11 @@ async function run(conns: Connection[], options: LoadOptions): Promise<LoadResul
   const start = performance.now();
   const measureFrom = start + (options.warmupMs ?? 0);
   const measureTo = measureFrom + options.durationMs;
-  let win: { at: number; cpu: NodeJS.CpuUsage; server: number | undefined } | undefined;
+  let win: { at: number; cpu: NodeJS.CpuUsage; server: number | undefined; machine: ReturnType<typeof machineTicks> } | undefined;
   const stalls = monitorEventLoopDelay({ resolution: 1 });
   const open = () => {
     stalls.enable();
-    return (win = { at: performance.now(), cpu: process.cpuUsage(), server: cpuSeconds(options.serverPid) });
+    return (win = { at: performance.now(), cpu: process.cpuUsage(), server: cpuSeconds(options.serverPid), machine: machineTicks() });
   };
   const opening = measureFrom > start ? setTimeout(open, measureFrom - start) : (open(), undefined);
   // A server that stops answering must end the run with an error, not hang it.
@@ -147,6 +153,7 @@ async function run(conns: Connection[], options: LoadOptions): Promise<LoadResul
   const end = performance.now();
   const cpu = process.cpuUsage(w.cpu);
   const server = cpuSeconds(options.serverPid);
+  const machine = machineTicks();
   const elapsedMs = Math.max(tally.lastDone, w.at) - w.at || options.durationMs;
   const windowMs = end - w.at;
 
@@ -170,6 +177,9 @@ async function run(conns: Connection[], options: LoadOptions): Promise<LoadResul
     result.serviceLatency = tally.service.summary();
     result.sendLag = tally.lag.summary();
     result.maxBacklog = maxBacklog as number;
+  }
+  if (machine && w.machine && machine.total > w.machine.total) {
+    result.stealPercent = Math.round(((machine.steal - w.machine.steal) / (machine.total - w.machine.total)) * 1000) / 10;
   }
   if (server !== undefined && w.server !== undefined) {
     result.serverCpuPercent = Math.round(((server - w.server) / (windowMs / 1000)) * 100);
@@ -219,6 +229,9 @@ const hrtimeMs = () => Number(process.hrtime.bigint()) / 1e6;
 /**
  * Request k is due at start + k / rate; it leaves on the next free connection, or waits in the backlog for one.
  * The metronome thread above says when; requests leave within tens of µs of their time when a connection is free.
+ * The metronome can itself be held off a core for tens of milliseconds when both cores are busy, so this thread
+ * also reads the schedule off the clock whenever it runs: on every answer and on a 1 ms timer. A late metronome
+ * then costs a request about a millisecond, not the whole time the thread waited for a core.
  */
 function openLoop(conns: Connection[], send: (c: Connection) => Promise<number | string>, tally: Tally, rate: number, start: number, measureFrom: number, measureTo: number): Promise<number> {
   const interval = 1000 / rate;
@@ -230,6 +243,7 @@ function openLoop(conns: Connection[], send: (c: Connection) => Promise<number |
   let inFlight = 0;
   let maxBacklog = 0;
   const metronome = new Worker(METRONOME, { eval: true, workerData: { start: start + hrtimeMs() - performance.now(), interval, total } });
+  let tick: NodeJS.Timeout | undefined;
   return new Promise<number>((resolve, reject) => {
     let settled = false;
     const settle = (error?: Error) => {
@@ -238,7 +252,13 @@ function openLoop(conns: Connection[], send: (c: Connection) => Promise<number |
       if (error) reject(error);
       else resolve(maxBacklog);
     };
-    const dispatch = () => {
+    /** makes due every request whose time has come by the clock, and request k when the metronome says so */
+    const catchUp = (k = -1) => {
+      due = Math.min(total, Math.max(due, k + 1, Math.floor((performance.now() - start) / interval) + 1));
+      if (due - sent > maxBacklog) maxBacklog = due - sent;
+    };
+    const dispatch = (k?: number) => {
+      catchUp(k);
       while (sent < due && idle.length > 0) {
         const conn = idle.pop() as Connection;
         if (conn.broken) continue;
@@ -255,13 +275,12 @@ function openLoop(conns: Connection[], send: (c: Connection) => Promise<number |
       if (sent < due && idle.length === 0 && inFlight === 0) settle(allFailed(conns, tally));
       else if (due === total && sent === total && inFlight === 0) settle();
     };
-    metronome.on('message', (k: number) => {
-      if (settled) return;
-      due = Math.min(total, Math.max(due, k + 1, Math.floor((performance.now() - start) / interval) + 1));
-      if (due - sent > maxBacklog) maxBacklog = due - sent;
-      dispatch();
-    });
+    tick = setInterval(() => settled || dispatch(), 1);
+    metronome.on('message', (k: number) => settled || dispatch(k));
     metronome.on('error', (error) => settle(error));
     if (total === 0) settle();
-  }).finally(() => void metronome.terminate());
+  }).finally(() => {
+    clearInterval(tick);
+    void metronome.terminate();
+  });
 }

@@ -1,5 +1,6 @@
-// CPU time of another process from /proc (Linux), to tell whether the server or the load generator was the
-// bottleneck of a run: on two cores, one of them saturating its core is what bounds the figure.
+// CPU time from /proc (Linux): of another process, to tell whether the server or the load generator was the
+// bottleneck of a run (on two cores, one of them saturating its core is what bounds the figure); and of the
+// whole machine, whose steal time says how long the host ran something else on our virtual CPUs.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
@@ -25,6 +26,18 @@ export function cpuSeconds(pid: number | undefined): number | undefined {
     // The command name may contain spaces; fields are counted from after its closing parenthesis.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / clockTicks();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The machine's CPU ticks so far: all of them, and those stolen by the hypervisor; undefined without /proc. */
+export function machineTicks(): { total: number; steal: number } | undefined {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] as string;
+    // cpu  user nice system idle iowait irq softirq steal guest guest_nice (guest time is counted in user)
+    const fields = line.trim().split(/\s+/).slice(1, 9).map(Number);
+    return { total: fields.reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
   } catch {
     return undefined;
   }

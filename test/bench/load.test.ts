@@ -76,6 +76,8 @@ test('given an open loop, then it sends exactly rate × duration requests and me
   assert.equal(r.rate, 200);
   assert.ok((r.serviceLatency?.p50_us ?? Infinity) <= r.latency.p50_us);
   assert.equal(r.sendLag?.count, 100);
+  // Linux has /proc/stat, so the machine's steal time over the window is known, as a share.
+  assert.ok(r.stealPercent !== undefined && r.stealPercent >= 0 && r.stealPercent <= 100, `steal ${r.stealPercent}`);
 });
 
 test('given an open loop with a warm-up, then requests due in the warm-up are sent but not counted', async () => {
