@@ -174,7 +174,13 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // The issuer is read per token: with SERVICE_PORT=0 its port is known only once the front listens.
   let issuer = config.issuer;
   const keys = await openKeyRing({ meta: wal, name: 'token_keys', alg: config.tokenAlg, ttl: config.tokenTtl, clock, log });
-  const tokenSigner = createSigner(config.signingThreads);
+  const signingRestarts = metrics.counter('signing_thread_restarts_total', 'signing threads replaced after one exited or failed');
+  const tokenSigner = createSigner(config.signingThreads, {
+    replaced(reason) {
+      signingRestarts.inc();
+      warn(`a signing thread stopped (${reason.message}); its tokens in flight were refused, and a new thread took its place`);
+    },
+  });
   const tokenIssuer = createTokenIssuer({ keys, issuer: () => issuer, ttl: config.tokenTtl, clock, signer: tokenSigner });
   const minter = createTokenMinter(tokenIssuer);
   const validator = createTokenValidator({

@@ -4,6 +4,10 @@
 //
 // A job is posted at once to an idle thread; jobs made while every thread is busy wait and leave together
 // with the next answer, so a busy pool pays one message per batch rather than per token.
+//
+// A thread that exits or fails takes only its own jobs with it: they are refused, and the next job finds a
+// new thread in its place. The replacement is made on demand, so a thread that cannot start costs each job
+// one attempt, never a loop of restarts.
 import { Worker } from 'node:worker_threads';
 import type { SigningKey } from './keys.js';
 import { inlineSigner, SIGN_PARAMS, type Signer } from './sign.js';
@@ -44,7 +48,8 @@ class SigningThread {
   private readonly posted: Job[][] = [];
   private waiting: Job[] = [];
   private readonly kids = new Set<string>();
-  private failure: Error | undefined;
+  /** why the thread is out of service; its jobs were refused with it */
+  failure: Error | undefined;
 
   constructor() {
     this.worker = new Worker(THREAD, { eval: true, workerData: SIGN_PARAMS });
@@ -96,27 +101,54 @@ class SigningThread {
   }
 
   async close(): Promise<void> {
-    this.failure ??= new Error('the signing threads are stopped');
+    this.fail(STOPPED);
     await this.worker.terminate();
   }
 }
 
+const STOPPED = new Error('the signing threads are stopped');
+
 /** The signer for SERVICE_SIGNING_THREADS: that many signing threads, or the calling thread for 0. */
-export function createSigner(threads: number): Signer {
-  return threads > 0 ? createSigningThreads(threads) : inlineSigner;
+export function createSigner(threads: number, options: SigningThreadsOptions = {}): Signer {
+  return threads > 0 ? new SigningThreads(threads, options) : inlineSigner;
+}
+
+export interface SigningThreadsOptions {
+  /** called when a thread that exited or failed is replaced, with what ended it */
+  replaced?(reason: Error): void;
 }
 
 /** `threads` worker threads that sign; jobs go to the least loaded one. */
-export function createSigningThreads(threads: number): Signer {
-  const pool = Array.from({ length: threads }, () => new SigningThread());
-  return {
-    sign(key, input) {
-      let thread = pool[0] as SigningThread;
-      for (const t of pool) if (t.load < thread.load) thread = t;
-      return new Promise((resolve, reject) => thread.submit(key, { kid: key.kid, input, resolve, reject }));
-    },
-    async close() {
-      await Promise.all(pool.map((t) => t.close()));
-    },
-  };
+export class SigningThreads implements Signer {
+  private readonly pool: SigningThread[];
+  private closed = false;
+
+  constructor(threads: number, private readonly options: SigningThreadsOptions = {}) {
+    this.pool = Array.from({ length: threads }, () => new SigningThread());
+  }
+
+  /** The threads now in service (for tests that end one the way a crash would). */
+  get workers(): readonly Worker[] {
+    return this.pool.map((t) => t.worker);
+  }
+
+  sign(key: SigningKey, input: string): Promise<string> {
+    if (this.closed) return Promise.reject(STOPPED);
+    let best = 0;
+    for (let i = 0; i < this.pool.length; i++) {
+      const failure = (this.pool[i] as SigningThread).failure;
+      if (failure) {
+        this.pool[i] = new SigningThread();
+        this.options.replaced?.(failure);
+      }
+      if ((this.pool[i] as SigningThread).load < (this.pool[best] as SigningThread).load) best = i;
+    }
+    const thread = this.pool[best] as SigningThread;
+    return new Promise((resolve, reject) => thread.submit(key, { kid: key.kid, input, resolve, reject }));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.pool.map((t) => t.close()));
+  }
 }

@@ -4,7 +4,7 @@ import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import type { TokenAlg } from '../../src/config.js';
 import { openKeyRing } from '../../src/tokens/keys.js';
 import { createTokenIssuer } from '../../src/tokens/sign.js';
-import { createSigningThreads } from '../../src/tokens/signing-threads.js';
+import { SigningThreads } from '../../src/tokens/signing-threads.js';
 import { createWal } from '../../src/wal/log.js';
 import { openStore, type Store } from '../../src/wal/store.js';
 import { movableClock } from '../support/clock.js';
@@ -23,7 +23,7 @@ for (const alg of ['ES256', 'RS256', 'EdDSA'] as TokenAlg[]) {
   test(`${alg}: tokens signed by two threads at once all verify with jose, each with its own claims`, async () => {
     const clock = movableClock();
     const keys = await ring(`threads_${alg}`, alg, clock);
-    const signer = createSigningThreads(2);
+    const signer = new SigningThreads(2);
     try {
       const issuer = createTokenIssuer({ keys, issuer: 'https://id.example', ttl: 600, clock, signer });
       // More jobs than either thread takes at once, so that some wait and leave as a batch.
@@ -44,7 +44,7 @@ for (const alg of ['ES256', 'RS256', 'EdDSA'] as TokenAlg[]) {
 test('after a rotation the threads sign with the new key, and the old tokens still verify', async () => {
   const clock = movableClock();
   const keys = await ring('threads_rotation', 'ES256', clock);
-  const signer = createSigningThreads(1);
+  const signer = new SigningThreads(1);
   try {
     const issuer = createTokenIssuer({ keys, issuer: 'https://id.example', ttl: 600, clock, signer });
     const before = await issuer.issue({ sub: 'a' }).token;
@@ -62,7 +62,44 @@ test('after a rotation the threads sign with the new key, and the old tokens sti
 
 test('once closed, the threads refuse new jobs instead of leaving them waiting', async () => {
   const keys = await ring('threads_closed', 'ES256');
-  const signer = createSigningThreads(1);
+  const signer = new SigningThreads(1);
   await signer.close();
   await assert.rejects(signer.sign(keys.current(), 'e30.e30'), /stopped/);
+});
+
+test('when a thread dies with tokens in flight, only those are refused, and the next token is signed by a new thread', async () => {
+  const clock = movableClock();
+  const keys = await ring('threads_crash', 'ES256', clock);
+  const replaced: Error[] = [];
+  const signer = new SigningThreads(1, { replaced: (reason) => replaced.push(reason) });
+  try {
+    const issuer = createTokenIssuer({ keys, issuer: 'https://id.example', ttl: 600, clock, signer });
+    await issuer.issue({ sub: 'warm' }).token;
+    const dying = signer.workers[0];
+    const inFlight = Array.from({ length: 50 }, (_, i) => issuer.issue({ sub: `lost-${i}` }).token);
+    // Ended from outside, as a crash or an out-of-memory kill of the thread would end it.
+    await dying?.terminate();
+    const outcomes = await Promise.allSettled(inFlight);
+    const refused = outcomes.filter((o) => o.status === 'rejected');
+    assert.ok(refused.length > 0, 'the jobs of the ended thread are refused, not left waiting');
+    for (const o of refused) assert.match(String((o as PromiseRejectedResult).reason), /signing thread exited/);
+
+    const token = await issuer.issue({ sub: 'after' }).token;
+    const key = await importJWK(keys.jwks().keys[0] as object, 'ES256');
+    const { payload } = await jwtVerify(token, key, { currentDate: new Date(clock.nowMs()) });
+    assert.equal(payload.sub, 'after');
+    assert.equal(replaced.length, 1);
+    assert.notEqual(signer.workers[0], dying);
+  } finally {
+    await signer.close();
+  }
+});
+
+test('closing refuses the jobs still in flight instead of leaving them waiting', async () => {
+  const keys = await ring('threads_close_in_flight', 'ES256');
+  const signer = new SigningThreads(1);
+  const outcomes = Promise.allSettled(Array.from({ length: 20 }, () => signer.sign(keys.current(), 'e30.e30')));
+  // Closed before this thread yields, so no answer can have come back.
+  await signer.close();
+  for (const o of await outcomes) assert.match(String(o.status === 'rejected' && o.reason), /stopped/);
 });
