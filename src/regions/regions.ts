@@ -79,7 +79,12 @@ export async function startRegions(deps: RegionsDeps): Promise<Regions> {
 
   const lag = deps.metrics.gauge('replication_lag_entries', 'WAL entries committed locally and not yet acknowledged by the region');
   const linkState = deps.metrics.gauge('replication_link_state', 'Replication link state by region (1 for the current state)');
+  // Grows for as long as a link stays cut: each suborganization created meanwhile owes its plain twin.
+  const owedTwins = deps.metrics.gauge('regional_twins_owed', 'SuborganizationCreated_v1 events owed until every replica region holds their entry');
   deps.metrics.collect(() => {
+    let owed = 0;
+    for (const actor of deps.registry.all()) owed += actor.state.owed_twins.length;
+    owedTwins.set(owed);
     for (const link of links.values()) {
       lag.set(link.lag(), { region: link.region });
       const current = link.state();

@@ -82,6 +82,7 @@ function recordEntries(server: TestServer): CommittedEntry[] {
 
 const entryOf = (entries: readonly CommittedEntry[], eventOffset: number) => entries.find((e) => e.events.some((ev) => ev.offset === eventOffset));
 const owed = (server: TestServer) => server.service.registry.get(ROOT_ORG)?.state.owed_twins ?? [];
+const metrics = async (server: TestServer) => (await server.client.get('/metrics')).text;
 
 test('with one region, both forms are emitted by the same entry, _InRegion first', async () => {
   const server = await start({}, tempDir());
@@ -121,6 +122,7 @@ test('with three regions, the plain twin waits while a link is cut and appears e
   assert.equal(named(sub.frames, IN_REGION).length, 2);
   assert.deepEqual(named(sub.frames, PLAIN), [], 'no plain twin while asia-japan lacks the entries');
   assert.equal(owed(server).length, 2);
+  assert.match(await metrics(server), /^regional_twins_owed 2$/m);
 
   assert.equal((await setLink(server.base, 'asia-japan', { link: 'up' })).status, 200);
   await sub.waitUntil(() => named(sub.frames, PLAIN).length >= 2, 5000, 'both plain twins');
@@ -138,6 +140,7 @@ test('with three regions, the plain twin waits while a link is cut and appears e
   assert.ok(emittedBy.offset > (owing[1] as number), 'emitted by an entry of its own, after the owing ones');
   assert.deepEqual(emittedBy.changes.map((c) => c.t), ['TwinsEmitted']);
   assert.deepEqual(owed(server), []);
+  assert.match(await metrics(server), /^regional_twins_owed 0$/m);
   assertValid(sub.frames);
   await stop(server);
 });
