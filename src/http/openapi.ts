@@ -24,8 +24,9 @@ const SECURITY: Record<Route['auth'], unknown[]> = {
   operator: [{ operatorKey: [] }],
 };
 
-export function openApiDocument(routes: readonly Route[], info: { title: string; version: string; server: string }) {
-  const paths: Record<string, Record<string, unknown>> = {};
+/** `extra`: operations served outside the route table (WS /events), as OpenAPI path items. */
+export function openApiDocument(routes: readonly Route[], info: { title: string; version: string; server: string }, extra: Record<string, Record<string, unknown>> = {}) {
+  const paths: Record<string, Record<string, unknown>> = structuredClone(extra);
   for (const r of routes) {
     const params = [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
     const consistency =

@@ -4,7 +4,7 @@ import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import { EVENT_MESSAGE_NAMES } from '../events/catalog.js';
 import type { EventLog } from '../events/log.js';
-import type { EventStream, Sink, StreamFormat, Subscription, SubscriptionRequest } from '../events/stream.js';
+import { CLOSE_GOING_AWAY, CLOSE_KEY_ROTATED, CLOSE_SLOW_CONSUMER, type EventStream, type Sink, type StreamFormat, type Subscription, type SubscriptionRequest } from '../events/stream.js';
 import { ServiceError, badRequest } from '../errors.js';
 import type { Registry } from '../org/registry.js';
 import { errorBody } from './respond.js';
@@ -22,8 +22,44 @@ interface SocketData {
 }
 
 const ORG_ID = /^[A-Za-z0-9_-]{1,64}$/;
-const QUERY_PARAMS = new Set(['org_id', 'api_key', 'types', 'from', 'format']);
 const KNOWN_EVENTS = new Set(EVENT_MESSAGE_NAMES);
+
+/**
+ * WS /events as an OpenAPI operation: OpenAPI has no WebSocket, so it is the upgrade request and its
+ * answers, with the frames and close codes told in the description.
+ */
+export const EVENTS_OPERATION = {
+  summary: 'Subscribe to the organization\'s events over a WebSocket',
+  description:
+    'Upgrade to a WebSocket. Each text frame (format=json) is {"offset", "event"} with the event in proto3 JSON; each binary frame (format=protobuf) ' +
+    'is a StreamFrame message of events.proto. Events come in offset order, replay from `from` joining live delivery without a gap or a duplicate. ' +
+    `Close codes: ${CLOSE_SLOW_CONSUMER} the subscriber read too slowly, ${CLOSE_KEY_ROTATED} the API key was rotated, ${CLOSE_GOING_AWAY} the service is stopping.`,
+  tags: ['events'],
+  operationId: 'getEventsWebSocket',
+  security: [{ orgId: [], apiKey: [] }],
+  parameters: [
+    { name: 'types', in: 'query', required: false, schema: { type: 'string' }, description: 'comma-separated event names, e.g. PersonCreated_v1,TokenMinted_v1; default all' },
+    { name: 'from', in: 'query', required: false, schema: { type: 'integer', minimum: 1 }, description: 'the first event offset to send; default: only events from now on' },
+    { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'protobuf'], default: 'json' } },
+    { name: 'org_id', in: 'query', required: false, schema: { type: 'string' }, description: 'instead of Service-OrgID, for clients that cannot set headers' },
+    { name: 'api_key', in: 'query', required: false, schema: { type: 'string' }, description: 'instead of Service-API-Key, for clients that cannot set headers' },
+  ],
+  responses: {
+    '101': {
+      description: 'Switching Protocols',
+      headers: {
+        'Service-Events-Oldest-Offset': { schema: { type: 'integer' }, description: 'the oldest event offset still stored' },
+        'Service-Events-Head-Offset': { schema: { type: 'integer' }, description: 'the newest durable event offset' },
+      },
+    },
+    ...Object.fromEntries(
+      [400, 401, 404].map((status) => [String(status), { description: STATUS_CODES[status], content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } }]),
+    ),
+  },
+};
+
+/** The query parameters the document lists are the ones accepted. */
+const QUERY_PARAMS = new Set(EVENTS_OPERATION.parameters.map((p) => p.name));
 
 /** The subscription a request asks for, or the ServiceError the same call would get over HTTP. */
 export function parseSubscription(registry: Registry, headers: Record<string, string>, rawQuery: string): SubscriptionRequest {

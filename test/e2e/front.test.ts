@@ -227,8 +227,13 @@ describe('public routes', () => {
     const doc = r.body;
     assert.equal(doc.openapi, '3.1.0');
     const served = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
-    const expected = [...cases.map((x) => `${x.method} ${x.route}`), ...PUBLIC_ROUTES, ...END_USER_ROUTES, ...OPERATOR_ROUTES];
+    // WS /events is served by the WebSocket upgrade, not the route table: it appears as its upgrade request.
+    const expected = [...cases.map((x) => `${x.method} ${x.route}`), ...PUBLIC_ROUTES, ...END_USER_ROUTES, ...OPERATOR_ROUTES, 'GET /events'];
     assert.deepEqual(served.sort(), expected.sort());
+    const events = doc.paths['/events'].get;
+    assert.deepEqual(events.parameters.map((p: { name: string }) => p.name).sort(), ['api_key', 'format', 'from', 'org_id', 'types']);
+    assert.ok(events.responses['101'].headers['Service-Events-Head-Offset']);
+    assert.match(events.description, /4008.*4001.*1001/);
     assert.equal(doc.paths['/persons/{person_id}'].delete.responses['204'].content, undefined);
     assert.ok(doc.paths['/persons'].post.requestBody.content['application/json'].schema.properties.handles);
     assert.deepEqual(doc.paths['/persons'].post.security, [{ orgId: [], apiKey: [] }]);

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Metrics } from '../../lib/metrics.js';
 import { openApiDocument } from '../openapi.js';
+import { EVENTS_OPERATION } from '../ws.js';
 import { route, type Route } from '../route.js';
 
 export interface SystemDeps {
@@ -48,7 +49,7 @@ export function systemRoutes(deps: SystemDeps, allRoutes: () => readonly Route[]
       auth: 'none',
       success: { status: 200, document: Type.Object({ openapi: Type.String() }, { additionalProperties: true }) },
       handler: () => {
-        document ??= openApiDocument(allRoutes(), { title: 'Identity service', version: deps.version, server: deps.issuer() });
+        document ??= openApiDocument(allRoutes(), { title: 'Identity service', version: deps.version, server: deps.issuer() }, { '/events': { get: EVENTS_OPERATION } });
         return { status: 200, document };
       },
     }),
