@@ -73,7 +73,8 @@ export function createSignIn(deps: SignInDeps): SignInService {
   /** Runs the hooks, signs, and records the sign-in; registration creates the person in the same entry. */
   async function issue(a: SignInAttempt, person: Person, registration?: Promise<string>): Promise<string> {
     const state = a.org.state;
-    const first_token = person.last_token_id === undefined;
+    // What the hooks are told: whether a token of the person exists, recorded or only signed, as they start.
+    const hook_first_token = deps.tokens.previousToken(a.org, person.person_id) === undefined;
     const groups_claim_name = deps.tokens.groupsClaimName(state);
     const authentications = [{ handle: a.handle, method: METHOD, timestamp: rfc3339Nanos(deps.clock.nowNs()) }];
     const content = {
@@ -81,7 +82,7 @@ export function createSignIn(deps: SignInDeps): SignInService {
       sub: person.person_id,
       iss: deps.issuer(),
       authentications,
-      first_token,
+      first_token: hook_first_token,
       groups_claim_name,
       region: person.region,
       request_metadata: { client_ip_address: a.ip, origin: a.origin, user_agent: a.userAgent },
@@ -96,13 +97,16 @@ export function createSignIn(deps: SignInDeps): SignInService {
       await recordFailure(a, 'hook_failed', hook.detail, person.person_id);
       throw new ServiceError('ERR_BAD_GATEWAY', 'a token_minted webhook of this organization failed; no token was issued');
     }
+    // Read now, after the hooks: a token minted for the person meanwhile is the one this follows, and then
+    // this one is not their first, whatever the hooks were told (two first sign-ins at once: one is first).
+    const prev_token_id = deps.tokens.previousToken(a.org, person.person_id);
+    const first_token = prev_token_id === undefined;
     const claims = deps.tokens.identityClaims({
       org: state,
       person,
       authenticated_methods: [METHOD],
       first_token,
-      // Read now, after the hooks: a token minted for the person meanwhile is the one this follows.
-      prev_token_id: deps.tokens.previousToken(a.org, person.person_id),
+      prev_token_id,
       custom_claims: hook.claims,
       groups_claim_name,
     });

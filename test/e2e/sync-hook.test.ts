@@ -158,6 +158,37 @@ describe('the token_minted sync hook', () => {
     assert.equal(minted[0]?.['token_id'], claims.jti);
   });
 
+  test('two first sign-ins at once: the hooks of both are told first_token, and exactly one token says it', async () => {
+    const org = await newOrg(server);
+    const personId = await personWithPassword(org, 'twice@example.com', PASSWORD);
+    const deliveries: Delivery[] = [];
+    let bothArrived: () => void = () => {};
+    const barrier = new Promise<void>((resolve) => (bothArrived = resolve));
+    const receiver = await startReceiver({
+      serviceUrl: server.base,
+      orgId: org.id,
+      // Each call waits for the other, so both sign-ins are in their hook phase together.
+      claims: async (payload) => {
+        deliveries.push(payload as Delivery);
+        if (deliveries.length === 2) bothArrived();
+        await Promise.race([barrier, new Promise((r) => setTimeout(r, 3000))]);
+        return {};
+      },
+    });
+    receivers.push(receiver);
+    await addHook(org, receiver.url);
+    const answers = await Promise.all([signIn(org, 'twice@example.com', PASSWORD, HEADERS), signIn(org, 'twice@example.com', PASSWORD, HEADERS)]);
+    for (const r of answers) assert.equal(r.status, 200, r.text);
+    assert.deepEqual(deliveries.map((d) => d.trigger_content.first_token), [true, true]);
+    const tokens = await Promise.all(answers.map((r) => verifyIdentityToken(server, r.body.result.token)));
+    const first = tokens.filter((t) => t['first_token'] === true);
+    assert.equal(first.length, 1, 'one token is the first');
+    const [later] = tokens.filter((t) => t['first_token'] === false);
+    assert.equal(later?.prev_token_id, first[0]?.jti, 'the other follows it');
+    const minted = events(org.id, 'TokenMinted_v1').filter((e) => e['person_id'] === personId);
+    assert.deepEqual(minted.map((e) => e['first_token']).sort(), [false, true], 'the events agree with the tokens');
+  });
+
   test('registration calls the hook for the person about to be created', async () => {
     const org = await newOrg(server);
     const { receiver, deliveries, problems } = await verifyingReceiver(org, { tier: 'new' });

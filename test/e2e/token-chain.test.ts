@@ -1,5 +1,6 @@
 // prev_token_id links each of a person's tokens to the one before, also when sign-ins and mint-token calls
-// for the same person run concurrently: every token follows exactly one other, and none is followed twice.
+// for the same person run concurrently: every token follows exactly one other, and none is followed twice;
+// and a sign-in's token says first_token exactly when it starts the chain (mint-token's always say false).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
@@ -26,6 +27,10 @@ test('concurrent sign-ins and mints of one person form one chain of prev_token_i
   const jtis = new Set(tokens.map((t) => t.jti));
   const prevs = tokens.map((t) => t['prev_token_id'] as string | undefined);
   assert.equal(prevs.filter((p) => p === undefined).length, 1, 'exactly one token starts the chain');
+  for (const [i, t] of tokens.entries()) {
+    const starts = t['prev_token_id'] === undefined;
+    assert.equal(t['first_token'], i % 2 === 0 && starts, `${i % 2 === 0 ? 'sign-in' : 'mint-token'} token ${i}: first_token`);
+  }
   const linked = prevs.filter((p): p is string => p !== undefined);
   assert.equal(new Set(linked).size, linked.length, 'no token is followed by two');
   for (const p of linked) assert.ok(jtis.has(p), 'each prev_token_id names a token of this run');
