@@ -1,5 +1,6 @@
 // How fast can this machine mint identity tokens, and how close does the service come to that?
-// One run measures side by side: signing alone on one core; the HTTP layer alone; a minimal mint server
+// One run measures side by side: signing alone on one core; the HTTP layer alone, also at the open loop's
+// rate, where its tail is the machine's floor; a minimal mint server
 // (HTTP + the same signing code, nothing else), signing on its one thread and on signing threads like the
 // service; the real POST /persons/{id}/mint-token with durable commits, closed loop and then open loop at
 // half its maximum rate; the same service signing on its main thread; the same without fsync; and the
@@ -147,6 +148,7 @@ const mintRequests = (ids: readonly string[]) => ids.map((id) => encodeRequest('
 interface Results {
   sign?: { node: number; jose: number };
   hello?: LoadResult;
+  helloOpen?: LoadResult;
   minimal?: LoadResult;
   minimalOpen?: LoadResult;
   minimalThreads?: LoadResult;
@@ -182,6 +184,7 @@ function report(o: Options, r: Results): Record<string, number> {
     m && rows.push({ what, rps: m.rps, latency: m.latency, errors: m.errors, stall: m.clientStallMs, ...(m.stealPercent === undefined ? {} : { steal: m.stealPercent }), ...(m.serverCpuUsPerRequest === undefined ? {} : { cpuUs: m.serverCpuUsPerRequest }) });
   const threads = `${o.threads} signing thread${o.threads === 1 ? '' : 's'}`;
   row('hello world, uWebSockets.js', r.hello);
+  row(`  open loop at ${count(r.helloOpen?.rate)}/s`, r.helloOpen);
   row('minimal mint server, signing inline', r.minimal);
   row(`  open loop at ${count(r.minimalOpen?.rate)}/s`, r.minimalOpen);
   row(`minimal mint server, ${threads}`, r.minimalThreads);
@@ -232,6 +235,7 @@ function report(o: Options, r: Results): Record<string, number> {
   line('open_p99_ms', r.realOpen && r.realOpen.latency.p99_us / 1000, (v) => `mint-token (sync) p99 at half its max rate:             ${v.toFixed(2)} ms   (target < 2 ms)`);
   line('open_nosync_p99_ms', r.nosyncOpen && r.nosyncOpen.latency.p99_us / 1000, (v) => `mint-token (nosync) p99 at the same rate:               ${v.toFixed(2)} ms`);
   line('open_minimal_p99_ms', r.minimalOpen && r.minimalOpen.latency.p99_us / 1000, (v) => `minimal server (inline) p99 at the same rate:           ${v.toFixed(2)} ms`);
+  line('open_hello_p99_ms', r.helloOpen && r.helloOpen.latency.p99_us / 1000, (v) => `hello world p99 at the same rate (machine floor):       ${v.toFixed(2)} ms`);
   return ratios;
 }
 
@@ -265,10 +269,10 @@ export async function main(argv: string[]): Promise<void> {
       console.error(`  sign only: ${seconds} s node:crypto, ${seconds} s jose`);
       r.sign = await signingCeiling(o.alg, seconds);
     }
+    let hello: Target | undefined;
     if (o.only.has('hello')) {
-      const hello = await started(startServer('bench/hello-server.ts'));
-      r.hello = await closed('hello world', { server: hello, requests: [encodeRequest('127.0.0.1', { method: 'GET', path: '/' })] }, o);
-      await hello.stop();
+      hello = { server: await started(startServer('bench/hello-server.ts')), requests: [encodeRequest('127.0.0.1', { method: 'GET', path: '/' })] };
+      r.hello = await closed('hello world', hello, o);
     }
     let minimal: Target | undefined;
     if (o.only.has('minimal')) {
@@ -287,7 +291,12 @@ export async function main(argv: string[]): Promise<void> {
       r.realOpen = await open('mint-token, sync', real, o, openRate(r));
       await real.server.stop();
     }
-    // The minimal server at the same fixed rate: the latency floor of HTTP plus signing.
+    // Hello world and the minimal server at the same fixed rate: the latency floor of this machine's
+    // loopback and scheduler, and of HTTP plus signing.
+    if (hello) {
+      r.helloOpen = await open('hello world', hello, o, openRate(r));
+      await hello.server.stop();
+    }
     if (minimal) {
       r.minimalOpen = await open('minimal mint server', minimal, o, openRate(r));
       await minimal.server.stop();
