@@ -106,6 +106,11 @@ export function buildRequest(parts: RouteParts, copied: Copied, raw: Buffer | un
   }
   let query: Record<string, unknown> = {};
   if (parts.query) query = parts.query(copied.query === '' ? {} : Object.fromEntries(new URLSearchParams(copied.query))) as Record<string, unknown>;
+  else if (copied.query !== '') {
+    // Like an unknown body field: a parameter the route would silently ignore is more likely a mistake.
+    const [name] = new URLSearchParams(copied.query).keys();
+    if (name !== undefined) throw badRequest(`${name.slice(0, 100)}: unknown query parameter (${route.method.toUpperCase()} ${route.path} takes none)`);
+  }
   const consistency = isMutating(route.method) ? parseConsistency(headers) : LOCAL_REGION;
 
   let body: unknown;

@@ -68,6 +68,15 @@ describe('routing', () => {
   });
 });
 
+describe('query parameters', () => {
+  test('an unknown query parameter is a 400 naming it, on every route, and nothing changes', async () => {
+    await sweep(cases, async (r) => {
+      const path = `${r.path}${r.path.includes('?') ? '&' : '?'}bogus_param=1`;
+      expectError(await c.request(r.method, path, r.body === undefined ? undefined : JSON.stringify(r.body)), 400, 'bogus_param');
+    });
+  });
+});
+
 describe('bodies', () => {
   const target = '/organizations/attributes/end_user_no_access';
 
