@@ -41,6 +41,8 @@ export interface Config {
   tokenTtl: number;
   /** worker threads that sign identity tokens; 0 signs on the main thread */
   signingThreads: number;
+  /** SERVICE_SECRETS_KEY: 32 bytes that seal the stored signing keys and cursor secret; unset stores them in the clear */
+  secretsKey?: Buffer;
 }
 
 export interface WebhookRetry {
@@ -168,5 +170,15 @@ export function loadConfig(env: Env): Config {
     tokenTtl: integer(env, 'SERVICE_TOKEN_TTL', 86_400, 1, 366 * 86_400),
     // One thread is enough to keep up with the main thread; on a single core it would only add hops.
     signingThreads: integer(env, 'SERVICE_SIGNING_THREADS', availableParallelism() > 1 ? 1 : 0, 0, 64),
+    ...secretsKey(env),
   };
+}
+
+/** 32 bytes as 64 hex digits or 43 base64url characters (44 base64 with padding), e.g. `openssl rand -hex 32`. */
+function secretsKey(env: Env): { secretsKey?: Buffer } {
+  const raw = env['SERVICE_SECRETS_KEY'];
+  if (!raw) return {};
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw) ? Buffer.from(raw, 'base64url') : undefined;
+  if (key?.length !== 32) throw new ConfigError('SERVICE_SECRETS_KEY must be 32 bytes as 64 hex digits or 43 base64url characters (e.g. openssl rand -hex 32)');
+  return { secretsKey: key };
 }

@@ -41,11 +41,12 @@ import { createSigner } from './tokens/signing-threads.js';
 import { createTokenValidator, type TokenValidator } from './tokens/validate.js';
 import { createWal, type Wal } from './wal/log.js';
 import { createOutboxStore } from './wal/outbox-store.js';
+import { sealedMeta } from './wal/sealed-meta.js';
 import { openStore } from './wal/store.js';
 import { createAddressGuard, type Resolver } from './webhooks/address-guard.js';
 import { createWebhookCaller } from './webhooks/caller.js';
 import { createDeliverySigner } from './webhooks/delivery-token.js';
-import { loadWebhookKeys } from './webhooks/keys.js';
+import { loadWebhookKeys, WEBHOOK_KEYS_META } from './webhooks/keys.js';
 import { createWebhookMetrics } from './webhooks/metrics.js';
 import { createOutbox, type Outbox } from './webhooks/outbox.js';
 import { createSyncHooks } from './webhooks/sync-hook.js';
@@ -85,6 +86,11 @@ export interface ServiceOptions {
   resolveHost?: Resolver;
 }
 
+const TOKEN_KEYS = 'token_keys';
+const CURSOR_SECRET = 'cursor_secret';
+/** The meta values SERVICE_SECRETS_KEY seals: whoever holds them can sign tokens or forge cursors. */
+const SECRETS = [TOKEN_KEYS, WEBHOOK_KEYS_META, CURSOR_SECRET];
+
 export class FallbackHttpError extends Error {
   override name = 'FallbackHttpError';
 }
@@ -108,6 +114,15 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const metrics = new Metrics();
   const store = openStore(config.dataDir, 'local', config.durability === 'sync');
   const wal = createWal(store, warn);
+  // Checked before anything else is loaded: a wrong or missing SERVICE_SECRETS_KEY stops the start here.
+  const secrets = sealedMeta(wal, config.secretsKey);
+  try {
+    const sealedNow = await secrets.sealStored(SECRETS);
+    if (sealedNow.length > 0) log(`sealed the stored ${sealedNow.join(', ')} with SERVICE_SECRETS_KEY`);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
 
   const registry = new Registry({
     wal,
@@ -163,17 +178,17 @@ export async function startService(config: Config, options: ServiceOptions = {})
       warn(`publishing events of ${org} failed: ${String((error as Error).stack ?? error)}`);
     }
   });
-  let cursorSecret = wal.getMeta<Buffer>('cursor_secret');
+  let cursorSecret = secrets.getMeta<Buffer>(CURSOR_SECRET);
   if (!cursorSecret) {
     cursorSecret = randomBytes(32);
-    await wal.putMeta('cursor_secret', cursorSecret);
+    await secrets.putMeta(CURSOR_SECRET, cursorSecret);
   }
 
   const regions = await startRegions({ config, wal, registry, metrics, warn, ...(options.random ? { random: options.random } : {}) });
 
   // The issuer is read per token: with SERVICE_PORT=0 its port is known only once the front listens.
   let issuer = config.issuer;
-  const keys = await openKeyRing({ meta: wal, name: 'token_keys', alg: config.tokenAlg, ttl: config.tokenTtl, clock, log });
+  const keys = await openKeyRing({ meta: secrets, name: TOKEN_KEYS, alg: config.tokenAlg, ttl: config.tokenTtl, clock, log });
   const signingRestarts = metrics.counter('signing_thread_restarts_total', 'signing threads replaced after one exited or failed');
   const tokenSigner = createSigner(config.signingThreads, {
     replaced(reason) {
@@ -199,7 +214,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   });
 
   const deps: HandlerDeps = { registry, pager: createPager(Buffer.from(cursorSecret)), consistency: regions.consistency };
-  const webhookKeys = await loadWebhookKeys(wal, clock.nowMs());
+  const webhookKeys = await loadWebhookKeys(secrets, clock.nowMs());
   const guard = createAddressGuard(options.resolveHost ? { allowInsecure: config.webhookAllowInsecure, resolver: options.resolveHost } : { allowInsecure: config.webhookAllowInsecure });
   const caller = createWebhookCaller({ guard });
   const signer = createDeliverySigner(webhookKeys, () => issuer, () => clock.nowMs());

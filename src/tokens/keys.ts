@@ -5,6 +5,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject 
 import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose';
 import type { TokenAlg } from '../config.js';
 import type { Clock } from '../lib/clock.js';
+import type { MetaStore } from '../wal/sealed-meta.js';
 
 /** A key as the meta store keeps it. The private key is PKCS8 DER. Times are ms since the epoch. */
 export interface StoredKey {
@@ -29,11 +30,6 @@ export interface SigningKey {
   readonly retiredAt: number | undefined;
   /** ms since the epoch after which no token this key signed is valid; Infinity while it is current */
   readonly publishedUntil: number;
-}
-
-export interface MetaStore {
-  getMeta<T>(key: string): T | undefined;
-  putMeta(key: string, value: unknown): Promise<void>;
 }
 
 export interface KeyRing {

@@ -1,0 +1,73 @@
+// The service's secrets in the meta store (identity-token keys, webhook signing keys, the cursor secret),
+// sealed with AES-256-GCM under SERVICE_SECRETS_KEY when one is set, so that a copy of the data dir alone
+// does not give away the keys that sign tokens. Each value is sealed with its own random nonce and bound to
+// its meta key (additional data), so a sealed value moved under another name does not open.
+//
+// Without a key, values are stored as before. Given a key, plain values found at start are sealed in place;
+// sealed values refuse to load without the key, or with another one, so the service stops at start instead
+// of minting with a new key set that no relying party knows.
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { ConfigError } from '../config.js';
+import { decodeRecord, encodeRecord } from './codec.js';
+
+export interface MetaStore {
+  getMeta<T>(key: string): T | undefined;
+  putMeta(key: string, value: unknown): Promise<void>;
+}
+
+interface Sealed {
+  sealed: 'aes-256-gcm';
+  nonce: Buffer;
+  tag: Buffer;
+  data: Buffer;
+}
+
+const isSealed = (v: unknown): v is Sealed => typeof v === 'object' && v !== null && (v as Sealed).sealed === 'aes-256-gcm';
+
+export function seal(secretsKey: Buffer, name: string, value: unknown): Sealed {
+  const nonce = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', secretsKey, nonce).setAAD(Buffer.from(name));
+  const data = Buffer.concat([cipher.update(encodeRecord(value)), cipher.final()]);
+  return { sealed: 'aes-256-gcm', nonce, tag: cipher.getAuthTag(), data };
+}
+
+export function unseal<T>(secretsKey: Buffer, name: string, sealed: Sealed): T {
+  const decipher = createDecipheriv('aes-256-gcm', secretsKey, Buffer.from(sealed.nonce)).setAAD(Buffer.from(name)).setAuthTag(Buffer.from(sealed.tag));
+  let plain: Buffer;
+  try {
+    plain = Buffer.concat([decipher.update(Buffer.from(sealed.data)), decipher.final()]);
+  } catch {
+    throw new ConfigError(`SERVICE_SECRETS_KEY does not open the stored ${name}: it is not the key they were sealed with`);
+  }
+  return decodeRecord<T>(plain);
+}
+
+/**
+ * The meta store for the named secrets, sealing with `secretsKey` when given. Call sealStored() at start:
+ * it seals what an earlier start stored in the clear, and checks that every sealed secret opens.
+ */
+export function sealedMeta(meta: MetaStore, secretsKey: Buffer | undefined): MetaStore & { sealStored(names: readonly string[]): Promise<string[]> } {
+  const get = <T>(name: string): T | undefined => {
+    const raw = meta.getMeta<unknown>(name);
+    if (!isSealed(raw)) return raw as T | undefined;
+    if (!secretsKey) throw new ConfigError(`the stored ${name} are sealed: set SERVICE_SECRETS_KEY to the key they were sealed with`);
+    return unseal<T>(secretsKey, name, raw);
+  };
+  return {
+    getMeta: get,
+    putMeta: (name, value) => meta.putMeta(name, secretsKey ? seal(secretsKey, name, value) : value),
+    async sealStored(names) {
+      const sealedNow: string[] = [];
+      for (const name of names) {
+        const raw = meta.getMeta<unknown>(name);
+        if (raw === undefined) continue;
+        if (isSealed(raw)) get(name);
+        else if (secretsKey) {
+          await meta.putMeta(name, seal(secretsKey, name, raw));
+          sealedNow.push(name);
+        }
+      }
+      return sealedNow;
+    },
+  };
+}
