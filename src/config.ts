@@ -43,6 +43,8 @@ export interface Config {
   signingThreads: number;
   /** SERVICE_SECRETS_KEY: 32 bytes that seal the stored signing keys and cursor secret; unset stores them in the clear */
   secretsKey?: Buffer;
+  /** SERVICE_SECRETS_KEY_PREVIOUS: the key being replaced; secrets it sealed are sealed again with secretsKey at start */
+  secretsKeyPrevious?: Buffer;
 }
 
 export interface WebhookRetry {
@@ -174,11 +176,18 @@ export function loadConfig(env: Env): Config {
   };
 }
 
+function secretsKey(env: Env): { secretsKey?: Buffer; secretsKeyPrevious?: Buffer } {
+  const key = key32(env, 'SERVICE_SECRETS_KEY');
+  const previous = key32(env, 'SERVICE_SECRETS_KEY_PREVIOUS');
+  if (previous && !key) throw new ConfigError('SERVICE_SECRETS_KEY_PREVIOUS is set without SERVICE_SECRETS_KEY, the key that replaces it');
+  return { ...(key && { secretsKey: key }), ...(previous && { secretsKeyPrevious: previous }) };
+}
+
 /** 32 bytes as 64 hex digits or 43 base64url characters (44 base64 with padding), e.g. `openssl rand -hex 32`. */
-function secretsKey(env: Env): { secretsKey?: Buffer } {
-  const raw = env['SERVICE_SECRETS_KEY'];
-  if (!raw) return {};
+function key32(env: Env, name: string): Buffer | undefined {
+  const raw = env[name];
+  if (!raw) return undefined;
   const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw) ? Buffer.from(raw, 'base64url') : undefined;
-  if (key?.length !== 32) throw new ConfigError('SERVICE_SECRETS_KEY must be 32 bytes as 64 hex digits or 43 base64url characters (e.g. openssl rand -hex 32)');
-  return { secretsKey: key };
+  if (key?.length !== 32) throw new ConfigError(`${name} must be 32 bytes as 64 hex digits or 43 base64url characters (e.g. openssl rand -hex 32)`);
+  return key;
 }

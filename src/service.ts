@@ -115,7 +115,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const store = openStore(config.dataDir, 'local', config.durability === 'sync');
   const wal = createWal(store, warn);
   // Checked before anything else is loaded: a wrong or missing SERVICE_SECRETS_KEY stops the start here.
-  const secrets = sealedMeta(wal, config.secretsKey);
+  const secrets = sealedMeta(wal, config.secretsKey, config.secretsKeyPrevious);
   try {
     const sealedNow = await secrets.sealStored(SECRETS);
     if (sealedNow.length > 0) log(`sealed the stored ${sealedNow.join(', ')} with SERVICE_SECRETS_KEY`);

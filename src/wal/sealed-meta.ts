@@ -5,7 +5,8 @@
 //
 // Without a key, values are stored as before. Given a key, plain values found at start are sealed in place;
 // sealed values refuse to load without the key, or with another one, so the service stops at start instead
-// of minting with a new key set that no relying party knows.
+// of minting with a new key set that no relying party knows. To change the key, start once with the new one
+// and the old one as the previous key: what opens only with the previous key is sealed again with the new.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { ConfigError } from '../config.js';
 import { decodeRecord, encodeRecord } from './codec.js';
@@ -44,28 +45,32 @@ export function unseal<T>(secretsKey: Buffer, name: string, sealed: Sealed): T {
 
 /**
  * The meta store for the named secrets, sealing with `secretsKey` when given. Call sealStored() at start:
- * it seals what an earlier start stored in the clear, and checks that every sealed secret opens.
+ * it seals with `secretsKey` what an earlier start stored in the clear or sealed with `previousKey`, checks
+ * that every sealed secret opens, and returns the names it sealed.
  */
-export function sealedMeta(meta: MetaStore, secretsKey: Buffer | undefined): MetaStore & { sealStored(names: readonly string[]): Promise<string[]> } {
-  const get = <T>(name: string): T | undefined => {
+export function sealedMeta(meta: MetaStore, secretsKey: Buffer | undefined, previousKey?: Buffer): MetaStore & { sealStored(names: readonly string[]): Promise<string[]> } {
+  /** The plain value, and whether it was sealed with the key now in use. */
+  const read = <T>(name: string): { value: T | undefined; current: boolean } => {
     const raw = meta.getMeta<unknown>(name);
-    if (!isSealed(raw)) return raw as T | undefined;
+    if (!isSealed(raw)) return { value: raw as T | undefined, current: secretsKey === undefined };
     if (!secretsKey) throw new ConfigError(`the stored ${name} are sealed: set SERVICE_SECRETS_KEY to the key they were sealed with`);
-    return unseal<T>(secretsKey, name, raw);
+    try {
+      return { value: unseal<T>(secretsKey, name, raw), current: true };
+    } catch (error) {
+      if (!previousKey) throw error;
+      return { value: unseal<T>(previousKey, name, raw), current: false };
+    }
   };
   return {
-    getMeta: get,
+    getMeta: <T>(name: string) => read<T>(name).value,
     putMeta: (name, value) => meta.putMeta(name, secretsKey ? seal(secretsKey, name, value) : value),
     async sealStored(names) {
       const sealedNow: string[] = [];
       for (const name of names) {
-        const raw = meta.getMeta<unknown>(name);
-        if (raw === undefined) continue;
-        if (isSealed(raw)) get(name);
-        else if (secretsKey) {
-          await meta.putMeta(name, seal(secretsKey, name, raw));
-          sealedNow.push(name);
-        }
+        const { value, current } = read(name);
+        if (value === undefined || current || !secretsKey) continue;
+        await meta.putMeta(name, seal(secretsKey, name, value));
+        sealedNow.push(name);
       }
       return sealedNow;
     },

@@ -1,6 +1,7 @@
 // SERVICE_SECRETS_KEY end to end, on the service as users start it: with a key the signing keys never reach
 // the data files in the clear; a restart with the key serves the same keys; a start without it, or with
-// another key, refuses with the reason; and a data dir from before the key is sealed at its next start.
+// another key, refuses with the reason; the key can be changed; and a data dir from before the key is sealed
+// at its next start.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -80,6 +81,17 @@ test('with SERVICE_SECRETS_KEY the signing keys are sealed on disk, and only tha
   await refuses(dir, {}, /the stored token_keys are sealed: set SERVICE_SECRETS_KEY/);
   await refuses(dir, { SERVICE_SECRETS_KEY: randomBytes(32).toString('hex') }, /SERVICE_SECRETS_KEY does not open the stored token_keys/);
   await refuses(dir, { SERVICE_SECRETS_KEY: 'too-short' }, /SERVICE_SECRETS_KEY must be 32 bytes/);
+
+  // A key change: one start with both keys seals everything again with the new one.
+  const next = randomBytes(32).toString('base64url');
+  s = await start(dir, { SERVICE_SECRETS_KEY: next, SERVICE_SECRETS_KEY_PREVIOUS: KEY });
+  assert.match(s.process.output(), /sealed the stored token_keys, webhook_signing_keys, cursor_secret with SERVICE_SECRETS_KEY/);
+  assert.deepEqual(await kids(s), before.kids);
+  await stop(s);
+  s = await start(dir, { SERVICE_SECRETS_KEY: next });
+  assert.equal(await valid(s, before.token), true);
+  await stop(s);
+  await refuses(dir, { SERVICE_SECRETS_KEY: KEY }, /does not open/);
 });
 
 test('a data dir from before the key is sealed at the next start with one, and its tokens still validate', async () => {

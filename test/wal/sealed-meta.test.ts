@@ -58,3 +58,16 @@ test('given a key, values stored in the clear are sealed once, and absent ones a
   assert.deepEqual(await sealed.sealStored(['token_keys', 'cursor_secret']), [], 'nothing left to seal');
   assert.deepEqual(sealed.getMeta('token_keys'), SECRET);
 });
+
+test('a key change: what the previous key sealed opens with it and is sealed again with the new key', async () => {
+  const wal = freshWal();
+  await sealedMeta(wal, KEY).putMeta('token_keys', SECRET);
+  const next = randomBytes(32);
+  assert.throws(() => sealedMeta(wal, next).getMeta('token_keys'), /does not open/, 'the new key alone does not open it');
+  const changing = sealedMeta(wal, next, KEY);
+  assert.deepEqual(changing.getMeta('token_keys'), SECRET);
+  assert.deepEqual(await changing.sealStored(['token_keys']), ['token_keys']);
+  assert.deepEqual(sealedMeta(wal, next).getMeta('token_keys'), SECRET, 'now the new key alone opens it');
+  assert.throws(() => sealedMeta(wal, KEY).getMeta('token_keys'), /does not open/, 'and the previous one no longer does');
+  assert.deepEqual(await changing.sealStored(['token_keys']), [], 'nothing left to seal again');
+});
