@@ -4,8 +4,8 @@
 // (HTTP + the same signing code, nothing else), signing on its one thread and on signing threads like the
 // service; the real POST /persons/{id}/mint-token with durable commits, closed loop and then open loop at
 // half its maximum rate; the same service signing on its main thread; the same without fsync; and the
-// disk's durable-commit latency; and password sign-in with and without a token_minted hook. Servers run in
-// child processes, the load generator here.
+// disk's durable-commit latency; and password sign-in with and without a token_minted hook. The open loops
+// take the servers in turn over several rounds. Servers run in child processes, the load generator here.
 //   npm run bench -- mint [--duration 2] [--connections 100] [--only real,minimal]
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,6 +36,8 @@ const USAGE = `usage: npm run bench -- mint [options]   (or: npx tsx bench/mint.
   --warmup <s>        unmeasured seconds before each closed-loop run (default 1)
   --persons <n>       persons minted for, in turn (default 64)
   --rate <n>          open-loop rate per second (default: half the real service's closed-loop rate)
+  --rounds <n>        open-loop rounds, taking the servers in turn each round; the table shows each server's
+                      round with the median p99, the JSON every round (default 3)
   --only <parts>      comma-separated subset of ${PARTS.join(',')} (default: all)
   --profile           write a CPU profile of the real service (durable run) to bench/results/profiles/
   --help              this text
@@ -50,6 +52,7 @@ interface Options {
   warmup: number;
   persons: number;
   rate: number | undefined;
+  rounds: number;
   threads: number;
   only: Set<Part>;
   profile: boolean;
@@ -66,6 +69,7 @@ function options(argv: string[]): Options | undefined {
       warmup: { type: 'string', default: '1' },
       persons: { type: 'string', default: '64' },
       rate: { type: 'string' },
+      rounds: { type: 'string', default: '3' },
       only: { type: 'string', default: PARTS.join(',') },
       profile: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -82,6 +86,7 @@ function options(argv: string[]): Options | undefined {
     warmup: numberFlag('warmup', values.warmup, 0, USAGE),
     persons: Math.round(numberFlag('persons', values.persons, 1, USAGE)),
     rate: values.rate === undefined ? undefined : numberFlag('rate', values.rate, 1, USAGE),
+    rounds: Math.round(numberFlag('rounds', values.rounds, 1, USAGE)),
     threads: values.threads === undefined ? loadConfig({}).signingThreads : Math.round(numberFlag('threads', values.threads, 0, USAGE)),
     only,
     profile: values.profile,
@@ -145,18 +150,19 @@ async function addTokenMintedHook(s: ServiceProcess, url: string, claim: [string
 /** The same bytes go to the minimal server and the service: the minimal one just ignores the headers. */
 const mintRequests = (ids: readonly string[]) => ids.map((id) => encodeRequest('127.0.0.1', { method: 'POST', path: `/persons/${id}/mint-token`, headers: { ...SERVICE_AUTH } }));
 
+/** The servers measured in the open loop too. */
+type OpenName = 'hello' | 'minimal' | 'real' | 'nosync';
+
 interface Results {
   sign?: { node: number; jose: number };
   hello?: LoadResult;
-  helloOpen?: LoadResult;
   minimal?: LoadResult;
-  minimalOpen?: LoadResult;
   minimalThreads?: LoadResult;
   real?: LoadResult;
-  realOpen?: LoadResult;
   inline?: LoadResult;
   nosync?: LoadResult;
-  nosyncOpen?: LoadResult;
+  /** every open-loop round of each server, in order */
+  openRounds: Partial<Record<OpenName, LoadResult[]>>;
   signIn?: LoadResult;
   signInHook?: LoadResult;
   disk?: LatencySummary & { commits: number };
@@ -174,8 +180,16 @@ interface Row {
   steal?: number;
 }
 
+/** Of a server's open-loop rounds, the one with the median p99 (the upper one of an even count). */
+function medianRound(rounds: LoadResult[] | undefined): LoadResult | undefined {
+  if (!rounds || rounds.length === 0) return undefined;
+  return [...rounds].sort((a, b) => a.latency.p99_us - b.latency.p99_us)[Math.floor(rounds.length / 2)];
+}
+
 function report(o: Options, r: Results): Record<string, number> {
   const rows: Row[] = [];
+  const [helloOpen, minimalOpen, realOpen, nosyncOpen] = (['hello', 'minimal', 'real', 'nosync'] as const).map((name) => medianRound(r.openRounds[name]));
+  const openLabel = (m: LoadResult | undefined) => `  open loop at ${count(m?.rate)}/s${o.rounds > 1 ? `, median of ${o.rounds}` : ''}`;
   if (r.sign) {
     rows.push({ what: 'sign only, node:crypto, whole token (1 core)', rps: r.sign.node, cpuUs: 1e6 / r.sign.node });
     rows.push({ what: 'sign only, jose SignJWT (1 core, reference)', rps: r.sign.jose, cpuUs: 1e6 / r.sign.jose });
@@ -184,15 +198,15 @@ function report(o: Options, r: Results): Record<string, number> {
     m && rows.push({ what, rps: m.rps, latency: m.latency, errors: m.errors, stall: m.clientStallMs, ...(m.stealPercent === undefined ? {} : { steal: m.stealPercent }), ...(m.serverCpuUsPerRequest === undefined ? {} : { cpuUs: m.serverCpuUsPerRequest }) });
   const threads = `${o.threads} signing thread${o.threads === 1 ? '' : 's'}`;
   row('hello world, uWebSockets.js', r.hello);
-  row(`  open loop at ${count(r.helloOpen?.rate)}/s`, r.helloOpen);
+  row(openLabel(helloOpen), helloOpen);
   row('minimal mint server, signing inline', r.minimal);
-  row(`  open loop at ${count(r.minimalOpen?.rate)}/s`, r.minimalOpen);
+  row(openLabel(minimalOpen), minimalOpen);
   row(`minimal mint server, ${threads}`, r.minimalThreads);
   row(`POST /persons/{id}/mint-token, sync, ${threads}`, r.real);
-  row(`  open loop at ${count(r.realOpen?.rate)}/s`, r.realOpen);
+  row(openLabel(realOpen), realOpen);
   row('POST /persons/{id}/mint-token, sync, signing inline', r.inline);
   row(`POST /persons/{id}/mint-token, nosync, ${threads}`, r.nosync);
-  row(`  open loop at ${count(r.nosyncOpen?.rate)}/s`, r.nosyncOpen);
+  row(openLabel(nosyncOpen), nosyncOpen);
   row(`POST /authenticate/password, sync (${signInConnections(o)} connections)`, r.signIn);
   row('  with a token_minted hook on loopback', r.signInHook);
   if (r.disk) rows.push({ what: 'disk: one durable WAL commit at a time', rps: r.disk.commits / o.duration, latency: r.disk });
@@ -232,10 +246,10 @@ function report(o: Options, r: Results): Record<string, number> {
   line('cpu_inline_over_minimal', cpuMinimal && cpu(r.inline) && (cpu(r.inline) as number) / cpuMinimal, (v) => `server CPU per request, sync inline / minimal inline:   ${v.toFixed(2)}×`);
   line('signin_hook_over_signin', over(r.signInHook, r.signIn), (v) => `password sign-in with a hook / without:              ${pct(v)}`);
   line('node_over_jose', r.sign && r.sign.node / r.sign.jose, (v) => `node:crypto / jose signing:                             ${v.toFixed(2)}×`);
-  line('open_p99_ms', r.realOpen && r.realOpen.latency.p99_us / 1000, (v) => `mint-token (sync) p99 at half its max rate:             ${v.toFixed(2)} ms   (target < 2 ms)`);
-  line('open_nosync_p99_ms', r.nosyncOpen && r.nosyncOpen.latency.p99_us / 1000, (v) => `mint-token (nosync) p99 at the same rate:               ${v.toFixed(2)} ms`);
-  line('open_minimal_p99_ms', r.minimalOpen && r.minimalOpen.latency.p99_us / 1000, (v) => `minimal server (inline) p99 at the same rate:           ${v.toFixed(2)} ms`);
-  line('open_hello_p99_ms', r.helloOpen && r.helloOpen.latency.p99_us / 1000, (v) => `hello world p99 at the same rate (machine floor):       ${v.toFixed(2)} ms`);
+  line('open_p99_ms', realOpen && realOpen.latency.p99_us / 1000, (v) => `mint-token (sync) p99 at half its max rate:             ${v.toFixed(2)} ms   (target < 2 ms)`);
+  line('open_nosync_p99_ms', nosyncOpen && nosyncOpen.latency.p99_us / 1000, (v) => `mint-token (nosync) p99 at the same rate:               ${v.toFixed(2)} ms`);
+  line('open_minimal_p99_ms', minimalOpen && minimalOpen.latency.p99_us / 1000, (v) => `minimal server (inline) p99 at the same rate:           ${v.toFixed(2)} ms`);
+  line('open_hello_p99_ms', helloOpen && helloOpen.latency.p99_us / 1000, (v) => `hello world p99 at the same rate (machine floor):       ${v.toFixed(2)} ms`);
   return ratios;
 }
 
@@ -243,7 +257,7 @@ export async function main(argv: string[]): Promise<void> {
   const o = options(argv);
   if (!o) return console.log(USAGE);
   const env = environment();
-  const r: Results = {};
+  const r: Results = { openRounds: {} };
   const servers: ServerProcess[] = [];
   const started = async <S extends ServerProcess>(server: Promise<S>): Promise<S> => {
     const s = await server;
@@ -269,15 +283,17 @@ export async function main(argv: string[]): Promise<void> {
       console.error(`  sign only: ${seconds} s node:crypto, ${seconds} s jose`);
       r.sign = await signingCeiling(o.alg, seconds);
     }
-    let hello: Target | undefined;
+    // Closed loops first. The servers measured again in the open loop stay up until then.
+    const openTargets: Array<[OpenName, string, Target]> = [];
     if (o.only.has('hello')) {
-      hello = { server: await started(startServer('bench/hello-server.ts')), requests: [encodeRequest('127.0.0.1', { method: 'GET', path: '/' })] };
+      const hello = { server: await started(startServer('bench/hello-server.ts')), requests: [encodeRequest('127.0.0.1', { method: 'GET', path: '/' })] };
       r.hello = await closed('hello world', hello, o);
+      openTargets.push(['hello', 'hello world', hello]);
     }
-    let minimal: Target | undefined;
     if (o.only.has('minimal')) {
-      minimal = await minimalServer(0);
+      const minimal = await minimalServer(0);
       r.minimal = await closed('minimal mint server, signing inline', minimal, o);
+      openTargets.push(['minimal', 'minimal mint server', minimal]);
     }
     if (o.only.has('minimal-threads') && o.threads > 0) {
       const threaded = await minimalServer(o.threads);
@@ -288,31 +304,27 @@ export async function main(argv: string[]): Promise<void> {
       if (o.profile) mkdirSync((profileDir = join(root, 'bench/results/profiles')), { recursive: true });
       const real = await serviceTarget(await service('sync', o.threads, profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]));
       r.real = await closed('mint-token, sync', real, o);
-      r.realOpen = await open('mint-token, sync', real, o, openRate(r));
-      await real.server.stop();
-    }
-    // Hello world and the minimal server at the same fixed rate: the latency floor of this machine's
-    // loopback and scheduler, and of HTTP plus signing.
-    if (hello) {
-      r.helloOpen = await open('hello world', hello, o, openRate(r));
-      await hello.server.stop();
-    }
-    if (minimal) {
-      r.minimalOpen = await open('minimal mint server', minimal, o, openRate(r));
-      await minimal.server.stop();
+      openTargets.push(['real', 'mint-token, sync', real]);
     }
     if (o.only.has('inline') && o.threads > 0) {
       const inline = await serviceTarget(await service('sync', 0));
       r.inline = await closed('mint-token, sync, signing inline', inline, o);
       await inline.server.stop();
     }
-    // Without fsync, closed and at the same fixed rate: what the disk adds to the tail.
     if (o.only.has('nosync')) {
       const nosync = await serviceTarget(await service('nosync', o.threads));
       r.nosync = await closed('mint-token, nosync', nosync, o);
-      r.nosyncOpen = await open('mint-token, nosync', nosync, o, openRate(r));
-      await nosync.server.stop();
+      openTargets.push(['nosync', 'mint-token, nosync', nosync]);
     }
+    // Then every one of them at the same fixed rate, in turn, round after round: the machine's tail moves
+    // from minute to minute, and taking turns spreads that over all of them alike. Hello world is the floor
+    // of the machine's loopback and scheduler; the minimal server that of HTTP plus signing; without fsync,
+    // the difference to the real service is what the disk adds.
+    const rate = openRate(r);
+    for (let round = 1; round <= o.rounds; round++) {
+      for (const [name, label, target] of openTargets) (r.openRounds[name] ??= []).push(await open(`${label} (round ${round} of ${o.rounds})`, target, o, rate));
+    }
+    for (const [, , target] of openTargets) await target.server.stop();
     // Password sign-in, then the same with a token_minted hook: the seed's sample receiver on loopback,
     // verifying every call, answers a claim, and a token is checked for it before the measured run.
     if (o.only.has('signin')) {
