@@ -36,8 +36,9 @@ const USAGE = `usage: npm run bench -- mint [options]   (or: npx tsx bench/mint.
   --warmup <s>        unmeasured seconds before each closed-loop run (default 1)
   --persons <n>       persons minted for, in turn (default 64)
   --rate <n>          open-loop rate per second (default: half the real service's closed-loop rate)
-  --rounds <n>        open-loop rounds, taking the servers in turn each round; the table shows each server's
-                      round with the median p99, the JSON every round (default 3)
+  --rounds <n>        rounds of the closed loops of the minimal server and the service (the target ratio),
+                      and of every open loop, taking the servers in turn; the table shows each one's median
+                      round, the JSON every round (default 3)
   --only <parts>      comma-separated subset of ${PARTS.join(',')} (default: all)
   --profile           write a CPU profile of the real service (durable run) to bench/results/profiles/
   --help              this text
@@ -161,6 +162,8 @@ interface Results {
   real?: LoadResult;
   inline?: LoadResult;
   nosync?: LoadResult;
+  /** every closed-loop round of the two servers of the target ratio; minimal and real above are their medians */
+  closedRounds: { minimal?: LoadResult[]; real?: LoadResult[] };
   /** every open-loop round of each server, in order */
   openRounds: Partial<Record<OpenName, LoadResult[]>>;
   signIn?: LoadResult;
@@ -180,16 +183,30 @@ interface Row {
   steal?: number;
 }
 
-/** Of a server's open-loop rounds, the one with the median p99 (the upper one of an even count). */
-function medianRound(rounds: LoadResult[] | undefined): LoadResult | undefined {
-  if (!rounds || rounds.length === 0) return undefined;
-  return [...rounds].sort((a, b) => a.latency.p99_us - b.latency.p99_us)[Math.floor(rounds.length / 2)];
+/** The median of values by key (the upper one of an even count). */
+function median<T>(values: readonly T[] | undefined, key: (v: T) => number): T | undefined {
+  if (!values || values.length === 0) return undefined;
+  return [...values].sort((a, b) => key(a) - key(b))[Math.floor(values.length / 2)];
+}
+
+/** Of a server's open-loop rounds, the one with the median p99. */
+const medianRound = (rounds: LoadResult[] | undefined) => median(rounds, (m) => m.latency.p99_us);
+
+/**
+ * The closed-loop round of the minimal server and the service whose ratio, of two runs made one after the
+ * other, is the median of the rounds'; with one of the two alone, its median round.
+ */
+function medianPair(rounds: Results['closedRounds']): { minimal?: LoadResult; real?: LoadResult } {
+  const { minimal = [], real = [] } = rounds;
+  if (minimal.length === 0 || real.length === 0) return { ...(minimal.length > 0 && { minimal: median(minimal, (m) => m.rps) as LoadResult }), ...(real.length > 0 && { real: median(real, (m) => m.rps) as LoadResult }) };
+  const pairs = real.slice(0, minimal.length).map((m, i) => ({ real: m, minimal: minimal[i] as LoadResult }));
+  return median(pairs, (p) => p.real.rps / p.minimal.rps) as { minimal: LoadResult; real: LoadResult };
 }
 
 function report(o: Options, r: Results): Record<string, number> {
   const rows: Row[] = [];
   const [helloOpen, minimalOpen, realOpen, nosyncOpen] = (['hello', 'minimal', 'real', 'nosync'] as const).map((name) => medianRound(r.openRounds[name]));
-  const openLabel = (m: LoadResult | undefined) => `  open loop at ${count(m?.rate)}/s${o.rounds > 1 ? `, median of ${o.rounds}` : ''}`;
+  const openLabel = (m: LoadResult | undefined) => `  open loop at ${count(m?.rate)}/s${o.rounds > 1 ? `, median round of ${o.rounds}` : ''}`;
   if (r.sign) {
     rows.push({ what: 'sign only, node:crypto, whole token (1 core)', rps: r.sign.node, cpuUs: 1e6 / r.sign.node });
     rows.push({ what: 'sign only, jose SignJWT (1 core, reference)', rps: r.sign.jose, cpuUs: 1e6 / r.sign.jose });
@@ -199,10 +216,11 @@ function report(o: Options, r: Results): Record<string, number> {
   const threads = `${o.threads} signing thread${o.threads === 1 ? '' : 's'}`;
   row('hello world, uWebSockets.js', r.hello);
   row(openLabel(helloOpen), helloOpen);
-  row('minimal mint server, signing inline', r.minimal);
+  const medianOf = o.rounds > 1 ? `, median round of ${o.rounds}` : '';
+  row(`minimal mint server, signing inline${medianOf}`, r.minimal);
   row(openLabel(minimalOpen), minimalOpen);
   row(`minimal mint server, ${threads}`, r.minimalThreads);
-  row(`POST /persons/{id}/mint-token, sync, ${threads}`, r.real);
+  row(`POST /persons/{id}/mint-token, sync, ${threads}${medianOf}`, r.real);
   row(openLabel(realOpen), realOpen);
   row('POST /persons/{id}/mint-token, sync, signing inline', r.inline);
   row(`POST /persons/{id}/mint-token, nosync, ${threads}`, r.nosync);
@@ -237,7 +255,8 @@ function report(o: Options, r: Results): Record<string, number> {
   const cpu = (m: LoadResult | undefined) => m?.serverCpuUsPerRequest;
   const cpuMinimal = cpu(r.minimal);
   const over = (x: LoadResult | undefined, y: { rps: number } | undefined) => x && y && x.rps / y.rps;
-  line('real_over_minimal', over(r.real, r.minimal), (v) => `mint-token (sync) / minimal server signing inline:      ${pct(v)}   (target ≥ 90%)`);
+  const roundRatios = (r.closedRounds.real ?? []).slice(0, r.closedRounds.minimal?.length ?? 0).map((m, i) => pct(m.rps / (r.closedRounds.minimal?.[i] as LoadResult).rps));
+  line('real_over_minimal', over(r.real, r.minimal), (v) => `mint-token (sync) / minimal server signing inline:      ${pct(v)}   (target ≥ 90%${roundRatios.length > 1 ? `; the median of rounds ${roundRatios.join(', ')}` : ''})`);
   line('real_over_minimal_threads', over(r.real, r.minimalThreads), (v) => `mint-token (sync) / minimal server, same threads:      ${pct(v)}`);
   line('inline_over_minimal', over(r.inline, r.minimal), (v) => `mint-token (sync, signing inline) / minimal, inline:    ${pct(v)}`);
   line('nosync_over_minimal', over(r.nosync, r.minimal), (v) => `mint-token (nosync) / minimal server signing inline:    ${pct(v)}`);
@@ -257,7 +276,7 @@ export async function main(argv: string[]): Promise<void> {
   const o = options(argv);
   if (!o) return console.log(USAGE);
   const env = environment();
-  const r: Results = { openRounds: {} };
+  const r: Results = { closedRounds: {}, openRounds: {} };
   const servers: ServerProcess[] = [];
   const started = async <S extends ServerProcess>(server: Promise<S>): Promise<S> => {
     const s = await server;
@@ -292,7 +311,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     if (o.only.has('minimal')) {
       const minimal = await minimalServer(0);
-      r.minimal = await closed('minimal mint server, signing inline', minimal, o);
+      r.closedRounds.minimal = [await closed('minimal mint server, signing inline', minimal, o)];
       openTargets.push(['minimal', 'minimal mint server', minimal]);
     }
     if (o.only.has('minimal-threads') && o.threads > 0) {
@@ -303,7 +322,7 @@ export async function main(argv: string[]): Promise<void> {
     if (o.only.has('real')) {
       if (o.profile) mkdirSync((profileDir = join(root, 'bench/results/profiles')), { recursive: true });
       const real = await serviceTarget(await service('sync', o.threads, profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]));
-      r.real = await closed('mint-token, sync', real, o);
+      r.closedRounds.real = [await closed('mint-token, sync', real, o)];
       openTargets.push(['real', 'mint-token, sync', real]);
     }
     if (o.only.has('inline') && o.threads > 0) {
@@ -316,6 +335,15 @@ export async function main(argv: string[]): Promise<void> {
       r.nosync = await closed('mint-token, nosync', nosync, o);
       openTargets.push(['nosync', 'mint-token, nosync', nosync]);
     }
+    // More rounds of the two closed loops of the target ratio, in turn, so that it compares runs made one
+    // after the other; the table shows the round with the median ratio.
+    for (let round = 2; round <= o.rounds; round++) {
+      for (const name of ['minimal', 'real'] as const) {
+        const target = openTargets.find(([n]) => n === name)?.[2];
+        if (target) r.closedRounds[name]?.push(await closed(`${name === 'real' ? 'mint-token, sync' : 'minimal mint server, signing inline'} (round ${round} of ${o.rounds})`, target, o));
+      }
+    }
+    Object.assign(r, medianPair(r.closedRounds));
     // Then every one of them at the same fixed rate, in turn, round after round: the machine's tail moves
     // from minute to minute, and taking turns spreads that over all of them alike. Hello world is the floor
     // of the machine's loopback and scheduler; the minimal server that of HTTP plus signing; without fsync,
