@@ -8,6 +8,9 @@ const ErrorEnvelope = {
   properties: { errors: { type: 'array', items: { type: 'object', properties: { httpcode: { type: 'integer' }, message: { type: 'string' } }, required: ['httpcode', 'message'] } } },
 };
 
+/** An error answer of an operation: the envelope with its errors. */
+export const errorResponse = (status: number) => ({ description: STATUS_CODES[status] ?? '', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } });
+
 /** TypeBox schemas carry symbol keys; JSON.stringify drops them, leaving plain JSON Schema. */
 const plain = (s: TSchema) => JSON.parse(JSON.stringify(s)) as unknown;
 
@@ -46,7 +49,7 @@ export function openApiDocument(routes: readonly Route[], info: { title: string;
     }
     const responses: Record<string, unknown> = { [String(r.success.status)]: success };
     for (const status of r.errors ?? []) {
-      responses[String(status)] = { description: STATUS_CODES[status] ?? '', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
+      responses[String(status)] = errorResponse(status);
     }
     const op: Record<string, unknown> = {
       summary: r.summary,

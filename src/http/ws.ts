@@ -7,6 +7,7 @@ import type { EventLog } from '../events/log.js';
 import { CLOSE_GOING_AWAY, CLOSE_KEY_ROTATED, CLOSE_SLOW_CONSUMER, type EventStream, type Sink, type StreamFormat, type Subscription, type SubscriptionRequest } from '../events/stream.js';
 import { ServiceError, badRequest } from '../errors.js';
 import type { Registry } from '../org/registry.js';
+import { errorResponse } from './openapi.js';
 import { errorBody } from './respond.js';
 import { queryOf, uws } from './uws.js';
 
@@ -52,9 +53,7 @@ export const EVENTS_OPERATION = {
         'Service-Events-Head-Offset': { schema: { type: 'integer' }, description: 'the newest durable event offset' },
       },
     },
-    ...Object.fromEntries(
-      [400, 401, 404].map((status) => [String(status), { description: STATUS_CODES[status], content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } }]),
-    ),
+    ...Object.fromEntries([400, 401, 404].map((status) => [String(status), errorResponse(status)])),
   },
 };
 
