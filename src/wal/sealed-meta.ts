@@ -25,14 +25,14 @@ interface Sealed {
 
 const isSealed = (v: unknown): v is Sealed => typeof v === 'object' && v !== null && (v as Sealed).sealed === 'aes-256-gcm';
 
-export function seal(secretsKey: Buffer, name: string, value: unknown): Sealed {
+function seal(secretsKey: Buffer, name: string, value: unknown): Sealed {
   const nonce = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', secretsKey, nonce).setAAD(Buffer.from(name));
   const data = Buffer.concat([cipher.update(encodeRecord(value)), cipher.final()]);
   return { sealed: 'aes-256-gcm', nonce, tag: cipher.getAuthTag(), data };
 }
 
-export function unseal<T>(secretsKey: Buffer, name: string, sealed: Sealed): T {
+function unseal<T>(secretsKey: Buffer, name: string, sealed: Sealed): T {
   const decipher = createDecipheriv('aes-256-gcm', secretsKey, Buffer.from(sealed.nonce)).setAAD(Buffer.from(name)).setAuthTag(Buffer.from(sealed.tag));
   let plain: Buffer;
   try {
@@ -61,15 +61,17 @@ export function sealedMeta(meta: MetaStore, secretsKey: Buffer | undefined, prev
       return { value: unseal<T>(previousKey, name, raw), current: false };
     }
   };
+  const putMeta = (name: string, value: unknown) => meta.putMeta(name, secretsKey ? seal(secretsKey, name, value) : value);
   return {
     getMeta: <T>(name: string) => read<T>(name).value,
-    putMeta: (name, value) => meta.putMeta(name, secretsKey ? seal(secretsKey, name, value) : value),
+    putMeta,
     async sealStored(names) {
       const sealedNow: string[] = [];
       for (const name of names) {
+        // Without a key every value reads as current: plain ones are, and sealed ones throw.
         const { value, current } = read(name);
-        if (value === undefined || current || !secretsKey) continue;
-        await meta.putMeta(name, seal(secretsKey, name, value));
+        if (value === undefined || current) continue;
+        await putMeta(name, value);
         sealedNow.push(name);
       }
       return sealedNow;
