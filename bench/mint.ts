@@ -192,15 +192,16 @@ function median<T>(values: readonly T[] | undefined, key: (v: T) => number): T |
 /** Of a server's open-loop rounds, the one with the median p99. */
 const medianRound = (rounds: LoadResult[] | undefined) => median(rounds, (m) => m.latency.p99_us);
 
-/**
- * The closed-loop round of the minimal server and the service whose ratio, of two runs made one after the
- * other, is the median of the rounds'; with one of the two alone, its median round.
- */
-function medianPair(rounds: Results['closedRounds']): { minimal?: LoadResult; real?: LoadResult } {
+/** The closed-loop rounds of the minimal server and the service, paired: two runs made one after the other. */
+function pairedRounds(rounds: Results['closedRounds']): Array<{ minimal: LoadResult; real: LoadResult; ratio: number }> {
   const { minimal = [], real = [] } = rounds;
-  if (minimal.length === 0 || real.length === 0) return { ...(minimal.length > 0 && { minimal: median(minimal, (m) => m.rps) as LoadResult }), ...(real.length > 0 && { real: median(real, (m) => m.rps) as LoadResult }) };
-  const pairs = real.slice(0, minimal.length).map((m, i) => ({ real: m, minimal: minimal[i] as LoadResult }));
-  return median(pairs, (p) => p.real.rps / p.minimal.rps) as { minimal: LoadResult; real: LoadResult };
+  return real.slice(0, minimal.length).map((m, i) => ({ real: m, minimal: minimal[i] as LoadResult, ratio: m.rps / (minimal[i] as LoadResult).rps }));
+}
+
+/** The pair with the median ratio; with one of the two alone, its median round by throughput. */
+function medianPair(rounds: Results['closedRounds']): { minimal: LoadResult | undefined; real: LoadResult | undefined } {
+  const pair = median(pairedRounds(rounds), (p) => p.ratio);
+  return pair ?? { minimal: median(rounds.minimal, (m) => m.rps), real: median(rounds.real, (m) => m.rps) };
 }
 
 function report(o: Options, r: Results): Record<string, number> {
@@ -255,7 +256,7 @@ function report(o: Options, r: Results): Record<string, number> {
   const cpu = (m: LoadResult | undefined) => m?.serverCpuUsPerRequest;
   const cpuMinimal = cpu(r.minimal);
   const over = (x: LoadResult | undefined, y: { rps: number } | undefined) => x && y && x.rps / y.rps;
-  const roundRatios = (r.closedRounds.real ?? []).slice(0, r.closedRounds.minimal?.length ?? 0).map((m, i) => pct(m.rps / (r.closedRounds.minimal?.[i] as LoadResult).rps));
+  const roundRatios = pairedRounds(r.closedRounds).map((p) => pct(p.ratio));
   line('real_over_minimal', over(r.real, r.minimal), (v) => `mint-token (sync) / minimal server signing inline:      ${pct(v)}   (target ≥ 90%${roundRatios.length > 1 ? `; the median of rounds ${roundRatios.join(', ')}` : ''})`);
   line('real_over_minimal_threads', over(r.real, r.minimalThreads), (v) => `mint-token (sync) / minimal server, same threads:      ${pct(v)}`);
   line('inline_over_minimal', over(r.inline, r.minimal), (v) => `mint-token (sync, signing inline) / minimal, inline:    ${pct(v)}`);
@@ -304,6 +305,8 @@ export async function main(argv: string[]): Promise<void> {
     }
     // Closed loops first. The servers measured again in the open loop stay up until then.
     const openTargets: Array<[OpenName, string, Target]> = [];
+    /** the two closed loops of the target ratio, run again in later rounds */
+    const ratioTargets: Array<['minimal' | 'real', string, Target]> = [];
     if (o.only.has('hello')) {
       const hello = { server: await started(startServer('bench/hello-server.ts')), requests: [encodeRequest('127.0.0.1', { method: 'GET', path: '/' })] };
       r.hello = await closed('hello world', hello, o);
@@ -311,7 +314,9 @@ export async function main(argv: string[]): Promise<void> {
     }
     if (o.only.has('minimal')) {
       const minimal = await minimalServer(0);
-      r.closedRounds.minimal = [await closed('minimal mint server, signing inline', minimal, o)];
+      const label = 'minimal mint server, signing inline';
+      r.closedRounds.minimal = [await closed(label, minimal, o)];
+      ratioTargets.push(['minimal', label, minimal]);
       openTargets.push(['minimal', 'minimal mint server', minimal]);
     }
     if (o.only.has('minimal-threads') && o.threads > 0) {
@@ -322,7 +327,9 @@ export async function main(argv: string[]): Promise<void> {
     if (o.only.has('real')) {
       if (o.profile) mkdirSync((profileDir = join(root, 'bench/results/profiles')), { recursive: true });
       const real = await serviceTarget(await service('sync', o.threads, profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]));
-      r.closedRounds.real = [await closed('mint-token, sync', real, o)];
+      const label = 'mint-token, sync';
+      r.closedRounds.real = [await closed(label, real, o)];
+      ratioTargets.push(['real', label, real]);
       openTargets.push(['real', 'mint-token, sync', real]);
     }
     if (o.only.has('inline') && o.threads > 0) {
@@ -338,10 +345,7 @@ export async function main(argv: string[]): Promise<void> {
     // More rounds of the two closed loops of the target ratio, in turn, so that it compares runs made one
     // after the other; the table shows the round with the median ratio.
     for (let round = 2; round <= o.rounds; round++) {
-      for (const name of ['minimal', 'real'] as const) {
-        const target = openTargets.find(([n]) => n === name)?.[2];
-        if (target) r.closedRounds[name]?.push(await closed(`${name === 'real' ? 'mint-token, sync' : 'minimal mint server, signing inline'} (round ${round} of ${o.rounds})`, target, o));
-      }
+      for (const [name, label, target] of ratioTargets) r.closedRounds[name]?.push(await closed(`${label} (round ${round} of ${o.rounds})`, target, o));
     }
     Object.assign(r, medianPair(r.closedRounds));
     // Then every one of them at the same fixed rate, in turn, round after round: the machine's tail moves
