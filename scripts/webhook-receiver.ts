@@ -49,18 +49,26 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
   let ownUrl = options.publicUrl ?? '';
   let keys: JWK[] = [];
   let fetchedAt = -Infinity;
+  /** the fetch of the key set in flight: calls that arrive meanwhile wait for it instead of being refused */
+  let fetching: Promise<void> | undefined;
+
+  async function fetchKeys(): Promise<void> {
+    const res = await fetch(`${options.serviceUrl}/organizations/webhooks/verification-jwks`, { headers: { 'Service-OrgID': options.orgId } });
+    if (!res.ok) throw new Error(`verification-jwks answered ${res.status}`);
+    keys = ((await res.json()) as { keys: JWK[] }).keys;
+  }
 
   // Step 2: the key named by kid, from the organization's verification key set (fetched again for a new kid,
   // but not more often than every few seconds, so forged kids cannot make it hammer the service).
   async function keyFor(kid: string): Promise<JWK> {
-    let key = keys.find((k) => k.kid === kid);
-    if (!key && Date.now() - fetchedAt > REFETCH_AFTER_MS) {
+    const find = () => keys.find((k) => k.kid === kid);
+    if (!find() && fetching) await fetching;
+    if (!find() && Date.now() - fetchedAt > REFETCH_AFTER_MS) {
       fetchedAt = Date.now();
-      const res = await fetch(`${options.serviceUrl}/organizations/webhooks/verification-jwks`, { headers: { 'Service-OrgID': options.orgId } });
-      if (!res.ok) throw new Error(`verification-jwks answered ${res.status}`);
-      keys = ((await res.json()) as { keys: JWK[] }).keys;
-      key = keys.find((k) => k.kid === kid);
+      fetching = fetchKeys().finally(() => (fetching = undefined));
+      await fetching;
     }
+    const key = find();
     if (!key) throw new Rejected(`no verification key with kid ${kid}`);
     return key;
   }

@@ -1,5 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { decodeProtectedHeader, type JWTPayload } from 'jose';
@@ -62,6 +64,15 @@ async function addHook(org: Org, target_url: string, extra: Record<string, unkno
   const t = await org.admin.post(`/organizations/webhooks/${w.body.result.id}/triggers`, { trigger_type: 'sync_hook', trigger_name: 'token_minted' });
   assert.equal(t.status, 201, t.text);
   return w.body.result.id as string;
+}
+
+/** A loopback port nothing listens on right now. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
@@ -187,6 +198,23 @@ describe('the token_minted sync hook', () => {
     assert.equal(later?.prev_token_id, first[0]?.jti, 'the other follows it');
     const minted = events(org.id, 'TokenMinted_v1').filter((e) => e['person_id'] === personId);
     assert.deepEqual(minted.map((e) => e['first_token']).sort(), [false, true], 'the events agree with the tokens');
+  });
+
+  test('the sample receiver verifies calls that arrive together before it has the key set, instead of refusing all but one', async () => {
+    const org = await newOrg(server);
+    await personWithPassword(org, 'pair@example.com', PASSWORD);
+    // A real delivery, caught by a plain receiver; the sample receiver then takes its URL as its own.
+    const target = faults.url('/claims/caught');
+    await addHook(org, target);
+    assert.equal((await signIn(org, 'pair@example.com', PASSWORD, HEADERS)).status, 200);
+    const delivery = faults.received.find((r) => r.path === '/claims/caught');
+    assert.ok(delivery);
+    const port = await freePort();
+    receivers.push(await startReceiver({ serviceUrl: server.base, orgId: org.id, port, publicUrl: target, claims: () => ({ ok: true }) }));
+    const send = () => fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/jwt' }, body: delivery.body });
+    // All reach it while it fetches the verification keys for the first time.
+    const answers = await Promise.all([send(), send(), send()]);
+    assert.deepEqual(await Promise.all(answers.map((a) => a.json())), [{ ok: true }, { ok: true }, { ok: true }]);
   });
 
   test('registration calls the hook for the person about to be created', async () => {
