@@ -56,9 +56,12 @@ export interface RouteParts {
 
 export function compileRoute(r: Route): RouteParts {
   const codec = codecs[r.codec ?? 'json'];
+  const authenticator = authenticatorOf(r.auth);
+  // Declarations are typed; a name from untyped code fails at start-up, not on the first request.
+  if (!authenticator || !codec) throw new Error(`route ${r.method} ${r.path}: unknown ${authenticator ? `codec "${r.codec}"` : `auth "${String(r.auth)}"`}`);
   const parts: RouteParts = {
     route: r,
-    authenticator: authenticatorOf(r.auth),
+    authenticator,
     codec,
     paramNames: [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string),
   };
