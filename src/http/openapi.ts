@@ -1,6 +1,8 @@
 // The OpenAPI 3.1 document, generated from the same route declarations that validate requests.
 import { STATUS_CODES } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
+import { authenticatorOf } from './auth.js';
+import { codecs } from './codec.js';
 import type { Route } from './route.js';
 
 const ErrorEnvelope = {
@@ -20,17 +22,14 @@ function queryParameters(schema: TSchema | undefined) {
   return Object.entries(props).map(([name, s]) => ({ name, in: 'query', required: required.has(name), schema: plain(s) }));
 }
 
-const SECURITY: Record<Route['auth'], unknown[]> = {
-  none: [],
-  org: [{ orgId: [] }],
-  key: [{ orgId: [], apiKey: [] }],
-  operator: [{ operatorKey: [] }],
-};
-
 /** `extra`: operations served outside the route table (WS /events), as OpenAPI path items. */
 export function openApiDocument(routes: readonly Route[], info: { title: string; version: string; server: string }, extra: Record<string, Record<string, unknown>> = {}) {
   const paths: Record<string, Record<string, unknown>> = structuredClone(extra);
+  // The security schemes are those the routes' authenticators name.
+  const securitySchemes: Record<string, unknown> = {};
   for (const r of routes) {
+    const auth = authenticatorOf(r.auth);
+    Object.assign(securitySchemes, auth.schemes);
     const params = [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
     const consistency =
       r.method === 'get'
@@ -55,11 +54,11 @@ export function openApiDocument(routes: readonly Route[], info: { title: string;
       summary: r.summary,
       tags: [r.tag],
       operationId: `${r.method}${r.path.replace(/[{}]/g, '').replace(/[/-](\w)/g, (_, c: string) => c.toUpperCase())}`,
-      security: SECURITY[r.auth],
+      security: auth.security,
       parameters: [...params, ...queryParameters(r.query), ...consistency],
       responses,
     };
-    if (r.body) op['requestBody'] = { required: r.bodyOptional !== true, content: { 'application/json': { schema: plain(r.body) } } };
+    if (r.body) op['requestBody'] = { required: r.bodyOptional !== true, content: { [codecs[r.codec ?? 'json'].mediaType]: { schema: plain(r.body) } } };
     (paths[r.path] ??= {})[r.method] = op;
   }
   return {
@@ -69,11 +68,7 @@ export function openApiDocument(routes: readonly Route[], info: { title: string;
     paths,
     components: {
       schemas: { ErrorEnvelope },
-      securitySchemes: {
-        orgId: { type: 'apiKey', in: 'header', name: 'Service-OrgID' },
-        apiKey: { type: 'apiKey', in: 'header', name: 'Service-API-Key' },
-        operatorKey: { type: 'apiKey', in: 'header', name: 'Service-Operator-Key' },
-      },
+      securitySchemes,
     },
   };
 }

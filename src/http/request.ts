@@ -1,13 +1,12 @@
-// A handler's Request from what the front copied out of uWebSockets.js: authentication, path parameters,
-// the query, the consistency headers and the JSON body, checked in the contract's order.
-import { ServiceError, badRequest } from '../errors.js';
+// A handler's Request from what the front copied out of uWebSockets.js: the principal, path parameters,
+// the query, the consistency headers and the body, checked in the contract's order.
+import { badRequest } from '../errors.js';
 import type { OrgActor } from '../org/actor.js';
-import type { Registry } from '../org/registry.js';
+import { authenticatorOf, orgOf, type AuthContext, type Authenticator, type Principal } from './auth.js';
+import { codecs, type BodyCodec } from './codec.js';
 import { isMutating, type Consistency, type Request, type Route } from './route.js';
-import { checkDepth, checkUnicode, compileValidator, type Validator } from './validate.js';
+import { compileValidator, type Validator } from './validate.js';
 
-const ORG_ID = /^[A-Za-z0-9_-]{1,64}$/;
-const JSON_MAX_DEPTH = 64;
 const EMPTY_BODY = Buffer.alloc(0);
 
 /** Without the consistency headers a write waits for the local region, up to 30 s. Shared, so frozen. */
@@ -33,28 +32,40 @@ export function parseConsistency(headers: Record<string, string>): Consistency {
 
 /** The headers a route's request is built from: copying one out of uWS costs, so only these are. */
 export function routeHeaders(r: Route): string[] {
-  const names = ['service-orgid', 'service-api-key', 'service-operator-key', 'content-length', 'transfer-encoding'];
+  const auth = authenticatorOf(r.auth);
+  const names = [...auth.headers, 'content-length', 'transfer-encoding'];
   if (r.body) names.push('content-type');
   if (isMutating(r.method)) names.push('service-required-consistency', 'service-required-consistency-timeout');
   // Origin is read for CORS, which only public and end-user routes allow.
-  if (r.auth === 'none' || r.auth === 'org' || r.client) names.push('origin');
-  if (r.auth === 'org' || r.client) names.push('user-agent');
+  if (auth.crossOrigin || auth.client || r.client) names.push('origin');
+  if (auth.client || r.client) names.push('user-agent');
   return names;
 }
 
 /** Whether the route's handler sees the caller's address, origin and user agent. */
-export const wantsClient = (r: Route) => r.auth === 'org' || r.client === true;
+export const wantsClient = (r: Route) => authenticatorOf(r.auth).client || r.client === true;
 
 export interface RouteParts {
   route: Route;
+  authenticator: Authenticator;
+  codec: BodyCodec;
   paramNames: string[];
   body?: Validator;
   query?: Validator;
 }
 
 export function compileRoute(r: Route): RouteParts {
-  const parts: RouteParts = { route: r, paramNames: [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string) };
-  if (r.body) parts.body = compileValidator(r.body, 'body', false);
+  const codec = codecs[r.codec ?? 'json'];
+  const authenticator = authenticatorOf(r.auth);
+  // Declarations are typed; a name from untyped code fails at start-up, not on the first request.
+  if (!authenticator || !codec) throw new Error(`route ${r.method} ${r.path}: unknown ${authenticator ? `codec "${r.codec}"` : `auth "${String(r.auth)}"`}`);
+  const parts: RouteParts = {
+    route: r,
+    authenticator,
+    codec,
+    paramNames: [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string),
+  };
+  if (r.body) parts.body = compileValidator(r.body, 'body', codec.fromText);
   if (r.query) parts.query = compileValidator(r.query, 'query', true);
   return parts;
 }
@@ -67,33 +78,20 @@ export interface Copied {
   ip: string;
 }
 
-export interface AuthOptions {
-  operatorKey: string | undefined;
-  checkOperatorKey(presented: string): boolean;
+/**
+ * Throws the request's first problem as a ServiceError (or rejects with it, when the route's authenticator
+ * must wait); the order of checks is the contract's: who is calling, then the path, the query, the
+ * consistency headers and the body.
+ */
+export function buildRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined, ctx: AuthContext): Request | Promise<Request> {
+  const principal = parts.authenticator.authenticate(copied.headers, ctx);
+  if (principal instanceof Promise) return principal.then((p) => readRequest(parts, copied, raw, p));
+  return readRequest(parts, copied, raw, principal);
 }
 
-/** Throws the request's first problem as a ServiceError; the order of checks is the contract's. */
-export function buildRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined, registry: Registry, auth: AuthOptions): Request {
+function readRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined, principal: Principal): Request {
   const { route } = parts;
   const headers = copied.headers;
-  let org: OrgActor | undefined;
-  if (route.auth === 'operator') {
-    if (auth.operatorKey === undefined) throw new ServiceError('ERR_NOT_FOUND', 'operator endpoints are disabled (SERVICE_OPERATOR_KEY is not set)');
-    if (!auth.checkOperatorKey(headers['service-operator-key'] ?? '')) throw new ServiceError('ERR_UNAUTHORIZED', 'Service-Operator-Key is missing or wrong');
-  } else if (route.auth !== 'none') {
-    const orgId = headers['service-orgid'];
-    if (orgId === undefined) throw badRequest('Service-OrgID header is required');
-    if (!ORG_ID.test(orgId)) throw badRequest('Service-OrgID: must be 1-64 characters of A-Z a-z 0-9 _ -');
-    if (route.auth === 'key') {
-      const result = registry.authenticate(orgId, headers['service-api-key']);
-      if (!result.ok) throw result.error;
-      org = result.actor;
-    } else {
-      org = registry.get(orgId);
-      if (!org) throw new ServiceError('ERR_NOT_FOUND', `organization ${orgId} not found`);
-    }
-  }
-
   const params: Record<string, string> = {};
   for (let i = 0; i < parts.paramNames.length; i++) {
     const name = parts.paramNames[i] as string;
@@ -117,27 +115,15 @@ export function buildRequest(parts: RouteParts, copied: Copied, raw: Buffer | un
   const bytes = raw ?? EMPTY_BODY;
   // A route whose body is optional treats an empty body as no body at all.
   if (parts.body && !(route.bodyOptional && bytes.length === 0)) {
-    const contentType = headers['content-type'];
-    if (contentType !== undefined && !/^application\/json\s*(;|$)/i.test(contentType)) {
-      throw new ServiceError('ERR_UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json, got "${contentType}"`);
-    }
-    if (bytes.length === 0) throw badRequest('body: a JSON request body is required');
-    const text = bytes.toString('utf8');
-    checkDepth(text, JSON_MAX_DEPTH);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (error) {
-      throw badRequest(`body: malformed JSON (${(error as Error).message})`);
-    }
-    checkUnicode(text, parsed);
-    body = parts.body(parsed);
+    parts.codec.checkType(headers['content-type']);
+    body = parts.body(parts.codec.decode(bytes));
   }
   return {
     params,
     query,
     body,
-    org: org as OrgActor,
+    principal,
+    org: orgOf(principal) as OrgActor,
     consistency,
     ip: copied.ip,
     origin: headers['origin'] ?? '',

@@ -2,11 +2,10 @@
 // requests and produces the OpenAPI document.
 import type { TSchema } from '@sinclair/typebox';
 import type { OrgActor } from '../org/actor.js';
+import type { Auth, Principal } from './auth.js';
+import type { CodecName } from './codec.js';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
-
-/** none: public; org: Service-OrgID only (end-user routes); key: Service-OrgID and Service-API-Key */
-export type Auth = 'none' | 'org' | 'key' | 'operator';
 
 export interface Consistency {
   level: 'local_region' | 'all_regions';
@@ -17,7 +16,9 @@ export interface Request<B = unknown, Q = Record<string, unknown>> {
   params: Record<string, string>;
   query: Q;
   body: B;
-  /** the organization, for routes with auth org or key */
+  /** who is calling, as the route's authenticator established it */
+  principal: Principal;
+  /** the principal's organization (routes with auth org or key); undefined for a principal without one */
   org: OrgActor;
   consistency: Consistency;
   /** the caller: set for end-user routes and routes that declare `client`, '' otherwise */
@@ -47,10 +48,17 @@ export interface Route<B = any, Q = any> {
   path: string;
   summary: string;
   tag: string;
+  /**
+   * Who may call, checked once before anything else is read: 'none' public; 'org' Service-OrgID only
+   * (end-user routes); 'key' Service-OrgID and Service-API-Key; 'operator' Service-Operator-Key; or an
+   * Authenticator made for the route (see auth.ts).
+   */
   auth: Auth;
   /** the handler reads ip, origin and userAgent; end-user routes (auth org) always get them, others get '' */
   client?: boolean;
   body?: TSchema;
+  /** how the body is read: 'json' (the default) or 'form' (application/x-www-form-urlencoded, fields are strings) */
+  codec?: CodecName;
   /** the body may be left out entirely; the handler then sees body undefined */
   bodyOptional?: boolean;
   query?: TSchema;

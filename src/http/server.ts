@@ -1,10 +1,11 @@
 // The HTTP front on uWebSockets.js: routing with path parameters, body reading with a size limit,
-// authentication, validation, the envelope, CORS and request metrics. Handlers never touch sockets.
+// the route's authenticator, validation, the envelope, CORS and request metrics. Handlers never touch sockets.
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocketBehavior, us_listen_socket } from 'uWebSockets.js';
 import { ServiceError, toServiceError } from '../errors.js';
 import type { BoundCounter, BoundHistogram, Counter, Histogram, Metrics } from '../lib/metrics.js';
 import type { Registry } from '../org/registry.js';
+import { createAuthContext, type AuthContext } from './auth.js';
 import { buildRequest, compileRoute, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
 import { errorBody, envelope } from './respond.js';
 import type { Response, Route } from './route.js';
@@ -71,7 +72,7 @@ function isThenable(x: unknown): x is PromiseLike<unknown> {
 
 export class Front {
   readonly app: TemplatedApp;
-  private readonly registry: Registry;
+  private readonly auth: AuthContext;
   private readonly options: FrontOptions;
   private readonly requests: Counter;
   private readonly latency: Histogram;
@@ -79,7 +80,7 @@ export class Front {
 
   constructor(registry: Registry, metrics: Metrics, options: FrontOptions) {
     this.app = uws.App();
-    this.registry = registry;
+    this.auth = createAuthContext(registry, options);
     this.options = options;
     this.requests = metrics.counter('http_requests_total', 'HTTP requests by route, method and status');
     this.latency = metrics.histogram('http_request_duration_seconds', 'HTTP request latency by route and method');
@@ -189,7 +190,8 @@ export class Front {
     const compiled = x.compiled as Compiled;
     let outcome: Response | PromiseLike<Response>;
     try {
-      outcome = compiled.route.handler(buildRequest(compiled, x, raw, this.registry, this.options));
+      const request = buildRequest(compiled, x, raw, this.auth);
+      outcome = request instanceof Promise ? request.then((r) => compiled.route.handler(r)) : compiled.route.handler(request);
     } catch (error) {
       return this.finish(x, error);
     }
@@ -206,7 +208,7 @@ export class Front {
     const wanted = req.getHeader('access-control-request-method').toLowerCase();
     const target = methods.get(wanted);
     res.cork(() => {
-      if (target && this.corsAllowed(origin, target.route)) {
+      if (target && this.corsAllowed(origin, target)) {
         res.writeStatus('204 No Content');
         res.writeHeader('Access-Control-Allow-Origin', origin);
         res.writeHeader('Access-Control-Allow-Methods', wanted.toUpperCase());
@@ -221,8 +223,8 @@ export class Front {
   }
 
   /** End-user and public routes may be called from listed origins; management routes never cross-origin. */
-  private corsAllowed(origin: string, route: Route): boolean {
-    return origin !== '' && (route.auth === 'none' || route.auth === 'org') && this.options.corsOrigins.includes(origin);
+  private corsAllowed(origin: string, compiled: Compiled): boolean {
+    return origin !== '' && compiled.authenticator.crossOrigin && this.options.corsOrigins.includes(origin);
   }
 
   private count(x: Exchange, status: number): void {
@@ -263,13 +265,13 @@ export class Front {
     if (x.done) return;
     x.done = true;
     const origin = x.headers['origin'];
-    const route = x.compiled?.route;
+    const compiled = x.compiled;
     const res = x.res;
     res.cork(() => {
       res.writeStatus(statusLine(status));
       if (body !== undefined) res.writeHeader('Content-Type', contentType);
       if (headers) for (const k in headers) res.writeHeader(k, headers[k] as string);
-      if (origin && route && this.corsAllowed(origin, route)) {
+      if (origin && compiled && this.corsAllowed(origin, compiled)) {
         res.writeHeader('Access-Control-Allow-Origin', origin);
         res.writeHeader('Vary', 'Origin');
       }

@@ -7,6 +7,7 @@ import type { EventLog } from '../events/log.js';
 import { CLOSE_GOING_AWAY, CLOSE_KEY_ROTATED, CLOSE_SLOW_CONSUMER, type EventStream, type Sink, type StreamFormat, type Subscription, type SubscriptionRequest } from '../events/stream.js';
 import { ServiceError, badRequest } from '../errors.js';
 import type { Registry } from '../org/registry.js';
+import { ORG_ID } from './auth.js';
 import { errorResponse } from './openapi.js';
 import { errorBody } from './respond.js';
 import { queryOf, uws } from './uws.js';
@@ -22,7 +23,6 @@ interface SocketData {
   subscription?: Subscription;
 }
 
-const ORG_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const KNOWN_EVENTS = new Set(EVENT_MESSAGE_NAMES);
 
 /**
