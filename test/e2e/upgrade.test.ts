@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { cpSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Clock } from '../../src/lib/clock.js';
+import { decodeRecord } from '../../src/wal/codec.js';
+import { openStore } from '../../src/wal/store.js';
 import { expectError, expectResult } from '../support/expect.js';
 import { caughtUp, waitFor } from '../support/regions.js';
 import { removeDir, startTestServer, tempDir, type Client, type TestServer } from '../support/server.js';
@@ -43,10 +45,26 @@ function start(dataDir: string): Promise<TestServer> {
 
 const rootOf = (s: TestServer): Client => s.client.as(expected.root.id, expected.root.api_key);
 
+/** The format versions of the root organization's stored records in a stopped data dir (undefined: none). */
+async function storedVersions(dataDir: string, offsets: number[]): Promise<{ snapshot: unknown; entries: unknown[] }> {
+  const store = openStore(dataDir, 'local', false);
+  try {
+    const version = (bytes: Buffer | undefined) => (bytes ? decodeRecord<{ v?: number; state?: { v?: number } }>(bytes) : undefined);
+    return {
+      snapshot: version(store.snapshots.getBinary(expected.root.id))?.state?.v,
+      entries: offsets.map((o) => version(store.wal.getBinary([expected.root.id, o]))?.v),
+    };
+  } finally {
+    await store.close();
+  }
+}
+
 describe('a data dir written before records carried a format version', () => {
   test('opens, and serves its persons, groups, attributes, webhook, tokens, keys and events', async () => {
     const dir = tempDir('identity-upgrade-');
     cpSync(fixtureDir, dir, { recursive: true });
+    // What makes this test mean something: the fixture's records predate format versions.
+    assert.deepEqual(await storedVersions(dir, [1, expected.root_wal_offset]), { snapshot: undefined, entries: [undefined, undefined] });
     let server = await start(dir);
     try {
       // The root organization comes back from its snapshot and the entry after it, the suborganization from its WAL.
@@ -115,6 +133,8 @@ describe('a data dir written before records carried a format version', () => {
 
       // Old and new records together come back after another restart.
       await server.stop();
+      const written = await storedVersions(dir, [expected.root_wal_offset, expected.root_wal_offset + 1]);
+      assert.deepEqual(written.entries, [undefined, 1]);
       server = await start(dir);
       const again = rootOf(server);
       assert.deepEqual(expectResult(await again.get(`/persons/${added.person_id}/groups`), 200), ['admins']);
