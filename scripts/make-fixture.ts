@@ -1,5 +1,5 @@
 // Writes a small data dir with the code as it is checked out, for the upgrade test of the next format change:
-// `npx tsx scripts/make-fixture.ts test/fixtures/data-v<N>`. It holds a snapshot and WAL entries after it, a
+// `FIXTURE_COMMIT=$(git rev-parse --short HEAD) npx tsx scripts/make-fixture.ts test/fixtures/data-v<N>`. It holds a snapshot and WAL entries after it, a
 // replica region's store, persons with handles, groups and attributes, a password, minted tokens, a webhook
 // and a suborganization; expected.json beside it says what a later version must still find there.
 import { cpSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
