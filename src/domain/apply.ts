@@ -1,5 +1,6 @@
-// apply(state, change): the state after a change. It mutates in place because one actor owns the state;
-// it never fails on a change that decide() produced, and replays the WAL deterministically.
+// apply(state, change): the state after a change, and applyEntry: the state after a whole WAL entry. They
+// mutate in place because one actor owns the state; they never fail on a change that decide() produced, and
+// replay the WAL deterministically: the actor, recovery and the replicas all go through applyEntry.
 import type { Change } from './changes.js';
 import { emptyState, handleKey, lowerBound, type AttributeSet, type OrgState } from './state.js';
 
@@ -13,6 +14,28 @@ function attributeHome(state: OrgState, personId: string | undefined): { get(b: 
     set: (b, a) => void (attrs[b] = a),
     delete: (b) => void delete attrs[b],
   };
+}
+
+/** What applyEntry needs of a WAL entry: its changes, its offset, and the event offset once it is applied. */
+export interface AppliedEntry {
+  offset: number;
+  changes: readonly Change[];
+  ev: number;
+}
+
+/**
+ * The state after an entry: its changes in order, then its offsets. An organization starts at the entry that
+ * creates it; before that (a state of undefined) every other change is ignored and the state stays undefined.
+ */
+export function applyEntry(state: OrgState, entry: AppliedEntry): OrgState;
+export function applyEntry(state: OrgState | undefined, entry: AppliedEntry): OrgState | undefined;
+export function applyEntry(state: OrgState | undefined, entry: AppliedEntry): OrgState | undefined {
+  let s = state;
+  for (const change of entry.changes) s = change.t === 'OrgCreated' ? emptyState(change.genesis) : s && apply(s, change);
+  if (!s) return undefined;
+  s.offset = entry.offset;
+  s.event_offset = entry.ev;
+  return s;
 }
 
 export function apply(state: OrgState, change: Change): OrgState {

@@ -52,7 +52,7 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
     case 'DeleteWebhook':
       return deleteWebhook(state, command.webhook_id);
     case 'AddWebhookTrigger':
-      return addTrigger(state, command.webhook_id, command.trigger);
+      return addTrigger(state, command.webhook_id, command.trigger, ctx);
     case 'RemoveWebhookTrigger':
       return removeTrigger(state, command.webhook_id, command.trigger);
     case 'SetPassword':

@@ -10,6 +10,8 @@ export interface DecideContext {
   hashKey(key: string): string;
   /** configured regions; the first is local */
   regions: readonly string[];
+  /** whether a name is an event message of the catalog (events/ owns the catalog, and domain/ imports nothing of it) */
+  isEventMessageName(name: string): boolean;
 }
 
 /** An event as decide() states it; the actor adds event_metadata and the offset. */

@@ -1,18 +1,36 @@
-// Organization state to and from a plain, serializable form (Maps and Sets become arrays).
-import { handleKey, type Group, type OrgState, type OwedTwin, type Person, type AttributeSet, type Webhook } from './state.js';
+// Organization state to and from a plain, serializable form (Maps and Sets become arrays), with the format
+// version the form is stored in and the steps that upgrade snapshots written by earlier versions.
+import { currentVersion, upgrade, type Format, type StoredRecord } from '../lib/versions.js';
+import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook } from './state.js';
 
 export interface StateSnapshot {
-  /** owed_twins is absent from snapshots written before twins were owed */
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'owed_twins'> & { owed_twins?: OwedTwin[] };
+  v: number;
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks'>;
   persons: Person[];
   groups: Array<Omit<Group, 'members'> & { members: string[] }>;
   attributes: Array<[string, AttributeSet]>;
   webhooks: Webhook[];
 }
 
+/**
+ * A field added to OrgState is written by toSnapshot and read by fromSnapshot, and a step appended here
+ * gives the snapshots already stored its value for "none yet", e.g.
+ * `(s) => ({ ...s, org: { ...s.org, oauth_clients: [] } })`. Steps are never edited or removed.
+ */
+export const SNAPSHOT_FORMAT: Format = {
+  name: 'organization snapshot',
+  steps: [
+    // 0 → 1: snapshots gained `v`; those written before twins were owed have no owed_twins.
+    (s) => ({ ...s, org: { ...s['org'], owed_twins: s['org'].owed_twins ?? [] } }),
+  ],
+};
+
+const VERSION = currentVersion(SNAPSHOT_FORMAT);
+
 export function toSnapshot(s: OrgState): StateSnapshot {
   const { persons, person_order, handles, groups, attributes, webhooks, ...org } = s;
   return {
+    v: VERSION,
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
     persons: person_order.map((id) => persons.get(id) as Person),
     groups: [...groups.values()].map((g) => ({ ...g, members: [...g.members] })),
@@ -21,10 +39,11 @@ export function toSnapshot(s: OrgState): StateSnapshot {
   };
 }
 
-export function fromSnapshot(snap: StateSnapshot): OrgState {
+/** The state of a snapshot of any known version. */
+export function fromSnapshot(stored: StateSnapshot | StoredRecord): OrgState {
+  const snap = upgrade<StateSnapshot>(SNAPSHOT_FORMAT, stored);
   const state: OrgState = {
     ...snap.org,
-    owed_twins: snap.org.owed_twins ?? [],
     persons: new Map(),
     person_order: [],
     handles: new Map(),

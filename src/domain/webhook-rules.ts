@@ -1,7 +1,6 @@
 // Validation of webhook settings and triggers: target URLs, duration strings, custom headers, trigger names.
 import { isIP } from 'node:net';
 import { badRequest } from '../errors.js';
-import { eventByMessageName } from '../events/catalog.js';
 import type { TriggerType, Webhook, WebhookTrigger } from './state.js';
 
 export const MAX_WEBHOOKS = 100;
@@ -96,12 +95,8 @@ export function checkCustomHeaders(headers: Record<string, string[]>, field = 'c
   return out;
 }
 
-/** Whether a name is an event message of the catalog, which event triggers may name. */
-export function isEventMessageName(name: string): boolean {
-  return eventByMessageName(name) !== undefined;
-}
-
-export function checkTrigger(trigger: WebhookTrigger): void {
+/** An event trigger names an event message of the catalog, which events/ owns: the context says which names are. */
+export function checkTrigger(trigger: WebhookTrigger, isEventMessageName: (name: string) => boolean): void {
   if (trigger.trigger_type === 'sync_hook') {
     if (!(SYNC_HOOK_NAMES as readonly string[]).includes(trigger.trigger_name)) {
       throw badRequest(`trigger_name: a sync_hook trigger must be one of ${SYNC_HOOK_NAMES.join(', ')}, got "${trigger.trigger_name.slice(0, 100)}"`);

@@ -59,9 +59,9 @@ export function deleteWebhook(state: OrgState, id: string): Decision<null> {
 const sameTrigger = (a: WebhookTrigger, b: WebhookTrigger) => a.trigger_type === b.trigger_type && a.trigger_name === b.trigger_name;
 
 /** Attaching a trigger the webhook already has changes nothing. */
-export function addTrigger(state: OrgState, id: string, trigger: WebhookTrigger): Decision<null> {
+export function addTrigger(state: OrgState, id: string, trigger: WebhookTrigger, ctx: Pick<DecideContext, 'isEventMessageName'>): Decision<null> {
   const webhook = requireWebhook(state, id);
-  checkTrigger(trigger);
+  checkTrigger(trigger, ctx.isEventMessageName);
   if (webhook.triggers.some((t) => sameTrigger(t, trigger))) return decision(null);
   if (webhook.triggers.length >= MAX_TRIGGERS) throw badRequest(`a webhook may have at most ${MAX_TRIGGERS} triggers`);
   const added = { trigger_type: trigger.trigger_type, trigger_name: trigger.trigger_name };

@@ -203,6 +203,11 @@ export function eventByMessageName(messageName: string): EventTypeDef | undefine
   return byMessageName.get(messageName);
 }
 
+/** Whether a name is an event message of the catalog, which event triggers may name. */
+export function isEventMessageName(name: string): boolean {
+  return byMessageName.has(name);
+}
+
 export function eventByNumber(number: number): EventTypeDef | undefined {
   return byNumber.get(number);
 }

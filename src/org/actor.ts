@@ -3,7 +3,7 @@
 // next transaction, so a busy organization pays one fsync per batch. Nothing is acknowledged before its
 // batch is durable.
 import { ServiceError } from '../errors.js';
-import { apply } from '../domain/apply.js';
+import { applyEntry } from '../domain/apply.js';
 import type { Change } from '../domain/changes.js';
 import type { Command } from '../domain/commands.js';
 import { decide } from '../domain/decide.js';
@@ -150,9 +150,7 @@ export class OrgActor {
         continue;
       }
       writes.push(write);
-      this.state.event_offset += events.length;
-      for (const change of d.changes) this.state = apply(this.state, change);
-      this.state.offset = offset;
+      this.state = applyEntry(this.state, { offset, changes: d.changes, ev: this.state.event_offset + events.length });
       this.deps.applied(this.state, d.changes);
       if (d.spawn) {
         const genesis: Change = { t: 'OrgCreated', genesis: d.spawn };

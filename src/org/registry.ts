@@ -4,6 +4,7 @@ import { ServiceError } from '../errors.js';
 import type { Change } from '../domain/changes.js';
 import type { DecideContext } from '../domain/decision.js';
 import { emptyState, type OrgGenesis, type OrgState } from '../domain/state.js';
+import { isEventMessageName } from '../events/catalog.js';
 import type { EventStamper } from '../events/stamp.js';
 import type { IdSource } from '../lib/ids.js';
 import type { Clock } from '../lib/clock.js';
@@ -145,6 +146,7 @@ export class Registry {
       secret: () => this.deps.ids.secret(),
       hashKey,
       regions: this.deps.regions,
+      isEventMessageName,
     };
   }
 

@@ -1,13 +1,12 @@
 // A replica region: its own copy of every organization's state, built only from the WAL entries it
 // receives. Entries apply idempotently by offset, are durable before they are acknowledged, and the
 // applied offset is saved in the same transaction, so a restarted replica resumes exactly where it was.
-import { apply } from '../domain/apply.js';
+import { applyEntry } from '../domain/apply.js';
 import type { Change } from '../domain/changes.js';
 import { toSnapshot } from '../domain/snapshot.js';
 import type { OrgState } from '../domain/state.js';
 import { recoverOrg } from '../org/recovery.js';
-import { decodeRecord } from '../wal/codec.js';
-import type { WalEntry } from '../wal/log.js';
+import { decodeEntry, type WalEntry } from '../wal/entry.js';
 import type { ReplicaStore, ReplicaWrite } from './replica-store.js';
 import type { Ack, Batch, ReplicaEndpoint } from './transport.js';
 
@@ -125,7 +124,7 @@ export class Replica implements ReplicaEndpoint {
         }
         let entry: WalEntry<Change>;
         try {
-          entry = decodeRecord<WalEntry<Change>>(e.record);
+          entry = decodeEntry<Change>(e.record);
         } catch (error) {
           this.stats.corrupt++;
           this.warn(`replica ${this.region}: entry ${e.offset} of ${batch.org} does not verify (${(error as Error).message}); waiting for it again`);
@@ -153,17 +152,11 @@ export class Replica implements ReplicaEndpoint {
   }
 
   private applyEntry(w: Decoded): void {
-    let state = this.states.get(w.org);
-    for (const change of w.entry.changes) {
-      if (change.t === 'OrgCreated') state = apply(undefined as unknown as OrgState, change);
-      else if (state) state = apply(state, change);
-    }
+    const state = applyEntry(this.states.get(w.org), { offset: w.offset, changes: w.entry.changes, ev: w.entry.ev });
     if (!state) {
       this.warn(`replica ${this.region}: entry ${w.offset} of ${w.org} precedes its genesis; skipped`);
       return;
     }
-    state.offset = w.offset;
-    state.event_offset = w.entry.ev;
     this.states.set(w.org, state);
     this.stats.applied++;
   }

@@ -1,15 +1,10 @@
 // The write-ahead log: per-organization entries with consecutive offsets, events beside them, snapshots.
 // One append is one LMDB transaction; in durable mode it resolves only once the commit is flushed to disk.
 import { decodeRecord, encodeRecord, CorruptRecordError } from './codec.js';
+import { decodeEntry, encodeEntry, type WalEntry } from './entry.js';
 import type { Store } from './store.js';
 
-export interface WalEntry<C = unknown> {
-  /** commit time, ms since the epoch */
-  at: number;
-  changes: C[];
-  /** the organization's last event offset once this entry is applied */
-  ev: number;
-}
+export type { WalEntry } from './entry.js';
 
 export interface EncodedWrite {
   org: string;
@@ -60,7 +55,7 @@ export function createWal(store: Store, warn: (message: string) => void): Wal {
   }
 
   return {
-    encodeEntry: (entry) => encodeRecord(entry),
+    encodeEntry,
     encodeEvent: (event) => encodeRecord(event),
 
     append(writes, newOrgs = []) {
@@ -110,7 +105,7 @@ export function createWal(store: Store, warn: (message: string) => void): Wal {
         }
         let entry: WalEntry<C>;
         try {
-          entry = decodeRecord<WalEntry<C>>(value);
+          entry = decodeEntry<C>(value);
         } catch (error) {
           if (!(error instanceof CorruptRecordError)) throw error;
           cutAt = offset;
@@ -136,7 +131,7 @@ export function createWal(store: Store, warn: (message: string) => void): Wal {
     entries<C>(org: string, after: number, limit: number) {
       const out: Array<{ offset: number; entry: WalEntry<C> }> = [];
       for (const { key, value } of store.wal.getRange({ start: [org, after + 1], end: [org, Number.MAX_SAFE_INTEGER], limit })) {
-        out.push({ offset: key[1], entry: decodeRecord<WalEntry<C>>(value) });
+        out.push({ offset: key[1], entry: decodeEntry<C>(value) });
       }
       return out;
     },

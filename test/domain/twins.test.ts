@@ -100,8 +100,9 @@ describe('owed twins in snapshots', () => {
   test('survive toSnapshot/fromSnapshot through JSON, and a snapshot from before them reads as owing none', () => {
     const state = at(5, owed(3, 'a'), owed(5, 'c'));
     assert.deepEqual(fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(state)))), state);
-    const older = toSnapshot(given());
-    delete older.org.owed_twins;
-    assert.deepEqual(fromSnapshot(older).owed_twins, []);
+    // As written before snapshots had a version: no `v`, and no owed_twins.
+    const { v: _v, ...older } = toSnapshot(given());
+    const { owed_twins: _owed, ...org } = older.org;
+    assert.deepEqual(fromSnapshot({ ...older, org }).owed_twins, []);
   });
 });

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { apply } from '../../src/domain/apply.js';
 import type { Change } from '../../src/domain/changes.js';
 import type { Webhook } from '../../src/domain/state.js';
-import { GENESIS, given, when } from '../support/domain.js';
+import { GENESIS, given, refused, when } from '../support/domain.js';
 
 const webhook: Webhook = { id: 'w1', created: GENESIS.created, triggers: [], name: 'n', description: '', target_url: 'https://hooks.example.com/x', custom_headers: {}, timeout: '0s', on_failure: 'block' };
 const eventTrigger = { trigger_type: 'event', trigger_name: 'PersonCreated_v1' } as const;
@@ -16,6 +16,12 @@ test('an event trigger covers events from the next offset on', () => {
   const { decision, after } = when(state, { kind: 'AddWebhookTrigger', webhook_id: 'w1', trigger: eventTrigger });
   assert.deepEqual(decision.changes, [{ t: 'WebhookTriggerAdded', id: 'w1', trigger: eventTrigger, from_event: 42 }]);
   assert.deepEqual(after.webhooks.get('w1')?.triggers, [{ ...eventTrigger, from_event: 42 }]);
+});
+
+test('an event trigger names an event message of the catalog, and a sync hook trigger a hook', () => {
+  const state = given({ t: 'WebhookCreated', webhook });
+  refused(state, { kind: 'AddWebhookTrigger', webhook_id: 'w1', trigger: { trigger_type: 'event', trigger_name: 'PersonCreated_v2' } }, 'ERR_BAD_REQUEST', 'trigger_name', 'PersonCreated_v2');
+  refused(state, { kind: 'AddWebhookTrigger', webhook_id: 'w1', trigger: { trigger_type: 'sync_hook', trigger_name: 'PersonCreated_v1' } }, 'ERR_BAD_REQUEST', 'token_minted');
 });
 
 test('a sync hook trigger has no offset', () => {

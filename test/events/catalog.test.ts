@@ -11,6 +11,7 @@ import {
   eventByMessageName,
   eventByNumber,
   eventSource,
+  isEventMessageName,
   messageDef,
 } from '../../src/events/catalog.js';
 import type { FieldDef } from '../../src/events/schema.js';
@@ -184,6 +185,15 @@ describe('event catalog: invariants', () => {
         if (f.kind === 'enum') assert.ok(enumDef(f.type), `${def.name}.${f.name}`);
         if (f.kind === 'message' && !f.type.startsWith('google.protobuf.')) assert.ok(messageDef(f.type), `${def.name}.${f.name}`);
       }
+    }
+  });
+});
+
+describe('event triggers', () => {
+  it('name event messages of the catalog', () => {
+    for (const ok of ['PersonCreated_v1', 'RoleCreated_InRegion_v1', 'AWSIAMRoleCreated_v1', 'PermissionsSetToPerson_v1']) assert.equal(isEventMessageName(ok), true, ok);
+    for (const bad of ['PersonCreated', 'PersonCreated_v2', 'Thing_v1', 'person created_v1', 'EventType_UNSPECIFIED', 'GateServerStarted_v1_Version', 'token_minted']) {
+      assert.equal(isEventMessageName(bad), false, bad);
     }
   });
 });

@@ -9,6 +9,7 @@ import type { DecideContext, Decision } from '../../src/domain/decision.js';
 import { toSnapshot } from '../../src/domain/snapshot.js';
 import { emptyState, type OrgGenesis, type OrgState, type Person } from '../../src/domain/state.js';
 import { ServiceError, type ErrorCode } from '../../src/errors.js';
+import { isEventMessageName } from '../../src/events/catalog.js';
 
 export const GENESIS: OrgGenesis = { id: 'org-1', org_name: 'root', parent_id: null, root_id: 'org-1', api_key_hash: 'hash:key-0', created: '2024-01-01T00:00:00.000Z' };
 export const NOW_MS = Date.UTC(2024, 5, 1, 12, 0, 0);
@@ -23,6 +24,7 @@ export function fixedContext(): DecideContext {
     secret: () => `secret-${++secrets}`,
     hashKey: (key) => `hash:${key}`,
     regions: ['europe-belgium', 'us-iowa'],
+    isEventMessageName,
   };
 }
 

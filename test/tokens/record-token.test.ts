@@ -7,7 +7,7 @@ import type { DecideContext } from '../../src/domain/decision.js';
 import { emptyState, type OrgState } from '../../src/domain/state.js';
 import { ServiceError } from '../../src/errors.js';
 
-const ctx: DecideContext = { nowMs: 1_800_000_000_000, uuid: () => 'p-1', secret: () => 's', hashKey: (k) => k, regions: ['europe-belgium'] };
+const ctx: DecideContext = { nowMs: 1_800_000_000_000, uuid: () => 'p-1', secret: () => 's', hashKey: (k) => k, regions: ['europe-belgium'], isEventMessageName: () => true };
 
 function orgWithPerson(active = true, personType: 'regular' | 'anonymous' = 'regular'): OrgState {
   const state = emptyState({ id: 'org-1', org_name: 'o', parent_id: null, root_id: 'org-1', api_key_hash: 'h', created: '2027-01-01T00:00:00.000Z' });
