@@ -6,6 +6,8 @@ export interface PersonInput {
   handles: Handle[];
   region?: string;
   groups?: string[];
+  /** roles that exist; the person's whole set (PUT: replaces it when given) */
+  roles?: string[];
   attributes?: Record<string, AttributeSet>;
   active?: boolean;
 }

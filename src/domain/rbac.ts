@@ -43,7 +43,7 @@ function normalizeNames(names: readonly string[], field: string, kind: 'role' | 
 }
 
 const normalizePermissions = (state: OrgState, names: readonly string[], field: string) => normalizeNames(names, field, 'permission', (n) => state.permissions.has(n));
-const normalizeRoles = (state: OrgState, names: readonly string[], field: string) => normalizeNames(names, field, 'role', (n) => state.roles.has(n));
+export const normalizeRoles = (state: OrgState, names: readonly string[], field: string) => normalizeNames(names, field, 'role', (n) => state.roles.has(n));
 
 const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 const regional = (name: string, body: Record<string, unknown>): EventDraft => ({ name, body, regional: true });
@@ -167,7 +167,7 @@ function holders(state: OrgState, list: (p: Person) => readonly string[] | undef
   return out;
 }
 
-function rolesSetEvent(personId: string, next: readonly string[], old: readonly string[]): EventDraft {
+export function rolesSetEvent(personId: string, next: readonly string[], old: readonly string[]): EventDraft {
   return regional('RolesSetToPerson_v1', { new_roles: [...next], old_roles: [...old], person_id: personId });
 }
 

@@ -213,3 +213,27 @@ describe('snapshots', () => {
     assert.equal(when(back, { kind: 'CreatePermission', name: 'p1' }).after.permissions.size, 1);
   });
 });
+
+describe('roles given when a person is created or put', () => {
+  const world = () => given(aRole('r1'), aRole('r2'));
+  const handles = [{ type: 'username' as const, value: 'neo' }];
+
+  test('CreatePerson with roles: the person holds them and RolesSetToPerson follows PersonCreated', () => {
+    const { decision, after } = when<{ person_id: string }>(world(), { kind: 'CreatePerson', input: { handles, roles: ['r2', 'r1', 'r2'] } });
+    const id = decision.reply.person_id;
+    assert.deepEqual(person(after, id).roles, ['r1', 'r2']);
+    assert.deepEqual(names(decision.events), ['PersonCreated_v1', 'RolesSetToPerson_InRegion_v1']);
+    assert.deepEqual(decision.events[1]?.body, { new_roles: ['r1', 'r2'], old_roles: [], person_id: id, region: 'europe-belgium' });
+    refused(world(), { kind: 'CreatePerson', input: { handles, roles: ['nope'] } }, 'ERR_BAD_REQUEST', 'roles[0]', 'nope');
+    assert.deepEqual(names(when(world(), { kind: 'CreatePerson', input: { handles } }).decision.events), ['PersonCreated_v1'], 'no roles, no RolesSetToPerson');
+  });
+
+  test('PutPerson with roles replaces the set when it differs; without roles leaves it', () => {
+    const { after: s1 } = when(world(), { kind: 'CreatePerson', input: { handles, roles: ['r1'] } });
+    const changed = when(s1, { kind: 'PutPerson', input: { handles, roles: ['r2'] } });
+    assert.deepEqual(changed.decision.events.map((e) => e.body), [{ new_roles: ['r2'], old_roles: ['r1'], person_id: 'id-1', region: 'europe-belgium' }]);
+    assert.deepEqual(person(changed.after, 'id-1').roles, ['r2']);
+    assert.deepEqual(when(changed.after, { kind: 'PutPerson', input: { handles, roles: ['r2'] } }).decision.changes, []);
+    assert.deepEqual(when(changed.after, { kind: 'PutPerson', input: { handles } }).decision.changes, []);
+  });
+});

@@ -235,6 +235,14 @@ describe('roles and permissions on one region', () => {
     assert.deepEqual(decodeJwt(await mint())['roles'], ['viewer'], 'a deleted role leaves the next token');
     expectNoContent(await o.admin.put(`/persons/${id}/roles`, { roles: [] }));
     assert.equal(decodeJwt(await mint())['roles'], undefined);
+
+    // POST /persons takes roles too; they must exist
+    expectError(await o.admin.post('/persons', { ...email('cy@example.com'), roles: ['nobody'] }), 400, 'roles[0]', 'nobody');
+    const cy = expectResult(await o.admin.post('/persons', { ...email('cy@example.com'), roles: ['viewer'] }), 201).person_id as string;
+    assert.deepEqual(expectResult(await o.admin.get(`/persons/${cy}/roles`), 200), ['viewer']);
+    assert.deepEqual(events(o.id, 'RolesSetToPerson_v1').map(body).at(-1), { new_roles: ['viewer'], old_roles: [], person_id: cy });
+    const token = expectResult<string>(await o.admin.post(`/persons/${cy}/mint-token`), 201);
+    assert.deepEqual((await verifyIdentityToken(server, token))['roles'], ['viewer']);
   });
 });
 
