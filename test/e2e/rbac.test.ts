@@ -163,6 +163,22 @@ describe('roles and permissions on one region', () => {
     expectError(await c.delete('/rbac/roles/temp'), 404, 'temp');
   });
 
+  test('/openapi.json lists every route with its statuses', async () => {
+    const r = await server.client.as('', '').get('/openapi.json');
+    assert.equal(r.status, 200);
+    const paths = r.body.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    const expected: Array<[string, string, string]> = [
+      ['post', '/rbac/permissions', '204'], ['get', '/rbac/permissions', '200'],
+      ['get', '/rbac/permissions/{permission_name}', '200'], ['patch', '/rbac/permissions/{permission_name}', '204'], ['delete', '/rbac/permissions/{permission_name}', '409'],
+      ['post', '/rbac/roles', '204'], ['get', '/rbac/roles', '200'],
+      ['get', '/rbac/roles/{role_name}', '200'], ['patch', '/rbac/roles/{role_name}', '204'], ['delete', '/rbac/roles/{role_name}', '204'],
+      ['get', '/persons/{person_id}/roles', '200'], ['put', '/persons/{person_id}/roles', '204'],
+      ['get', '/persons/{person_id}/additional-permissions', '200'], ['put', '/persons/{person_id}/additional-permissions', '204'],
+      ['get', '/persons/{person_id}/permissions', '200'], ['post', '/rbac/check', '200'],
+    ];
+    for (const [method, path, status] of expected) assert.ok(paths[path]?.[method]?.responses[status], `${method.toUpperCase()} ${path} ${status}`);
+  });
+
   test('lists page by offset and by cursor, in name order', async () => {
     const o = await newOrg(server, 'paging');
     const names = ['p.c', 'p.a', 'p.e', 'p.b', 'p.d'];
