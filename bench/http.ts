@@ -9,9 +9,9 @@ import { encodeRequest } from './lib/connection.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { createPersons } from './lib/persons.js';
 import { environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
-import { startServer, startService, type ServerProcess } from './lib/server-process.js';
+import { startServer, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
 
-const CASES = ['hello', 'get-person', 'put-attributes', 'put-attributes-nosync'] as const;
+const CASES = ['hello', 'get-person', 'rbac-check', 'put-attributes', 'put-attributes-nosync'] as const;
 type CaseName = (typeof CASES)[number];
 
 const HOST = '127.0.0.1';
@@ -37,7 +37,7 @@ const USAGE = `usage: npm run bench -- http [options]   (or: npx tsx bench/http.
   --warmup S        unmeasured seconds before each case (default 1)
   --connections N   keep-alive connections, one request in flight on each (default 50)
   --rate N          open loop at N requests/s instead of the closed loop
-  --persons N       persons created for the GET case (default 1000)
+  --persons N       persons created for the GET and check cases (default 1000)
   --cases LIST      comma-separated subset of ${CASES.join(', ')}`;
 
 function settings(argv: string[]): Settings | undefined {
@@ -93,6 +93,27 @@ async function helloCase(s: Settings): Promise<Row> {
   }
 }
 
+/** Permission names of the check case: each role holds 4 of them, so half of the checks are granted. */
+const PERMISSIONS = Array.from({ length: 16 }, (_, i) => `documents/${i}:read`);
+const ROLES = Array.from({ length: 4 }, (_, r) => ({ name: `role-${r}`, permissions: PERMISSIONS.slice(r * 4, r * 4 + 4) }));
+
+/** POST /rbac/check over persons holding two roles each, against every permission in turn. */
+async function rbacCheckCase(s: Settings, service: ServiceProcess, durability: string): Promise<Row> {
+  const headers = { ...service.auth, 'Content-Type': 'application/json' };
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${service.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    if (res.status !== 204) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+  };
+  for (const name of PERMISSIONS) await post('/rbac/permissions', { name });
+  for (const role of ROLES) await post('/rbac/roles', role);
+  const ids = await createPersons(service, s.persons, (i) => ({ handles: [{ type: 'username', value: `check-${i}` }], roles: [`role-${i % 4}`, `role-${(i + 1) % 4}`] }));
+  const reqs = ids.flatMap((id, i) => [0, 1, 2, 3].map((k) => {
+    const body = JSON.stringify({ person_id: id, permission_name: PERMISSIONS[(i * 4 + k * 5) % PERMISSIONS.length] });
+    return encodeRequest(HOST, { method: 'POST', path: '/rbac/check', headers, body });
+  }));
+  return measure(s, service, 'rbac-check', `POST /rbac/check, ${ids.length} persons with 2 of 4 roles, 16 permissions, SERVICE_DURABILITY=${durability}`, (i) => reqs[i % reqs.length] as Buffer, (st) => st === 200);
+}
+
 async function serviceCases(s: Settings, durability: 'sync' | 'nosync', cases: CaseName[]): Promise<Row[]> {
   const service = await startService({ SERVICE_DURABILITY: durability });
   const rows: Row[] = [];
@@ -102,6 +123,7 @@ async function serviceCases(s: Settings, durability: 'sync' | 'nosync', cases: C
       const reqs = ids.map((id) => encodeRequest(HOST, { method: 'GET', path: `/persons/${id}`, headers: service.auth }));
       rows.push(await measure(s, service, 'get-person', `GET /persons/{id}, ${ids.length} persons, SERVICE_DURABILITY=${durability}`, (i) => reqs[i % reqs.length] as Buffer));
     }
+    if (cases.includes('rbac-check')) rows.push(await rbacCheckCase(s, service, durability));
     for (const name of ['put-attributes', 'put-attributes-nosync'] as const) {
       if (!cases.includes(name)) continue;
       const headers = { ...service.auth, 'Content-Type': 'application/json' };
@@ -122,7 +144,7 @@ export async function main(argv: string[]): Promise<void> {
   console.error(`http: ${s.connections} keep-alive connections over loopback, ${loop}, ${s.durationMs / 1000} s per case after ${s.warmupMs / 1000} s warm-up`);
   const rows: Row[] = [];
   if (s.cases.includes('hello')) rows.push(await helloCase(s));
-  const sync = s.cases.filter((c) => c === 'get-person' || c === 'put-attributes');
+  const sync = s.cases.filter((c) => c === 'get-person' || c === 'rbac-check' || c === 'put-attributes');
   if (sync.length > 0) rows.push(...(await serviceCases(s, 'sync', sync)));
   if (s.cases.includes('put-attributes-nosync')) rows.push(...(await serviceCases(s, 'nosync', ['put-attributes-nosync'])));
 

@@ -26,6 +26,7 @@ import { regionRoutes } from './http/handlers/regions.js';
 import { systemRoutes } from './http/handlers/system.js';
 import { webhookRoutes } from './http/handlers/webhooks.js';
 import { tokenRoutes } from './http/handlers/tokens.js';
+import { rbacRoutes } from './http/handlers/rbac.js';
 import { isNativeUws } from './http/uws.js';
 import { eventSocketBehavior } from './http/ws.js';
 import { systemClock, type Clock } from './lib/clock.js';
@@ -279,6 +280,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...deadLetterRoutes(deps, events),
     ...passwordRoutes(deps, { passwords, signIn }),
     ...tokenRoutes(deps, { keys, minter, validator, issuer: () => issuer }),
+    ...rbacRoutes(deps),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream, log: eventLog }));
   front.mount(routes);

@@ -175,5 +175,38 @@ export function apply(state: OrgState, change: Change): OrgState {
     case 'TwinsEmitted':
       state.owed_twins = state.owed_twins.filter((t) => t.offset > change.through);
       return state;
+    // Access control. Roles and permissions are replaced, never mutated, like webhooks.
+    case 'PermissionCreated':
+      state.permissions.set(change.permission.name, { ...change.permission });
+      return state;
+    case 'PermissionUpdated': {
+      const p = state.permissions.get(change.name);
+      if (p) state.permissions.set(p.name, { ...p, description: change.description });
+      return state;
+    }
+    case 'PermissionDeleted':
+      state.permissions.delete(change.name);
+      return state;
+    case 'RoleCreated':
+      state.roles.set(change.role.name, { ...change.role, permissions: [...change.role.permissions] });
+      return state;
+    case 'RoleUpdated': {
+      const r = state.roles.get(change.name);
+      if (r) state.roles.set(r.name, { ...r, description: change.description, permissions: [...change.permissions] });
+      return state;
+    }
+    case 'RoleDeleted':
+      state.roles.delete(change.name);
+      return state;
+    case 'PersonRolesSet': {
+      const p = state.persons.get(change.person_id);
+      if (p) p.roles = [...change.roles];
+      return state;
+    }
+    case 'PersonAdditionalPermissionsSet': {
+      const p = state.persons.get(change.person_id);
+      if (p) p.additional_permissions = [...change.permissions];
+      return state;
+    }
   }
 }

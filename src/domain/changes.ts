@@ -1,5 +1,5 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
-import type { AttributeSet, GdprConsent, Handle, OrgGenesis, OwedTwin, Person, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
+import type { AttributeSet, GdprConsent, Handle, OrgGenesis, OwedTwin, Permission, Person, Role, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 
 export type Change =
   | { t: 'OrgCreated'; genesis: OrgGenesis }
@@ -30,6 +30,19 @@ export type Change =
   /** a regional event's _InRegion form was emitted by this entry (twin.offset); its plain form is owed */
   | { t: 'TwinOwed'; twin: OwedTwin }
   /** the owed twins of every entry up to `through` were emitted by this entry */
-  | { t: 'TwinsEmitted'; through: number };
+  | { t: 'TwinsEmitted'; through: number }
+  // Access control (roles and permissions)
+  | { t: 'PermissionCreated'; permission: Permission }
+  | { t: 'PermissionUpdated'; name: string; description: string }
+  /** no role includes it and no person holds it by then: the same entry revoked it first */
+  | { t: 'PermissionDeleted'; name: string }
+  | { t: 'RoleCreated'; role: Role }
+  | { t: 'RoleUpdated'; name: string; description: string; permissions: string[] }
+  /** no person holds it by then: the same entry revoked it first */
+  | { t: 'RoleDeleted'; name: string }
+  /** roles: sorted, the person's whole set */
+  | { t: 'PersonRolesSet'; person_id: string; roles: string[] }
+  /** permissions: sorted, the person's whole set of additional permissions */
+  | { t: 'PersonAdditionalPermissionsSet'; person_id: string; permissions: string[] };
 
 export type ChangeType = Change['t'];

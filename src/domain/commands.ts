@@ -6,6 +6,8 @@ export interface PersonInput {
   handles: Handle[];
   region?: string;
   groups?: string[];
+  /** roles that exist; the person's whole set (PUT: replaces it when given) */
+  roles?: string[];
   attributes?: Record<string, AttributeSet>;
   active?: boolean;
 }
@@ -104,6 +106,19 @@ export type Command =
   | { kind: 'CompleteSignIn'; sign_in: SignIn }
   /** every configured region has applied the entries up to `through`: emit the plain twins they owe */
   | { kind: 'EmitOwedTwins'; through: number }
-  | { kind: 'RecordToken'; token: TokenRecord };
+  | { kind: 'RecordToken'; token: TokenRecord }
+  // Access control (roles and permissions)
+  | { kind: 'CreatePermission'; name: string; description?: string }
+  /** description absent: unchanged */
+  | { kind: 'UpdatePermission'; name: string; description?: string }
+  | { kind: 'DeletePermission'; name: string }
+  | { kind: 'CreateRole'; name: string; description?: string; permissions?: string[] }
+  /** fields absent: unchanged; permissions replaces the role's whole set */
+  | { kind: 'UpdateRole'; name: string; description?: string; permissions?: string[] }
+  | { kind: 'DeleteRole'; name: string }
+  /** roles: the whole new set; [] clears it */
+  | { kind: 'SetPersonRoles'; person_id: string; roles: string[] }
+  /** permissions: the whole new set; [] clears it */
+  | { kind: 'SetPersonAdditionalPermissions'; person_id: string; permissions: string[] };
 
 export type CommandKind = Command['kind'];

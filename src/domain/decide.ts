@@ -12,6 +12,7 @@ import { recordToken } from './tokens.js';
 import type { OrgState } from './state.js';
 import { emitOwedTwins, withTwins } from './twins.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
+import { createPermission, createRole, deletePermission, deleteRole, setPersonAdditionalPermissions, setPersonRoles, updatePermission, updateRole } from './rbac.js';
 
 export function decide(state: OrgState, command: Command, ctx: DecideContext): Decision {
   return withTwins(state, decideCommand(state, command, ctx), ctx);
@@ -65,5 +66,22 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return emitOwedTwins(state, command.through);
     case 'RecordToken':
       return recordToken(state, command.token);
+    // Access control (roles and permissions)
+    case 'CreatePermission':
+      return createPermission(state, command.name, command.description, ctx);
+    case 'UpdatePermission':
+      return updatePermission(state, command.name, command.description);
+    case 'DeletePermission':
+      return deletePermission(state, command.name);
+    case 'CreateRole':
+      return createRole(state, command.name, command.description, command.permissions, ctx);
+    case 'UpdateRole':
+      return updateRole(state, command.name, command.description, command.permissions);
+    case 'DeleteRole':
+      return deleteRole(state, command.name);
+    case 'SetPersonRoles':
+      return setPersonRoles(state, command.person_id, command.roles);
+    case 'SetPersonAdditionalPermissions':
+      return setPersonAdditionalPermissions(state, command.person_id, command.permissions);
   }
 }

@@ -8,6 +8,7 @@ import { checkAttributes, checkHandle, checkRegion, handleTypeEnum, isBucket } f
 import { handleKey, type Handle, type OrgState, type Person } from './state.js';
 import { personView, type PersonRet } from './views.js';
 import { normalizeGroups, requirePerson } from './lookup.js';
+import { normalizeRoles, rolesSetEvent } from './rbac.js';
 
 export function handlesOf(p: Pick<Person, 'handles'>) {
   return p.handles.map((h) => ({ type: handleTypeEnum(h.type), value: h.value }));
@@ -52,6 +53,7 @@ export function createPerson(state: OrgState, input: PersonInput, ctx: DecideCon
   }
   const region = input.region ?? (ctx.regions[0] as string);
   checkRegion(region, ctx.regions);
+  const roles = normalizeRoles(state, input.roles ?? [], 'roles');
   const person: Person = {
     person_id: options.person_id ?? ctx.uuid(),
     active: input.active ?? true,
@@ -63,6 +65,7 @@ export function createPerson(state: OrgState, input: PersonInput, ctx: DecideCon
     attributes: Object.fromEntries(Object.entries(checkPersonAttributes(input.attributes)).filter(([, set]) => Object.keys(set).length > 0)),
     gdpr_consents: [],
     created: new Date(ctx.nowMs).toISOString(),
+    ...(roles.length > 0 && { roles }),
   };
   const event: EventDraft = {
     name: 'PersonCreated_v1',
@@ -74,7 +77,9 @@ export function createPerson(state: OrgState, input: PersonInput, ctx: DecideCon
       gdpr_consents: [],
     },
   };
-  return decision(personView(person), [{ t: 'PersonCreated', person }], [event]);
+  // PersonCreated has no roles field: roles given at creation are announced as set to the new person
+  const events = roles.length > 0 ? [event, rolesSetEvent(person.person_id, roles, [])] : [event];
+  return decision(personView(person), [{ t: 'PersonCreated', person }], events);
 }
 
 export interface PutPersonReply {
@@ -107,6 +112,15 @@ export function putPerson(state: OrgState, input: PersonInput, ctx: DecideContex
     const groups = normalizeGroups(state, input.groups, 'groups');
     if (groups.join('\n') !== person.groups.join('\n')) changes.push({ t: 'PersonGroupsSet', person_id: person.person_id, groups });
   }
+  const events: EventDraft[] = [];
+  if (input.roles !== undefined) {
+    const roles = normalizeRoles(state, input.roles, 'roles');
+    const old = person.roles ?? [];
+    if (roles.join('\n') !== old.join('\n')) {
+      changes.push({ t: 'PersonRolesSet', person_id: person.person_id, roles });
+      events.push(rolesSetEvent(person.person_id, roles, old));
+    }
+  }
   for (const [bucket, set] of Object.entries(checkPersonAttributes(input.attributes))) {
     // each bucket named is replaced, so an empty set empties it
     if (isDeepStrictEqual(person.attributes[bucket] ?? {}, set)) continue;
@@ -118,7 +132,7 @@ export function putPerson(state: OrgState, input: PersonInput, ctx: DecideContex
     active: input.active ?? person.active,
     groups: input.groups !== undefined ? normalizeGroups(state, input.groups, 'groups') : person.groups,
   };
-  return decision({ created: false, person: personView(after) }, changes);
+  return decision({ created: false, person: personView(after) }, changes, events);
 }
 
 export function setPersonActive(state: OrgState, personId: string, active: boolean): Decision<PersonRet> {

@@ -1,15 +1,17 @@
 // Organization state to and from a plain, serializable form (Maps and Sets become arrays), with the format
 // version the form is stored in and the steps that upgrade snapshots written by earlier versions.
 import { currentVersion, upgrade, type Format, type StoredRecord } from '../lib/versions.js';
-import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook } from './state.js';
+import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role } from './state.js';
 
 export interface StateSnapshot {
   v: number;
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks'>;
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles'>;
   persons: Person[];
   groups: Array<Omit<Group, 'members'> & { members: string[] }>;
   attributes: Array<[string, AttributeSet]>;
   webhooks: Webhook[];
+  permissions: Permission[];
+  roles: Role[];
 }
 
 /**
@@ -22,13 +24,15 @@ export const SNAPSHOT_FORMAT: Format = {
   steps: [
     // 0 → 1: snapshots gained `v`; those written before twins were owed have no owed_twins.
     (s) => ({ ...s, org: { ...s['org'], owed_twins: s['org'].owed_twins ?? [] } }),
+    // 1 → 2: access control; snapshots written before roles and permissions existed have none.
+    (s) => ({ ...s, permissions: [], roles: [] }),
   ],
 };
 
 const VERSION = currentVersion(SNAPSHOT_FORMAT);
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, webhooks, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, ...org } = s;
   return {
     v: VERSION,
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
@@ -36,6 +40,8 @@ export function toSnapshot(s: OrgState): StateSnapshot {
     groups: [...groups.values()].map((g) => ({ ...g, members: [...g.members] })),
     attributes: [...attributes.entries()],
     webhooks: [...webhooks.values()],
+    permissions: [...permissions.values()],
+    roles: [...roles.values()],
   };
 }
 
@@ -50,6 +56,8 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord): OrgState {
     groups: new Map(snap.groups.map((g) => [g.name, { ...g, members: new Set(g.members) }])),
     attributes: new Map(snap.attributes),
     webhooks: new Map(snap.webhooks.map((w) => [w.id, w])),
+    permissions: new Map(snap.permissions.map((p) => [p.name, p])),
+    roles: new Map(snap.roles.map((r) => [r.name, r])),
   };
   for (const p of snap.persons) {
     state.persons.set(p.person_id, p);

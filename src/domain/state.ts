@@ -27,6 +27,10 @@ export interface Person {
   last_token_id?: string;
   /** identity tokens issued to the person */
   token_count?: number;
+  /** sorted role names; absent (persons written before roles existed, or never given any) means none */
+  roles?: string[];
+  /** sorted permission names held besides those of the roles; absent means none */
+  additional_permissions?: string[];
 }
 
 export const CONSENT_LEVELS = ['none', 'necessary', 'analytics', 'marketing', 'retargeting', 'tracking'] as const;
@@ -93,6 +97,22 @@ export interface OwedTwin {
   body: Record<string, unknown>;
 }
 
+/** Access control: a named permission an organization defines, granted through roles or directly. */
+export interface Permission {
+  name: string;
+  description: string;
+  created: string;
+}
+
+/** Access control: a named set of permissions, each of which exists while the role includes it. */
+export interface Role {
+  name: string;
+  description: string;
+  created: string;
+  /** sorted permission names */
+  permissions: string[];
+}
+
 export interface OrgState extends OrgGenesis {
   /** direct children, in creation order */
   suborganizations: string[];
@@ -108,6 +128,10 @@ export interface OrgState extends OrgGenesis {
   webhooks: Map<string, Webhook>;
   /** plain twins not yet emitted, in entry order */
   owed_twins: OwedTwin[];
+  /** access control: permission name → permission */
+  permissions: Map<string, Permission>;
+  /** access control: role name → role */
+  roles: Map<string, Role>;
   /** offset of the last WAL entry applied */
   offset: number;
   /** offset of the last event emitted */
@@ -134,6 +158,8 @@ export function emptyState(g: OrgGenesis): OrgState {
     attributes: new Map(),
     webhooks: new Map(),
     owed_twins: [],
+    permissions: new Map(),
+    roles: new Map(),
     offset: 0,
     event_offset: 0,
   };

@@ -67,7 +67,15 @@ export async function readAll(client: Client): Promise<unknown> {
   for (const w of expectResult<Array<{ id: string }>>(await client.get('/organizations/webhooks'), 200)) {
     webhooks.push({ ...w, triggers: expectResult(await client.get(`/organizations/webhooks/${w.id}/triggers`), 200) });
   }
-  return { organization, persons, groups, attributes, webhooks };
+  const rbac = {
+    permissions: expectResult(await client.get('/rbac/permissions?limit=1000'), 200),
+    roles: expectResult(await client.get('/rbac/roles?limit=1000'), 200),
+    persons: await Promise.all(persons.map(async (p) => ({
+      roles: expectResult(await client.get(`/persons/${p.person_id}/roles`), 200),
+      additional_permissions: expectResult(await client.get(`/persons/${p.person_id}/additional-permissions`), 200),
+    }))),
+  };
+  return { organization, persons, groups, attributes, webhooks, rbac };
 }
 
 /** The WAL offset of every organization: a write of any kind moves one. */

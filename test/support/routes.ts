@@ -1,5 +1,5 @@
-// Every route of the persons (GDPR consents, passwords and mint-token included), groups, attributes, organizations
-// and webhooks API (dead letters included) with a valid sample request, so that tests can sweep them all (auth,
+// Every route of the persons (GDPR consents, passwords and mint-token included), groups, attributes, organizations,
+// webhooks (dead letters included) and access-control API with a valid sample request, so that tests can sweep them all (auth,
 // consistency headers, isolation, bodies) and notice a route without a sample.
 export interface RouteCase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -17,6 +17,9 @@ export interface Targets {
   group: string;
   webhook: string;
   bucket?: string;
+  /** access control: a role and a permission of the organization (defaults: sample names) */
+  role?: string;
+  permission?: string;
 }
 
 export function routeCases(t: Targets): RouteCase[] {
@@ -24,6 +27,8 @@ export function routeCases(t: Targets): RouteCase[] {
   const g = encodeURIComponent(t.group);
   const b = t.bucket ?? 'end_user_read_write';
   const w = encodeURIComponent(t.webhook);
+  const role = encodeURIComponent(t.role ?? 'sample-role');
+  const perm = encodeURIComponent(t.permission ?? 'sample.permission');
   const c = (method: RouteCase['method'], route: string, path: string, body?: unknown): RouteCase => (body === undefined ? { method, route, path } : { method, route, path, body });
   return [
     c('GET', '/organizations', '/organizations'),
@@ -70,6 +75,23 @@ export function routeCases(t: Targets): RouteCase[] {
     c('GET', '/organizations/webhooks/{webhook_id}/dead-letters', `/organizations/webhooks/${w}/dead-letters`),
     c('POST', '/organizations/webhooks/{webhook_id}/dead-letters/{offset}/retry', `/organizations/webhooks/${w}/dead-letters/1/retry`),
     c('DELETE', '/organizations/webhooks/{webhook_id}/dead-letters/{offset}', `/organizations/webhooks/${w}/dead-letters/1`),
+    // access control
+    c('POST', '/rbac/permissions', '/rbac/permissions', { name: 'sample.permission', description: 'sample' }),
+    c('GET', '/rbac/permissions', '/rbac/permissions'),
+    c('GET', '/rbac/permissions/{permission_name}', `/rbac/permissions/${perm}`),
+    c('PATCH', '/rbac/permissions/{permission_name}', `/rbac/permissions/${perm}`, { description: 'sample' }),
+    c('DELETE', '/rbac/permissions/{permission_name}', `/rbac/permissions/${perm}`),
+    c('POST', '/rbac/roles', '/rbac/roles', { name: 'sample-role', description: 'sample' }),
+    c('GET', '/rbac/roles', '/rbac/roles'),
+    c('GET', '/rbac/roles/{role_name}', `/rbac/roles/${role}`),
+    c('PATCH', '/rbac/roles/{role_name}', `/rbac/roles/${role}`, { description: 'sample' }),
+    c('DELETE', '/rbac/roles/{role_name}', `/rbac/roles/${role}`),
+    c('GET', '/persons/{person_id}/roles', `/persons/${p}/roles`),
+    c('PUT', '/persons/{person_id}/roles', `/persons/${p}/roles`, { roles: [t.role ?? 'sample-role'] }),
+    c('GET', '/persons/{person_id}/additional-permissions', `/persons/${p}/additional-permissions`),
+    c('PUT', '/persons/{person_id}/additional-permissions', `/persons/${p}/additional-permissions`, { permissions: [t.permission ?? 'sample.permission'] }),
+    c('GET', '/persons/{person_id}/permissions', `/persons/${p}/permissions`),
+    c('POST', '/rbac/check', '/rbac/check', { person_id: t.person, permission_name: t.permission ?? 'sample.permission' }),
   ];
 }
 

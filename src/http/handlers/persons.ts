@@ -10,12 +10,14 @@ import { PaginationMeta, PagingQuery, type PagingParams } from '../paging.js';
 import { route, type Route } from '../route.js';
 import { AttributeSet, CommaList, GroupName, Handle, PersonRet, Region, splitList } from '../schemas.js';
 import { execute, type HandlerDeps } from './deps.js';
+import { GROUP_NAME_MAX } from '../../domain/rules.js';
 
 const PersonBody = Type.Object(
   {
     handles: Type.Array(Handle, { minItems: 1, maxItems: 50 }),
     region: Type.Optional(Region),
     groups: Type.Optional(Type.Array(GroupName, { maxItems: 1000 })),
+    roles: Type.Optional(Type.Array(Type.String({ maxLength: GROUP_NAME_MAX, description: 'a role name' }), { maxItems: 1000, description: 'roles that exist (see /rbac/roles)' })),
     attributes: Type.Optional(Type.Record(Type.String(), AttributeSet, { description: 'bucket name → attribute set' })),
     active: Type.Optional(Type.Boolean()),
   },
