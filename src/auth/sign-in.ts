@@ -5,7 +5,7 @@ import type { Command } from '../domain/commands.js';
 import { INVALID_CREDENTIALS, SIGN_IN_DENIED } from '../domain/sign-in.js';
 import { checkHandle } from '../domain/rules.js';
 import { handleKey, type Handle, type OrgState, type Person } from '../domain/state.js';
-import { rfc3339Nanos } from '../events/metadata.js';
+import { rfc3339Nanos } from '../lib/time-text.js';
 import type { Clock } from '../lib/clock.js';
 import type { SyncHooks } from '../webhooks/sync-hook.js';
 import { checkPasswordPolicy, type PasswordHasher } from './password-hash.js';

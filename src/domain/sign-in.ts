@@ -1,7 +1,7 @@
 // Decisions about end-user credentials and sign-in: setting a password, and recording each attempt with its
 // events (AuthenticationSucceeded or AuthenticationFailed, TokenMinted, PersonCreated on registration).
 import { ServiceError } from '../errors.js';
-import { rfc3339Nanos } from '../events/metadata.js';
+import { rfc3339Nanos } from '../lib/time-text.js';
 import type { Change } from './changes.js';
 import type { Attempt, AuthenticationFailure, SignIn } from './commands.js';
 import { decision, type DecideContext, type Decision, type EventDraft } from './decision.js';

@@ -4,7 +4,7 @@
 import { badRequest } from '../errors.js';
 import type { AuthenticationDetails } from '../domain/commands.js';
 import { requirePerson } from '../domain/lookup.js';
-import { formatRfc3339 } from '../events/timestamp.js';
+import { formatRfc3339 } from '../lib/time-text.js';
 import type { OrgActor } from '../org/actor.js';
 import { identityClaims } from './claims.js';
 import type { IssuedToken, PendingToken, TokenIssuer } from './sign.js';
