@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { Bench } from 'tinybench';
 import { createEventCodec } from '../src/events/codec.js';
-import { rfc3339Nanos } from '../src/events/metadata.js';
+import { rfc3339Nanos } from '../src/lib/time-text.js';
 import { randomEvent } from '../src/events/random.js';
 import { validateEvent } from '../src/events/validate.js';
 import { sampleMetadata } from '../test/support/event-metadata.js';

@@ -1,9 +1,9 @@
 // Builds the whole service from a configuration: store, WAL, organizations, front. main.ts and the tests use it.
 import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
 import { createPasswordHasher } from './auth/password-hash.js';
+import { createIssuePipeline, type IssuePipeline } from './auth/issue.js';
 import { createSignIn } from './auth/sign-in.js';
 import { createLimiter } from './auth/throttle.js';
-import { createTokenPort } from './auth/token-port.js';
 import type { Config } from './config.js';
 import { createEventCodec } from './events/codec.js';
 import type { EventJson } from './events/event-json.js';
@@ -36,7 +36,6 @@ import { Registry } from './org/registry.js';
 import { startRegions, type Regions } from './regions/regions.js';
 import { reservedClaim } from './tokens/claims.js';
 import { openKeyRing, type KeyRing } from './tokens/keys.js';
-import { createTokenMinter, type TokenMinter } from './tokens/mint.js';
 import { createTokenIssuer } from './tokens/sign.js';
 import { createSigner } from './tokens/signing-threads.js';
 import { createTokenValidator, type TokenValidator } from './tokens/validate.js';
@@ -69,8 +68,8 @@ export interface Service {
   outbox: Outbox;
   /** the log: events and metadata can be read through it */
   wal: Wal;
-  /** identity-token keys, minting and validation */
-  tokens: { keys: KeyRing; minter: TokenMinter; validator: TokenValidator };
+  /** identity-token keys, the issuing pipeline and validation */
+  tokens: { keys: KeyRing; pipeline: IssuePipeline; validator: TokenValidator };
   stop(): Promise<void>;
 }
 
@@ -198,7 +197,6 @@ export async function startService(config: Config, options: ServiceOptions = {})
     },
   });
   const tokenIssuer = createTokenIssuer({ keys, issuer: () => issuer, ttl: config.tokenTtl, clock, signer: tokenSigner });
-  const minter = createTokenMinter(tokenIssuer);
   const validator = createTokenValidator({
     keys,
     issuer: () => issuer,
@@ -250,16 +248,14 @@ export async function startService(config: Config, options: ServiceOptions = {})
       warn(`waking the event webhooks of ${org} failed: ${String((error as Error).stack ?? error)}`);
     }
   });
-  const tokens = createTokenPort(tokenIssuer, minter);
+  const pipeline = createIssuePipeline({ issuer: tokenIssuer, hooks, consistency: regions.consistency });
   const passwords = createPasswordHasher();
   const { windowMs, perHandle, perIp } = config.authThrottle;
   const signIn = createSignIn({
     clock,
     passwords,
     throttle: { handle: createLimiter({ windowMs, limit: perHandle }), ip: createLimiter({ windowMs, limit: perIp }) },
-    hooks,
-    tokens,
-    issuer: () => issuer,
+    pipeline,
     region: config.regions[0] as string,
     newPersonId: () => ids.uuid(),
   });
@@ -279,7 +275,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhookKeys.jwks() }),
     ...deadLetterRoutes(deps, events),
     ...passwordRoutes(deps, { passwords, signIn }),
-    ...tokenRoutes(deps, { keys, minter, validator, issuer: () => issuer }),
+    ...tokenRoutes({ keys, pipeline, validator, issuer: () => issuer }),
     ...rbacRoutes(deps),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream, log: eventLog }));
@@ -300,7 +296,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     events: { log: eventLog, stream },
     outbox: events,
     wal,
-    tokens: { keys, minter, validator },
+    tokens: { keys, pipeline, validator },
     async stop() {
       stream.closeAll(CLOSE_GOING_AWAY, 'server stopping');
       front.close();

@@ -1,42 +1,38 @@
-// Password sign-in and registration: throttling, credential checks, the token_minted hooks, the token, and
-// one recorded outcome (AuthenticationSucceeded or AuthenticationFailed) per attempt.
+// Password sign-in and registration: throttling and credential checks, the first step in front of the issuing
+// pipeline (issue.ts), which runs the hooks and records the outcome; one per attempt (AuthenticationSucceeded
+// or AuthenticationFailed).
 import { ServiceError, conflict } from '../errors.js';
-import type { Command } from '../domain/commands.js';
 import { INVALID_CREDENTIALS, SIGN_IN_DENIED } from '../domain/sign-in.js';
 import { checkHandle } from '../domain/rules.js';
-import { handleKey, type Handle, type OrgState, type Person } from '../domain/state.js';
-import { rfc3339Nanos } from '../events/metadata.js';
+import { handleKey, type Handle, type Person } from '../domain/state.js';
+import { rfc3339Nanos } from '../lib/time-text.js';
 import type { Clock } from '../lib/clock.js';
-import type { SyncHooks } from '../webhooks/sync-hook.js';
 import { checkPasswordPolicy, type PasswordHasher } from './password-hash.js';
 import type { Limiter } from './throttle.js';
-import type { TokenPort } from './token-port.js';
+import type { Consistency, IssuePipeline, IssuingOrg } from './issue.js';
 
-const METHOD = 'password';
+const METHOD = 'password' as const;
 
 export interface SignInDeps {
   clock: Clock;
   passwords: PasswordHasher;
   /** failures per handle (sign-in only) and per client IP (sign-in and registration), per organization */
   throttle: { handle: Limiter; ip: Limiter };
-  hooks: SyncHooks;
-  tokens: TokenPort;
-  issuer(): string;
+  pipeline: Pick<IssuePipeline, 'issue' | 'refuse'>;
   /** where self-registered persons live: the local region */
   region: string;
   newPersonId(): string;
 }
 
 export interface SignInAttempt {
-  /** read for state; commands go through run() */
-  org: { id: string; state: OrgState };
+  org: IssuingOrg;
   handle: Handle;
   password: string;
   ip: string;
   origin: string;
   userAgent: string;
-  /** executes a command on the organization with the request's consistency */
-  run<R>(command: Command): Promise<R>;
+  /** what the answer waits for, recorded failures included */
+  consistency: Consistency;
 }
 
 export interface SignInService {
@@ -64,78 +60,22 @@ export function createSignIn(deps: SignInDeps): SignInService {
   }
 
   async function recordFailure(a: SignInAttempt, failure_reason: string, failure_detail: string, personId?: string): Promise<void> {
-    await a.run({
-      kind: 'RecordAuthenticationFailure',
-      failure: { handle: a.handle, method: METHOD, client_ip_address: a.ip, failure_reason, failure_detail, ...(personId !== undefined && { person_id: personId }) },
-    });
+    const failure = { handle: a.handle, method: METHOD, client_ip_address: a.ip, failure_reason, failure_detail, ...(personId !== undefined && { person_id: personId }) };
+    await deps.pipeline.refuse(a.org, a.consistency, failure);
   }
 
-  /** Runs the hooks, signs, and records the sign-in; registration creates the person in the same entry. */
-  async function issue(a: SignInAttempt, person: Person, registration?: Promise<string>): Promise<string> {
-    const state = a.org.state;
-    // What the hooks are told: whether a token of the person exists, recorded or only signed, as they start.
-    const hook_first_token = deps.tokens.previousToken(a.org, person.person_id) === undefined;
-    const groups_claim_name = deps.tokens.groupsClaimName(state);
-    const authentications = [{ handle: a.handle, method: METHOD, timestamp: rfc3339Nanos(deps.clock.nowNs()) }];
-    const content = {
-      aud: state.id,
-      sub: person.person_id,
-      iss: deps.issuer(),
-      authentications,
-      first_token: hook_first_token,
-      groups_claim_name,
-      region: person.region,
-      request_metadata: { client_ip_address: a.ip, origin: a.origin, user_agent: a.userAgent },
-    };
-    // A registration's password is hashed while the hooks are called.
-    const [hook, passwordHash] = await Promise.all([deps.hooks.tokenMinted(state, content), registration]);
-    if (hook.kind === 'denied') {
-      await recordFailure(a, 'hook_denied', hook.detail, person.person_id);
-      throw new ServiceError('ERR_UNAUTHORIZED', SIGN_IN_DENIED);
-    }
-    if (hook.kind === 'failed') {
-      await recordFailure(a, 'hook_failed', hook.detail, person.person_id);
-      throw new ServiceError('ERR_BAD_GATEWAY', 'a token_minted webhook of this organization failed; no token was issued');
-    }
-    // Read now, after the hooks: a token minted for the person meanwhile is the one this follows, and then
-    // this one is not their first, whatever the hooks were told (two first sign-ins at once: one is first).
-    const prev_token_id = deps.tokens.previousToken(a.org, person.person_id);
-    const first_token = prev_token_id === undefined;
-    const claims = deps.tokens.identityClaims({
-      org: state,
+  /** The rest is the issuing pipeline's: hooks, claims, signature, record; registration creates the person in the same entry. */
+  async function issue(a: SignInAttempt, person: Person, password_hash?: Promise<string>): Promise<string> {
+    const issued = await deps.pipeline.issue(a.org, {
+      method: METHOD,
       person,
-      authenticated_methods: [METHOD],
-      first_token,
-      prev_token_id,
-      custom_claims: hook.claims,
-      groups_claim_name,
+      handle: a.handle,
+      authentications: [{ handle: a.handle, method: METHOD, timestamp: rfc3339Nanos(deps.clock.nowNs()) }],
+      request_metadata: { client_ip_address: a.ip, origin: a.origin, user_agent: a.userAgent },
+      consistency: a.consistency,
+      registration: password_hash === undefined ? undefined : { password_hash },
     });
-    const minted = deps.tokens.issue(claims);
-    let token: string;
-    try {
-      [, token] = await deps.tokens.record(a.org, person.person_id, minted, () =>
-        a.run({
-          kind: 'CompleteSignIn',
-          sign_in: {
-            handle: a.handle,
-            method: METHOD,
-            client_ip_address: a.ip,
-            person_id: person.person_id,
-            token: { jti: minted.jti, iat: minted.iat, exp: minted.exp },
-            first_token,
-            authentications,
-            ...(passwordHash !== undefined && { registration: { password_hash: passwordHash, region: person.region } }),
-          },
-        }),
-      );
-    } catch (error) {
-      // The person changed while the hooks ran: deactivated or deleted, or the handle registered meanwhile.
-      if (error instanceof ServiceError && (error.status === 401 || error.status === 409)) {
-        await recordFailure(a, error.status === 401 ? 'person_not_active' : 'handle_already_registered', error.message, person.person_id);
-      }
-      throw error;
-    }
-    return token;
+    return issued.token;
   }
 
   return {

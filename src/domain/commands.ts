@@ -43,12 +43,9 @@ export interface AuthenticationFailure extends Attempt {
   person_id?: string;
 }
 
-export interface SignIn extends Attempt {
-  person_id: string;
-  token: { jti: string; iat: number; exp: number };
-  first_token: boolean;
-  authentications: Authentication[];
-  /** present when the attempt registers the person: it is created in the same entry */
+/** A sign-in that a token ends: recorded with it, so the token counts only if the sign-in does. */
+export interface SignInRecord extends Attempt {
+  /** present when the attempt registers the person: they are created in the same entry */
   registration?: { password_hash: string; region: string };
 }
 
@@ -62,12 +59,15 @@ export interface AuthenticationDetails {
   handle?: { type: string; value: string };
 }
 
-/** An identity token already signed, to be recorded: the person's last token moves to it and TokenMinted is emitted. */
+/**
+ * An identity token already signed, to be recorded: the person's last token moves to it and TokenMinted (or
+ * AnonymousTokenMinted) is emitted; for a sign-in, AuthenticationSucceeded too.
+ */
 export interface TokenRecord {
   person_id: string;
   /** the token's jti */
   token_id: string;
-  /** true for POST /persons/{id}/mint-token, false for sign-in */
+  /** true for POST /persons/{id}/mint-token, false for a sign-in */
   mint_token_api: boolean;
   first_token: boolean;
   /** RFC 3339 with nanoseconds */
@@ -76,6 +76,8 @@ export interface TokenRecord {
   /** empty for the mint-token API */
   authentications: AuthenticationDetails[];
   prev_anonymous_person_id?: string;
+  /** present when the token ends a sign-in: a person gone or inactive meanwhile is then a 401, not a 400 */
+  sign_in?: SignInRecord;
 }
 
 export type Command =
@@ -102,10 +104,9 @@ export type Command =
   | { kind: 'RemoveWebhookTrigger'; webhook_id: string; trigger: WebhookTrigger }
   | { kind: 'SetPassword'; person_id: string; password_hash: string }
   | { kind: 'RecordAuthenticationFailure'; failure: AuthenticationFailure }
-  /** records the token of a successful sign-in (and creates the person on registration) */
-  | { kind: 'CompleteSignIn'; sign_in: SignIn }
   /** every configured region has applied the entries up to `through`: emit the plain twins they owe */
   | { kind: 'EmitOwedTwins'; through: number }
+  /** records a signed token: of the mint-token API, or of a sign-in (creating the person on registration) */
   | { kind: 'RecordToken'; token: TokenRecord }
   // Access control (roles and permissions)
   | { kind: 'CreatePermission'; name: string; description?: string }

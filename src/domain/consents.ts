@@ -1,5 +1,5 @@
 // Decisions about a person's GDPR consents: the set is replaced whole; a level kept keeps its created_at.
-import { rfc3339Nanos } from '../events/metadata.js';
+import { rfc3339Nanos } from '../lib/time-text.js';
 import { decision, type DecideContext, type Decision } from './decision.js';
 import { requirePerson } from './lookup.js';
 import type { ConsentLevel, GdprConsent, OrgState } from './state.js';

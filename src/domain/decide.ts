@@ -7,7 +7,7 @@ import { deleteAttributes, setAttributes } from './attributes.js';
 import { createSuborganization, rotateApiKey } from './organizations.js';
 import { setGdprConsents } from './consents.js';
 import { emitTestEvents } from './test-events.js';
-import { completeSignIn, recordAuthenticationFailure, setPassword } from './sign-in.js';
+import { recordAuthenticationFailure, setPassword } from './sign-in.js';
 import { recordToken } from './tokens.js';
 import type { OrgState } from './state.js';
 import { emitOwedTwins, withTwins } from './twins.js';
@@ -60,12 +60,10 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return setPassword(state, command.person_id, command.password_hash);
     case 'RecordAuthenticationFailure':
       return recordAuthenticationFailure(state, command.failure, ctx);
-    case 'CompleteSignIn':
-      return completeSignIn(state, command.sign_in, ctx);
     case 'EmitOwedTwins':
       return emitOwedTwins(state, command.through);
     case 'RecordToken':
-      return recordToken(state, command.token);
+      return recordToken(state, command.token, ctx);
     // Access control (roles and permissions)
     case 'CreatePermission':
       return createPermission(state, command.name, command.description, ctx);

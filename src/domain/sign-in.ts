@@ -1,12 +1,8 @@
-// Decisions about end-user credentials and sign-in: setting a password, and recording each attempt with its
-// events (AuthenticationSucceeded or AuthenticationFailed, TokenMinted, PersonCreated on registration).
-import { ServiceError } from '../errors.js';
-import { rfc3339Nanos } from '../events/metadata.js';
-import type { Change } from './changes.js';
-import type { Attempt, AuthenticationFailure, SignIn } from './commands.js';
+// Decisions about end-user credentials and sign-in: setting a password, and recording a failed attempt. A
+// successful one is recorded with its token (tokens.ts).
+import type { Attempt, AuthenticationDetails, Authentication, AuthenticationFailure } from './commands.js';
 import { decision, type DecideContext, type Decision, type EventDraft } from './decision.js';
 import { requirePerson } from './lookup.js';
-import { createPerson } from './persons.js';
 import { handleTypeEnum } from './rules.js';
 import type { Handle, OrgState } from './state.js';
 
@@ -15,9 +11,16 @@ export const INVALID_CREDENTIALS = 'the handle or password is not correct';
 /** Credentials were right, but the person may not sign in (inactive, or a token_minted hook said no). */
 export const SIGN_IN_DENIED = 'authentication was denied';
 
-const personHandle = (h: Handle) => ({ type: handleTypeEnum(h.type), value: h.value });
+/** A handle as events carry it (PersonHandle: the type as the enum names it). */
+export const personHandle = (h: Handle) => ({ type: handleTypeEnum(h.type), value: h.value });
 
-function analytics(attempt: Attempt, ctx: DecideContext) {
+/** A sign-in's steps as TokenMinted carries them (the seed's AuthenticationDetails). */
+export function authenticationDetails(authentications: readonly Authentication[]): AuthenticationDetails[] {
+  return authentications.map((a) => ({ timestamp: a.timestamp, method: a.method, handle: personHandle(a.handle) }));
+}
+
+/** The analytics_metadata of an attempt's events. */
+export function analytics(attempt: Attempt, ctx: DecideContext) {
   return { analytics_correlation_id: ctx.uuid(), client_ip_address: attempt.client_ip_address };
 }
 
@@ -50,44 +53,4 @@ export function recordAuthenticationFailure(state: OrgState, f: AuthenticationFa
     },
   };
   return decision(null, [], [event]);
-}
-
-export function completeSignIn(state: OrgState, s: SignIn, ctx: DecideContext): Decision<null> {
-  const analytics_metadata = analytics(s, ctx);
-  const changes: Change[] = [];
-  const events: EventDraft[] = [];
-  let region: string;
-  if (s.registration) {
-    const created = createPerson(state, { handles: [s.handle], region: s.registration.region }, ctx, { person_id: s.person_id, analytics_metadata });
-    changes.push(...created.changes, { t: 'PersonPasswordSet', person_id: s.person_id, password_hash: s.registration.password_hash });
-    events.push(...created.events);
-    region = s.registration.region;
-  } else {
-    // The person was read before the hooks ran; deleted or deactivated since, the token must not count.
-    const person = state.persons.get(s.person_id);
-    if (!person || !person.active) throw new ServiceError('ERR_UNAUTHORIZED', SIGN_IN_DENIED);
-    region = person.region;
-  }
-  changes.push({ t: 'PersonTokenMinted', person_id: s.person_id, token_id: s.token.jti });
-  const methods = s.authentications.map((a) => a.method);
-  events.push(
-    {
-      name: 'AuthenticationSucceeded_v1',
-      body: { analytics_metadata, person_id: s.person_id, region, success_authn_method: s.method, authenticated_methods: methods, handle: personHandle(s.handle) },
-    },
-    {
-      name: 'TokenMinted_v1',
-      body: {
-        analytics_metadata,
-        token_id: s.token.jti,
-        person_id: s.person_id,
-        mint_token_api: false,
-        issued_at: rfc3339Nanos(BigInt(s.token.iat) * 1_000_000_000n),
-        expires_at: rfc3339Nanos(BigInt(s.token.exp) * 1_000_000_000n),
-        first_token: s.first_token,
-        authentications: s.authentications.map((a) => ({ timestamp: a.timestamp, method: a.method, handle: personHandle(a.handle) })),
-      },
-    },
-  );
-  return decision(null, changes, events);
 }

@@ -1,35 +1,83 @@
-// Decisions about identity tokens: recording one that was signed for a person, with its TokenMinted event.
-import { badRequest } from '../errors.js';
+// Decisions about identity tokens: recording one that was signed for a person, for the mint-token API or a
+// sign-in, with the one builder of its TokenMinted (or AnonymousTokenMinted) event.
+import { badRequest, ServiceError } from '../errors.js';
+import type { Change } from './changes.js';
 import type { TokenRecord } from './commands.js';
-import { decision, type Decision, type EventDraft } from './decision.js';
+import { decision, type DecideContext, type Decision, type EventDraft } from './decision.js';
 import { requirePerson } from './lookup.js';
-import type { OrgState } from './state.js';
+import { createPerson } from './persons.js';
+import { analytics, personHandle, SIGN_IN_DENIED } from './sign-in.js';
+import type { OrgState, Person } from './state.js';
+
+/**
+ * The event a recorded token emits. The token's own iat and exp are its issued_at and expires_at, so the
+ * event and the token agree to the second; a sign-in's event shares its AuthenticationSucceeded's analytics.
+ */
+export function tokenMintedEvent(personType: Person['person_type'], token: TokenRecord, analytics_metadata?: object): EventDraft {
+  if (personType === 'anonymous') {
+    return {
+      name: 'AnonymousTokenMinted_v1',
+      body: { token_id: token.token_id, person_id: token.person_id, mint_token_api: token.mint_token_api, issued_at: token.issued_at, expires_at: token.expires_at },
+    };
+  }
+  return {
+    name: 'TokenMinted_v1',
+    body: {
+      ...(analytics_metadata !== undefined && { analytics_metadata }),
+      token_id: token.token_id,
+      person_id: token.person_id,
+      mint_token_api: token.mint_token_api,
+      issued_at: token.issued_at,
+      expires_at: token.expires_at,
+      ...(token.prev_anonymous_person_id !== undefined && { prev_anonymous_person_id: token.prev_anonymous_person_id }),
+      first_token: token.first_token,
+      authentications: token.authentications,
+    },
+  };
+}
 
 /**
  * The token was signed before this command was decided; it is handed out only if this decision commits.
- * A person deleted or deactivated in between therefore never receives it.
+ * A person deleted or deactivated in between therefore never receives it: the mint-token API answers
+ * 404 or 400, a sign-in 401 (and a registration whose handle was taken meanwhile 409).
  */
-export function recordToken(state: OrgState, token: TokenRecord): Decision<null> {
-  const person = requirePerson(state, token.person_id);
-  if (!person.active) throw badRequest(`person ${person.person_id} is not active`);
-  const common = {
-    token_id: token.token_id,
-    person_id: person.person_id,
-    mint_token_api: token.mint_token_api,
-    issued_at: token.issued_at,
-    expires_at: token.expires_at,
-  };
-  const event: EventDraft =
-    person.person_type === 'anonymous'
-      ? { name: 'AnonymousTokenMinted_v1', body: common }
-      : {
-          name: 'TokenMinted_v1',
-          body: {
-            ...common,
-            ...(token.prev_anonymous_person_id === undefined ? {} : { prev_anonymous_person_id: token.prev_anonymous_person_id }),
-            first_token: token.first_token,
-            authentications: token.authentications,
-          },
-        };
-  return decision(null, [{ t: 'PersonTokenMinted', person_id: person.person_id, token_id: token.token_id }], [event]);
+export function recordToken(state: OrgState, token: TokenRecord, ctx: DecideContext): Decision<null> {
+  const signIn = token.sign_in;
+  if (signIn === undefined) {
+    const person = requirePerson(state, token.person_id);
+    if (!person.active) throw badRequest(`person ${person.person_id} is not active`);
+    return decision(null, [{ t: 'PersonTokenMinted', person_id: person.person_id, token_id: token.token_id }], [tokenMintedEvent(person.person_type, token)]);
+  }
+  const analytics_metadata = analytics(signIn, ctx);
+  const changes: Change[] = [];
+  const events: EventDraft[] = [];
+  let person: Pick<Person, 'region' | 'person_type'>;
+  if (signIn.registration) {
+    const { region, password_hash } = signIn.registration;
+    const created = createPerson(state, { handles: [signIn.handle], region }, ctx, { person_id: token.person_id, analytics_metadata });
+    changes.push(...created.changes, { t: 'PersonPasswordSet', person_id: token.person_id, password_hash });
+    events.push(...created.events);
+    person = { region, person_type: 'regular' };
+  } else {
+    // The person was read before the hooks ran; deleted or deactivated since, the token must not count.
+    const found = state.persons.get(token.person_id);
+    if (!found || !found.active) throw new ServiceError('ERR_UNAUTHORIZED', SIGN_IN_DENIED);
+    person = found;
+  }
+  changes.push({ t: 'PersonTokenMinted', person_id: token.person_id, token_id: token.token_id });
+  events.push(
+    {
+      name: 'AuthenticationSucceeded_v1',
+      body: {
+        analytics_metadata,
+        person_id: token.person_id,
+        region: person.region,
+        success_authn_method: signIn.method,
+        authenticated_methods: token.authentications.map((a) => a.method),
+        handle: personHandle(signIn.handle),
+      },
+    },
+    tokenMintedEvent(person.person_type, token, analytics_metadata),
+  );
+  return decision(null, changes, events);
 }

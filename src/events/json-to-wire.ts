@@ -2,7 +2,7 @@
 import { MESSAGES, enumDef } from './catalog.js';
 import { VALUE_FIELDS } from './event-json.js';
 import { TIMESTAMP, VALUE, type FieldDef, type ScalarType } from './schema.js';
-import { parseRfc3339 } from './timestamp.js';
+import { parseRfc3339 } from '../lib/time-text.js';
 
 /** The JSON form does not fit the message; `path` names the offending field, e.g. `TokenMinted_v1.authentications[0]`. */
 export class EventShapeError extends TypeError {

@@ -3,7 +3,7 @@
 // never removes an event that a webhook has still to deliver.
 import type { EventRetention } from '../config.js';
 import type { Wal } from '../wal/log.js';
-import { parseRfc3339 } from './timestamp.js';
+import { parseRfc3339 } from '../lib/time-text.js';
 
 export interface LoggedEvent {
   offset: number;

@@ -1,6 +1,5 @@
-// Builds the event_metadata every event carries, and the nanosecond RFC 3339 text its timestamp uses.
+// Builds the event_metadata every event carries (its timestamp text comes from lib/time-text.ts).
 import type { EventSourceName } from './common-types.js';
-import { formatRfc3339 } from './timestamp.js';
 
 export interface EventMetadataInput {
   /** The event type, constant across versions, e.g. `PersonCreated`. */
@@ -12,7 +11,7 @@ export interface EventMetadataInput {
   readonly root_organization_id: string;
   readonly is_test_event: boolean;
   readonly event_id: string;
-  /** RFC 3339 with nanoseconds, see rfc3339Nanos. */
+  /** RFC 3339 with nanoseconds, see rfc3339Nanos in lib/time-text.ts. */
   readonly timestamp: string;
 }
 
@@ -45,18 +44,4 @@ export function eventMetadata(input: EventMetadataInput): EventMetadataJson {
     organization_id: input.organization_id ?? '',
     root_organization_id: input.root_organization_id,
   };
-}
-
-const NANOS_PER_SECOND = 1_000_000_000n;
-
-/** Nanoseconds since the epoch as UTC RFC 3339 with all nine fraction digits, e.g. `2026-11-23T17:00:00.123456789Z`. */
-export function rfc3339Nanos(epochNanos: bigint): string {
-  // Floor division, so instants before 1970 get a non-negative fraction.
-  let seconds = epochNanos / NANOS_PER_SECOND;
-  let nanos = epochNanos % NANOS_PER_SECOND;
-  if (nanos < 0n) {
-    nanos += NANOS_PER_SECOND;
-    seconds -= 1n;
-  }
-  return formatRfc3339(Number(seconds), Number(nanos), 9);
 }

@@ -2,7 +2,7 @@
 import { enumDef, eventByMessageName, messageDef } from './catalog.js';
 import type { EventJson, JsonValue } from './event-json.js';
 import { TIMESTAMP, VALUE, type FieldDef, type MessageDef } from './schema.js';
-import { formatRfc3339, formatTimestamp } from './timestamp.js';
+import { formatRfc3339, formatTimestamp } from '../lib/time-text.js';
 
 /** Uniform in [0, 1), like Math.random; injected so tests can replay a seed. */
 export type Rng = () => number;

@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EventDraft } from '../domain/decision.js';
 import { eventByMessageName, eventSource } from './catalog.js';
-import { eventMetadata, rfc3339Nanos } from './metadata.js';
+import { rfc3339Nanos } from '../lib/time-text.js';
+import { eventMetadata } from './metadata.js';
 
 export interface EventOrigin {
   organization_id: string;

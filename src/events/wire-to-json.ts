@@ -2,7 +2,7 @@
 import { MESSAGES, enumDef } from './catalog.js';
 import { VALUE_FIELDS, setOwn, type EventJson, type JsonValue } from './event-json.js';
 import { TIMESTAMP, VALUE, type FieldDef, type ScalarType } from './schema.js';
-import { formatTimestamp } from './timestamp.js';
+import { formatTimestamp } from '../lib/time-text.js';
 
 type Read = (wire: unknown) => JsonValue;
 

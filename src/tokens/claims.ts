@@ -1,4 +1,6 @@
-// The claims of an identity token and the names custom claims may not use.
+// The claims of a person's token (profiles: the identity token today) and the one place custom claims meet
+// the names they may not use.
+import { badRequest } from '../errors.js';
 
 /** Claim names custom claims (API, hooks) may not set; the configured groups claim name is reserved too. */
 export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
@@ -9,6 +11,17 @@ export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
 ]);
 
 export const DEFAULT_GROUPS_CLAIM = 'groups';
+
+/**
+ * The claim that carries a person's groups in this organization's tokens. Organizations cannot configure
+ * it yet; when they can, it is read here, and hooks, profiles and the reserved names follow.
+ */
+export function groupsClaimName(_org: { id: string }): string {
+  return DEFAULT_GROUPS_CLAIM;
+}
+
+/** Custom claims of one token, as JSON: enough for any sensible use, and a token still fits in a header. */
+export const CUSTOM_CLAIMS_MAX_BYTES = 16 * 1024;
 
 /** The claims identityClaims may produce, besides custom ones (the discovery document lists them). */
 export const IDENTITY_CLAIMS: readonly string[] = [
@@ -26,14 +39,32 @@ export function firstReservedClaim(custom: Record<string, unknown>, groupsClaimN
   return undefined;
 }
 
-/** Custom claims with the reserved ones dropped (what a token_minted hook's answer becomes). */
+/** Custom claims with the reserved ones dropped. */
 export function withoutReservedClaims(custom: Record<string, unknown>, groupsClaimName: string = DEFAULT_GROUPS_CLAIM): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const name of Object.keys(custom)) if (!reservedClaim(name, groupsClaimName)) out[name] = custom[name];
   return out;
 }
 
-export interface IdentityClaimsInput {
+/** Where custom claims come from: the mint-token API's request, or the answers of token_minted hooks. */
+export type CustomClaimsSource = 'api' | 'hook';
+
+/**
+ * The one place custom claims meet the reserved names, before any profile sees them. The API's are refused
+ * with a 400 naming the first reserved claim (and past CUSTOM_CLAIMS_MAX_BYTES); the hooks' reserved ones
+ * are dropped. Answers `custom` itself when it passes as it is.
+ */
+export function admitCustomClaims(custom: Record<string, unknown>, source: CustomClaimsSource, groupsClaimName: string): Record<string, unknown> {
+  const reserved = firstReservedClaim(custom, groupsClaimName);
+  if (source === 'hook') return reserved === undefined ? custom : withoutReservedClaims(custom, groupsClaimName);
+  if (reserved !== undefined) throw badRequest(`custom_claims: "${reserved}" is a reserved claim name and cannot be set`);
+  const bytes = Buffer.byteLength(JSON.stringify(custom), 'utf8');
+  if (bytes > CUSTOM_CLAIMS_MAX_BYTES) throw badRequest(`custom_claims: ${bytes} bytes of JSON; at most ${CUSTOM_CLAIMS_MAX_BYTES} are allowed`);
+  return custom;
+}
+
+/** What every profile builds a person's token from. */
+export interface ClaimsInput {
   org: string | { id: string };
   person: { person_id: string; region: string; groups: readonly string[]; roles?: readonly string[] };
   /** e.g. ['api'] for the mint-token API, ['password'] for a password sign-in */
@@ -41,22 +72,28 @@ export interface IdentityClaimsInput {
   first_token: boolean;
   /** jti of the person's previous token, when they had one */
   prev_token_id?: string | undefined;
-  /** reserved names among them are dropped here; the mint API rejects them before, with a 400 */
+  /** already admitted (admitCustomClaims): copied as they are */
   custom_claims?: Record<string, unknown> | undefined;
   groups_claim_name?: string | undefined;
 }
 
 /**
- * The claims of an identity token, in the order they appear in it. iss, iat, exp and jti are
+ * A kind of token for a person: its audience and the claims of its own. The identity token is the one
+ * profile today; an OAuth ID token (aud: the client, nonce) or access token (aud: the resource, scope) is
+ * another function over the same input, built on personClaims with its own audience and extra claims.
+ */
+export type ClaimsProfile = (input: ClaimsInput) => Record<string, unknown>;
+
+/**
+ * The claims of a person's token for `aud`, in the order they appear in it. iss, iat, exp and jti are
  * placeholders that TokenIssuer.issue fills in: assigning an existing key keeps its place.
  */
-export function identityClaims(input: IdentityClaimsInput): Record<string, unknown> {
+export function personClaims(input: ClaimsInput, aud: string): Record<string, unknown> {
   const orgId = typeof input.org === 'string' ? input.org : input.org.id;
   const { person } = input;
-  const groupsClaim = input.groups_claim_name ?? DEFAULT_GROUPS_CLAIM;
   const claims: Record<string, unknown> = {
     iss: '',
-    aud: orgId,
+    aud,
     oid: orgId,
     sub: person.person_id,
     person_id: person.person_id,
@@ -68,9 +105,12 @@ export function identityClaims(input: IdentityClaimsInput): Record<string, unkno
     region: person.region,
   };
   if (input.prev_token_id !== undefined) claims['prev_token_id'] = input.prev_token_id;
-  if (person.groups.length > 0) claims[groupsClaim] = [...person.groups];
+  if (person.groups.length > 0) claims[input.groups_claim_name ?? DEFAULT_GROUPS_CLAIM] = [...person.groups];
   if (person.roles !== undefined && person.roles.length > 0) claims['roles'] = [...person.roles];
   const custom = input.custom_claims;
-  if (custom !== undefined) for (const name of Object.keys(custom)) if (!reservedClaim(name, groupsClaim)) claims[name] = custom[name];
+  if (custom !== undefined) for (const name of Object.keys(custom)) claims[name] = custom[name];
   return claims;
 }
+
+/** The identity token's profile: the organization is its audience. */
+export const identityClaims: ClaimsProfile = (input) => personClaims(input, typeof input.org === 'string' ? input.org : input.org.id);

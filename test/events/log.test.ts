@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, beforeEach, describe, test } from 'node:test';
 import type { EventRetention } from '../../src/config.js';
 import { createEventLog, type EventLog } from '../../src/events/log.js';
-import { rfc3339Nanos } from '../../src/events/metadata.js';
+import { rfc3339Nanos } from '../../src/lib/time-text.js';
 import { createWal, type Wal } from '../../src/wal/log.js';
 import { openStore, type Store } from '../../src/wal/store.js';
 import { range } from '../support/ws.js';

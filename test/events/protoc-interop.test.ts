@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { EVENT_MESSAGE_NAMES, eventByMessageName, eventSource } from '../../src/events/catalog.js';
 import { createEventCodec } from '../../src/events/codec.js';
-import { rfc3339Nanos } from '../../src/events/metadata.js';
+import { rfc3339Nanos } from '../../src/lib/time-text.js';
 import { sampleMetadata } from '../support/event-metadata.js';
 import { randomEvent } from '../../src/events/random.js';
 import { seededRng } from '../support/seeded-rng.js';

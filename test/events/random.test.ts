@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { EVENT_MESSAGE_NAMES, messageDef } from '../../src/events/catalog.js';
 import type { EventJson } from '../../src/events/event-json.js';
 import { randomEvent } from '../../src/events/random.js';
-import { parseRfc3339 } from '../../src/events/timestamp.js';
+import { parseRfc3339 } from '../../src/lib/time-text.js';
 import { sampleMetadata } from '../support/event-metadata.js';
 import { seededRng } from '../support/seeded-rng.js';
 

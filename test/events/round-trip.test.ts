@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EVENT_MESSAGE_NAMES, eventByMessageName, eventSource } from '../../src/events/catalog.js';
 import { createEventCodec } from '../../src/events/codec.js';
-import { rfc3339Nanos } from '../../src/events/metadata.js';
+import { rfc3339Nanos } from '../../src/lib/time-text.js';
 import { sampleMetadata } from '../support/event-metadata.js';
 import { randomEvent } from '../../src/events/random.js';
 import { validateEvent } from '../../src/events/validate.js';

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { firstReservedClaim, identityClaims, reservedClaim, withoutReservedClaims } from '../../src/tokens/claims.js';
+import { ServiceError } from '../../src/errors.js';
+import { admitCustomClaims, CUSTOM_CLAIMS_MAX_BYTES, firstReservedClaim, groupsClaimName, identityClaims, personClaims, reservedClaim, withoutReservedClaims } from '../../src/tokens/claims.js';
 
 const person = { person_id: 'p-1', region: 'europe-belgium', groups: ['admins', 'staff'] };
 
@@ -26,7 +27,8 @@ test('prev_token_id, groups and roles appear only when there is something to say
 });
 
 test('groups go under the configured claim name, which is then reserved', () => {
-  const claims = identityClaims({ org: 'o', person, authenticated_methods: [], first_token: false, groups_claim_name: 'teams', custom_claims: { teams: 'x', groups: 'y', tier: 'gold' } });
+  const custom = admitCustomClaims({ teams: 'x', groups: 'y', tier: 'gold' }, 'hook', 'teams');
+  const claims = identityClaims({ org: 'o', person, authenticated_methods: [], first_token: false, groups_claim_name: 'teams', custom_claims: custom });
   assert.deepEqual(claims['teams'], ['admins', 'staff']);
   assert.equal('groups' in claims, false, 'groups stays reserved whatever the configured name');
   assert.equal(claims['tier'], 'gold');
@@ -34,13 +36,13 @@ test('groups go under the configured claim name, which is then reserved', () => 
   assert.equal(reservedClaim('teams'), false);
 });
 
-test('custom claims follow the standard ones, and reserved names among them are dropped', () => {
+test('custom claims follow the standard ones, and reserved names among a hook\'s are dropped', () => {
   const claims = identityClaims({
     org: 'o',
     person,
     authenticated_methods: ['api'],
     first_token: false,
-    custom_claims: JSON.parse('{"plan":"pro","sub":"someone-else","exp":1,"__proto__":{"polluted":true},"n":2}') as Record<string, unknown>,
+    custom_claims: admitCustomClaims(JSON.parse('{"plan":"pro","sub":"someone-else","exp":1,"__proto__":{"polluted":true},"n":2}') as Record<string, unknown>, 'hook', 'groups'),
   });
   assert.equal(claims['sub'], 'p-1');
   assert.equal(claims['exp'], 0);
@@ -56,4 +58,25 @@ test('every name on the reserved list is reserved, and the first one in a set of
   assert.equal(firstReservedClaim({ plan: 1, roles: [], sid: 'x' }), 'roles');
   assert.equal(firstReservedClaim({ plan: 1 }), undefined);
   assert.deepEqual(withoutReservedClaims({ plan: 1, roles: [], sid: 'x' }), { plan: 1 });
+});
+
+test('the API\'s custom claims are refused with a 400 naming the first reserved one, or when too large; passing ones are kept as they are', () => {
+  const refused = (name: string) => (e: unknown) => e instanceof ServiceError && e.status === 400 && e.message.includes(`"${name}"`);
+  assert.throws(() => admitCustomClaims({ plan: 1, roles: [], sid: 'x' }, 'api', 'groups'), refused('roles'));
+  assert.throws(() => admitCustomClaims({ teams: 1 }, 'api', 'teams'), refused('teams'));
+  assert.throws(() => admitCustomClaims(JSON.parse('{"__proto__":{}}') as Record<string, unknown>, 'api', 'groups'), refused('__proto__'));
+  assert.throws(() => admitCustomClaims({ big: 'x'.repeat(CUSTOM_CLAIMS_MAX_BYTES) }, 'api', 'groups'), (e: unknown) => e instanceof ServiceError && e.status === 400 && /bytes of JSON/.test(e.message));
+  const ok = { plan: 'pro' };
+  assert.equal(admitCustomClaims(ok, 'api', 'groups'), ok);
+  assert.equal(admitCustomClaims(ok, 'hook', 'groups'), ok, 'nothing to drop: the same object');
+  assert.equal(groupsClaimName({ id: 'o' }), 'groups');
+});
+
+test('a profile sets its own audience: the identity token\'s is the organization, another\'s may differ', () => {
+  const input = { org: { id: 'org-1' }, person, authenticated_methods: ['api'], first_token: false };
+  assert.equal(identityClaims(input)['aud'], 'org-1');
+  const other = personClaims(input, 'client-1');
+  assert.equal(other['aud'], 'client-1');
+  assert.equal(other['oid'], 'org-1');
+  assert.deepEqual(Object.keys(other), Object.keys(identityClaims(input)), 'the same claims in the same order');
 });

@@ -63,3 +63,48 @@ test('given an inactive or unknown person, when a token is recorded, then it is 
   assert.throws(() => decide(orgWithPerson(false), { kind: 'RecordToken', token: record() }, ctx), (e: unknown) => e instanceof ServiceError && e.status === 400 && /not active/.test(e.message));
   assert.throws(() => decide(orgWithPerson(), { kind: 'RecordToken', token: record({ person_id: 'p-2' }) }, ctx), (e: unknown) => e instanceof ServiceError && e.status === 404);
 });
+
+const signIn = { handle: { type: 'email_address', value: 'a@example.com' }, method: 'password', client_ip_address: '203.0.113.7' } as const;
+const signInAuthentications = [{ timestamp: '2027-01-15T08:00:00.000000000Z', method: 'password', handle: { type: 'EmailAddress', value: 'a@example.com' } }];
+
+test('given a sign-in, when its token is recorded, then AuthenticationSucceeded and TokenMinted share one analytics_metadata', () => {
+  const d = decide(orgWithPerson(), { kind: 'RecordToken', token: record({ mint_token_api: false, first_token: true, authentications: signInAuthentications, sign_in: signIn }) }, ctx);
+  assert.deepEqual(d.changes, [{ t: 'PersonTokenMinted', person_id: 'p-1', token_id: 'jti-1' }]);
+  assert.deepEqual(d.events.map((e) => e.name), ['AuthenticationSucceeded_v1', 'TokenMinted_v1']);
+  const analytics = { analytics_correlation_id: 'p-1', client_ip_address: '203.0.113.7' };
+  assert.deepEqual(d.events[0]?.body, {
+    analytics_metadata: analytics,
+    person_id: 'p-1',
+    region: 'europe-belgium',
+    success_authn_method: 'password',
+    authenticated_methods: ['password'],
+    handle: { type: 'EmailAddress', value: 'a@example.com' },
+  });
+  assert.deepEqual(d.events[1]?.body, {
+    analytics_metadata: analytics,
+    token_id: 'jti-1',
+    person_id: 'p-1',
+    mint_token_api: false,
+    issued_at: '2027-01-15T08:00:00.123456789Z',
+    expires_at: '2027-01-16T08:00:00.000000000Z',
+    first_token: true,
+    authentications: signInAuthentications,
+  });
+});
+
+test('given a registration, when its token is recorded, then the person is created with the password in the same decision', () => {
+  const state = emptyState({ id: 'org-1', org_name: 'o', parent_id: null, root_id: 'org-1', api_key_hash: 'h', created: '2027-01-01T00:00:00.000Z' });
+  const token = record({ person_id: 'p-9', mint_token_api: false, first_token: true, authentications: signInAuthentications, sign_in: { ...signIn, registration: { password_hash: 'hash', region: 'europe-belgium' } } });
+  const d = decide(state, { kind: 'RecordToken', token }, ctx);
+  assert.deepEqual(d.events.map((e) => e.name), ['PersonCreated_v1', 'AuthenticationSucceeded_v1', 'TokenMinted_v1']);
+  for (const c of d.changes) apply(state, c);
+  assert.equal(state.persons.get('p-9')?.password_hash, 'hash');
+  assert.equal(state.persons.get('p-9')?.last_token_id, 'jti-1');
+  assert.throws(() => decide(state, { kind: 'RecordToken', token: { ...token, person_id: 'p-10' } }, ctx), (e: unknown) => e instanceof ServiceError && e.status === 409);
+});
+
+test('given a sign-in of a person deactivated or deleted meanwhile, when its token is recorded, then it is a 401 and nothing changes', () => {
+  const denied = (e: unknown) => e instanceof ServiceError && e.status === 401;
+  assert.throws(() => decide(orgWithPerson(false), { kind: 'RecordToken', token: record({ mint_token_api: false, sign_in: signIn }) }, ctx), denied);
+  assert.throws(() => decide(orgWithPerson(), { kind: 'RecordToken', token: record({ person_id: 'p-2', mint_token_api: false, sign_in: signIn }) }, ctx), denied);
+});

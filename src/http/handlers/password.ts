@@ -2,7 +2,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { checkPasswordPolicy, PASSWORD_MAX, PASSWORD_MIN, type PasswordHasher } from '../../auth/password-hash.js';
 import type { SignInService } from '../../auth/sign-in.js';
-import type { Command } from '../../domain/commands.js';
 import { requirePerson } from '../../domain/lookup.js';
 import type { Handle as HandleValue } from '../../domain/state.js';
 import { route, type Request, type Route } from '../route.js';
@@ -21,7 +20,7 @@ export function passwordRoutes(deps: HandlerDeps, auth: { passwords: PasswordHas
     ip: req.ip,
     origin: req.origin,
     userAgent: req.userAgent,
-    run: <R>(command: Command) => execute<R>(deps, req, command),
+    consistency: req.consistency,
   });
   return [
     route<Static<typeof PasswordBody>>({

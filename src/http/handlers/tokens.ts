@@ -1,23 +1,19 @@
 // Identity tokens: the key set and discovery documents, key rotation, validation, and the mint-token API.
 import { Type, type Static } from '@sinclair/typebox';
-import { badRequest } from '../../errors.js';
-import { DEFAULT_GROUPS_CLAIM, firstReservedClaim, IDENTITY_CLAIMS } from '../../tokens/claims.js';
+import type { IssuePipeline } from '../../auth/issue.js';
+import { IDENTITY_CLAIMS } from '../../tokens/claims.js';
 import type { KeyRing } from '../../tokens/keys.js';
-import type { TokenMinter } from '../../tokens/mint.js';
 import type { TokenValidator } from '../../tokens/validate.js';
 import { route, type Route } from '../route.js';
-import type { HandlerDeps } from './deps.js';
 
 export interface TokenRouteDeps {
   keys: KeyRing;
-  minter: TokenMinter;
+  /** the issuing pipeline, which refuses reserved custom claims and waits for the consistency asked for */
+  pipeline: Pick<IssuePipeline, 'issue'>;
   validator: TokenValidator;
   /** the issuer URL; known only after listening when the port was 0 */
   issuer(): string;
 }
-
-/** Custom claims of one token, as JSON: enough for any sensible use, and a token still fits in a header. */
-export const CUSTOM_CLAIMS_MAX_BYTES = 16 * 1024;
 
 const MintBody = Type.Object(
   { custom_claims: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'claims to add; reserved names are refused' })) },
@@ -35,15 +31,8 @@ const Verdict = Type.Object({
 
 const JwkSet = Type.Object({ keys: Type.Array(Type.Object({ kid: Type.String(), alg: Type.String(), use: Type.Literal('sig') }, { additionalProperties: true })) });
 
-function checkCustomClaims(custom: Record<string, unknown>): void {
-  const reserved = firstReservedClaim(custom, DEFAULT_GROUPS_CLAIM);
-  if (reserved !== undefined) throw badRequest(`custom_claims: "${reserved}" is a reserved claim name and cannot be set`);
-  const bytes = Buffer.byteLength(JSON.stringify(custom), 'utf8');
-  if (bytes > CUSTOM_CLAIMS_MAX_BYTES) throw badRequest(`custom_claims: ${bytes} bytes of JSON; at most ${CUSTOM_CLAIMS_MAX_BYTES} are allowed`);
-}
-
-export function tokenRoutes(deps: HandlerDeps, tokens: TokenRouteDeps): Route[] {
-  const { keys, minter, validator, issuer } = tokens;
+export function tokenRoutes(tokens: TokenRouteDeps): Route[] {
+  const { keys, pipeline, validator, issuer } = tokens;
   return [
     route({
       method: 'get',
@@ -113,16 +102,7 @@ export function tokenRoutes(deps: HandlerDeps, tokens: TokenRouteDeps): Route[] 
       success: { status: 201, result: Type.String({ description: 'the token (compact JWT)' }) },
       errors: [400, 401, 403, 404, 408],
       handler: async (req) => {
-        const custom = req.body?.custom_claims;
-        if (custom !== undefined) checkCustomClaims(custom);
-        const minted = await minter.mint(req.org, req.params['person_id'] as string, {
-          authenticated_methods: ['api'],
-          authentications: [],
-          mint_token_api: true,
-          first_token: false,
-          ...(custom === undefined ? {} : { custom_claims: custom }),
-        });
-        await deps.consistency.wait(req.org.id, minted.offset, req.consistency);
+        const minted = await pipeline.issue(req.org, { method: 'api', person_id: req.params['person_id'] as string, consistency: req.consistency, custom_claims: req.body?.custom_claims });
         return { status: 201, result: minted.token };
       },
     }),

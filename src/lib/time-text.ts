@@ -1,4 +1,5 @@
-// RFC 3339 text ↔ seconds and nanoseconds since the epoch, within the range google.protobuf.Timestamp allows.
+// RFC 3339 text ↔ seconds and nanoseconds since the epoch, within the range google.protobuf.Timestamp allows: the one
+// time formatter of events, tokens and the domain.
 
 export interface TimestampParts {
   readonly seconds: number;
@@ -88,4 +89,23 @@ export function parseRfc3339(text: string): TimestampParts | undefined {
   if (seconds < MIN_SECONDS || seconds > MAX_SECONDS) return undefined;
   const nanos = m[7] === undefined ? 0 : Number(m[7].padEnd(9, '0'));
   return { seconds, nanos };
+}
+
+const NANOS_PER_SECOND = 1_000_000_000n;
+
+/** Nanoseconds since the epoch as UTC RFC 3339 with all nine fraction digits, e.g. `2026-11-23T17:00:00.123456789Z`. */
+export function rfc3339Nanos(epochNanos: bigint): string {
+  // Floor division, so instants before 1970 get a non-negative fraction.
+  let seconds = epochNanos / NANOS_PER_SECOND;
+  let nanos = epochNanos % NANOS_PER_SECOND;
+  if (nanos < 0n) {
+    nanos += NANOS_PER_SECOND;
+    seconds -= 1n;
+  }
+  return formatRfc3339(Number(seconds), Number(nanos), 9);
+}
+
+/** Whole seconds since the epoch (a JWT's iat or exp) in the same nine-digit form, e.g. `2026-11-23T17:00:00.000000000Z`. */
+export function rfc3339Seconds(epochSeconds: number): string {
+  return formatRfc3339(epochSeconds, 0, 9);
 }

@@ -1,36 +1,61 @@
-// The minter as the sign-in code calls it: authentications, first_token and custom claims from a hook.
+// The issuing pipeline as its callers use it: a sign-in's authentications, first_token and hook claims, and
+// mint-token's refusals before anything is signed or recorded.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
+import { startReceiver, type Receiver } from '../../scripts/webhook-receiver.js';
+import type { SignInIssue } from '../../src/auth/issue.js';
+import type { Person } from '../../src/domain/state.js';
 import type { OrgActor } from '../../src/org/actor.js';
 import { email, removeDir, ROOT_ORG, startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
 let org: OrgActor;
+let receiver: Receiver;
 before(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ SERVICE_WEBHOOK_ALLOW_INSECURE: '1' });
   org = server.service.registry.get(ROOT_ORG) as OrgActor;
+  // What a token_minted hook adds: reserved names among it are dropped.
+  receiver = await startReceiver({ serviceUrl: server.base, orgId: ROOT_ORG, claims: () => ({ tier: 'gold', sub: 'dropped', roles: ['dropped'] }) });
 });
 after(async () => {
+  await receiver.close();
   await server.stop();
   removeDir(server.dataDir);
 });
 
-const signIn = (custom_claims?: Record<string, unknown>) => ({
-  authenticated_methods: ['password'],
-  authentications: [{ timestamp: '2027-01-15T08:00:00.123456789Z', method: 'password', handle: { type: 'EmailAddress', value: 'sign-in@example.com' } }],
-  mint_token_api: false,
-  ...(custom_claims === undefined ? {} : { custom_claims }),
+const consistency = { level: 'local_region', timeoutMs: 5000 } as const;
+
+const signIn = (person: Person): SignInIssue => ({
+  method: 'password',
+  person,
+  handle: { type: 'email_address', value: 'sign-in@example.com' },
+  authentications: [{ timestamp: '2027-01-15T08:00:00.123456789Z', method: 'password', handle: { type: 'email_address', value: 'sign-in@example.com' } }],
+  request_metadata: { client_ip_address: '127.0.0.1', origin: 'https://app.example', user_agent: 'issue-test' },
+  consistency,
 });
+/** What TokenMinted says of the sign-in's authentications. */
+const recordedAuthentications = [{ timestamp: '2027-01-15T08:00:00.123456789Z', method: 'password', handle: { type: 'EmailAddress', value: 'sign-in@example.com' } }];
+
+const api = (person_id: string) => ({ method: 'api', person_id, consistency }) as const;
+
+async function addHook(): Promise<void> {
+  const w = await server.client.post('/organizations/webhooks', { name: 'token hook', target_url: receiver.url });
+  assert.equal(w.status, 201, w.text);
+  const t = await server.client.post(`/organizations/webhooks/${w.body.result.id}/triggers`, { trigger_type: 'sync_hook', trigger_name: 'token_minted' });
+  assert.equal(t.status, 201, t.text);
+}
 
 test('a sign-in token is first_token for the person\'s first token only, and records its authentications', async () => {
   const created = await server.client.post('/persons', email('sign-in@example.com'));
   const personId = created.body.result.person_id as string;
-  const { minter } = server.service.tokens;
-  assert.equal(minter.firstToken(org, personId), true);
-  const first = await minter.mint(org, personId, signIn({ tier: 'gold', sub: 'dropped', roles: ['dropped'] }));
-  assert.equal(minter.firstToken(org, personId), false);
-  const second = await minter.mint(org, personId, signIn());
+  await addHook();
+  const { pipeline } = server.service.tokens;
+  const person = () => org.state.persons.get(personId) as Person;
+  assert.equal(pipeline.firstToken(org, personId), true);
+  const first = await pipeline.issue(org, signIn(person()));
+  assert.equal(pipeline.firstToken(org, personId), false);
+  const second = await pipeline.issue(org, signIn(person()));
 
   const c1 = decodeJwt(first.token);
   const c2 = decodeJwt(second.token);
@@ -47,17 +72,17 @@ test('a sign-in token is first_token for the person\'s first token only, and rec
   assert.equal(e1?.['token_id'], first.jti);
   assert.equal(e1?.['mint_token_api'], false);
   assert.equal(e1?.['first_token'], true);
-  assert.deepEqual(e1?.['authentications'], signIn().authentications);
+  assert.deepEqual(e1?.['authentications'], recordedAuthentications);
   assert.equal(e2?.['first_token'], false);
   assert.ok(second.offset > first.offset, 'each token is its own WAL entry');
 });
 
 test('minting for an unknown or inactive person is refused before anything is signed or recorded', async () => {
-  const { minter } = server.service.tokens;
+  const { pipeline } = server.service.tokens;
   const before = server.service.wal.events(ROOT_ORG, 1, 1000).length;
-  await assert.rejects(minter.mint(org, 'nobody', signIn()), (e: { status?: number }) => e.status === 404);
+  await assert.rejects(pipeline.issue(org, api('nobody')), (e: { status?: number }) => e.status === 404);
   const created = await server.client.post('/persons', { ...email('inactive@example.com'), active: false });
-  await assert.rejects(minter.mint(org, created.body.result.person_id as string, signIn()), (e: { status?: number }) => e.status === 400);
+  await assert.rejects(pipeline.issue(org, api(created.body.result.person_id as string)), (e: { status?: number }) => e.status === 400);
   assert.equal(server.service.wal.events(ROOT_ORG, 1, 1000).length, before + 1, 'only the PersonCreated event');
 });
 
@@ -67,9 +92,9 @@ test('a token signed for a person who is deactivated before it is recorded is ne
   const before = server.service.wal.events(ROOT_ORG, 1, 1000).length;
   // Both commands queue in this turn; the deactivation is decided first, the token's record after it.
   const deactivated = org.execute({ kind: 'SetPersonActive', person_id: personId, active: false });
-  const minted = server.service.tokens.minter.mint(org, personId, signIn());
+  const minted = server.service.tokens.pipeline.issue(org, api(personId));
   await Promise.all([deactivated, assert.rejects(minted, (e: { status?: number; message?: string }) => e.status === 400 && /not active/.test(e.message ?? ''))]);
   assert.equal(server.service.wal.events(ROOT_ORG, 1, 1000).length, before, 'no TokenMinted event');
   assert.equal(org.state.persons.get(personId)?.token_count, undefined);
-  assert.equal(server.service.tokens.minter.firstToken(org, personId), true, 'the refused token is not the last one');
+  assert.equal(server.service.tokens.pipeline.firstToken(org, personId), true, 'the refused token is not the last one');
 });

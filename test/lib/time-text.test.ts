@@ -1,7 +1,7 @@
-// RFC 3339 parsing and formatting within the range of google.protobuf.Timestamp.
+// RFC 3339 parsing and formatting within the range of google.protobuf.Timestamp, and the nine-digit form events use.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatRfc3339, formatTimestamp, parseRfc3339 } from '../../src/events/timestamp.js';
+import { formatRfc3339, formatTimestamp, parseRfc3339, rfc3339Nanos, rfc3339Seconds } from '../../src/lib/time-text.js';
 
 describe('RFC 3339 timestamps', () => {
   it('formats with the fewest of 0, 3, 6 or 9 fraction digits that lose nothing', () => {
@@ -67,5 +67,27 @@ describe('RFC 3339 timestamps against Date', () => {
     assert.equal(parseRfc3339('1900-02-29T00:00:00Z'), undefined);
     assert.equal(parseRfc3339('2026-02-29T00:00:00Z'), undefined);
     assert.equal(parseRfc3339('2026-04-31T00:00:00Z'), undefined);
+  });
+});
+
+describe('rfc3339Nanos', () => {
+  it('writes all nine fraction digits in UTC', () => {
+    assert.equal(rfc3339Nanos(1_795_453_200_123_456_789n), '2026-11-23T17:00:00.123456789Z');
+    assert.equal(rfc3339Nanos(0n), '1970-01-01T00:00:00.000000000Z');
+    assert.equal(rfc3339Nanos(1n), '1970-01-01T00:00:00.000000001Z');
+  });
+
+  it('counts instants before 1970 down from the second above', () => {
+    assert.equal(rfc3339Nanos(-1n), '1969-12-31T23:59:59.999999999Z');
+    assert.equal(rfc3339Nanos(-1_000_000_000n), '1969-12-31T23:59:59.000000000Z');
+  });
+
+  it('writes whole seconds (a token iat or exp) with nine zero fraction digits', () => {
+    assert.equal(rfc3339Seconds(1_795_453_200), '2026-11-23T17:00:00.000000000Z');
+    assert.equal(rfc3339Seconds(1_795_453_200), rfc3339Nanos(1_795_453_200n * 1_000_000_000n));
+  });
+
+  it('refuses instants a Timestamp cannot hold', () => {
+    assert.throws(() => rfc3339Nanos(253_402_300_800_000_000_000n), RangeError);
   });
 });

@@ -1,0 +1,233 @@
+// The one path every token for a person is issued on: the person → the token_minted hooks (for an
+// authentication) → a claims profile → the signature, made while the durable record commits → the
+// consistency wait. Mint-token (method 'api') and every sign-in method come through here; a new method is
+// a new first step in front of it (like auth/sign-in.ts for passwords), not a copy of it.
+import { badRequest, ServiceError } from '../errors.js';
+import type { Authentication, AuthenticationFailure, Command, SignInRecord, TokenRecord } from '../domain/commands.js';
+import { requirePerson } from '../domain/lookup.js';
+import { authenticationDetails, SIGN_IN_DENIED } from '../domain/sign-in.js';
+import type { Handle, OrgState, Person } from '../domain/state.js';
+import { rfc3339Seconds } from '../lib/time-text.js';
+import type { ConsistencyWaiter } from '../regions/consistency.js';
+import { admitCustomClaims, groupsClaimName, identityClaims, type ClaimsProfile } from '../tokens/claims.js';
+import type { IssuedToken, TokenIssuer } from '../tokens/sign.js';
+import type { SyncHooks } from '../webhooks/sync-hook.js';
+
+/** The consistency a request asked for, as the waiter takes it. */
+export type Consistency = Parameters<ConsistencyWaiter['wait']>[2];
+
+/** What issuing needs of an organization: its state to read, and its actor to decide commands. */
+export interface IssuingOrg {
+  readonly id: string;
+  readonly state: OrgState;
+  execute(command: Command): Promise<{ readonly offset: number }>;
+}
+
+/** A method by which a person proves who they are: it runs the token_minted hooks and is recorded as a sign-in. */
+export type AuthenticationMethod = 'password' | 'oidc';
+/** 'api': the organization mints with its API key; no hooks, no sign-in, first_token always false. */
+export type IssueMethod = 'api' | AuthenticationMethod;
+
+interface IssueCommon {
+  /** the consistency the caller asked for; the answer waits for it */
+  consistency: Consistency;
+  /** what kind of token; the identity token when absent */
+  profile?: ClaimsProfile | undefined;
+}
+
+export interface ApiIssue extends IssueCommon {
+  method: 'api';
+  person_id: string;
+  /** a reserved name among them is refused with a 400 naming it */
+  custom_claims?: Record<string, unknown> | undefined;
+}
+
+export interface SignInIssue extends IssueCommon {
+  method: AuthenticationMethod;
+  /** the person whose credentials were verified, or the one a registration creates */
+  person: Person;
+  /** the handle the person signed in with */
+  handle: Handle;
+  /** the sign-in's steps, as the hooks and TokenMinted are told them */
+  authentications: Authentication[];
+  /** the seed's request_metadata of the hooks' trigger_content */
+  request_metadata: { client_ip_address: string; origin: string; user_agent: string };
+  /** a registration: the token's entry creates the person, with this password hash (computed while the hooks run) */
+  registration?: { password_hash: Promise<string> } | undefined;
+}
+
+export type IssueRequest = ApiIssue | SignInIssue;
+
+export interface Issued extends IssuedToken {
+  /** the WAL offset of the token's record */
+  offset: number;
+}
+
+/** What the chain of a person's tokens needs of an organization. */
+type OrgChain = Pick<IssuingOrg, 'id' | 'state'>;
+
+export interface IssuePipeline {
+  /**
+   * Resolves once the token is durably recorded and the consistency asked for is reached; only then may it
+   * be handed out. Mint-token: unknown person 404, inactive 400. Sign-in: a hook's denial 401, its failure
+   * 502, the person gone or inactive meanwhile 401, the handle registered meanwhile 409; each recorded as
+   * AuthenticationFailed.
+   */
+  issue(org: IssuingOrg, request: IssueRequest): Promise<Issued>;
+  /** Records a failed sign-in attempt (AuthenticationFailed) and waits for the consistency asked for. */
+  refuse(org: IssuingOrg, consistency: Consistency, failure: AuthenticationFailure): Promise<void>;
+  /** The prev_token_id of the person's next token: their newest token, signed and recorded or only signed. */
+  previousToken(org: OrgChain, personId: string): string | undefined;
+  /** Whether the person's next token would be their first. */
+  firstToken(org: OrgChain, personId: string): boolean;
+}
+
+export interface IssueDeps {
+  issuer: TokenIssuer;
+  hooks: SyncHooks;
+  consistency: ConsistencyWaiter;
+}
+
+const API_METHODS: readonly string[] = ['api'];
+
+const chainKey = (org: OrgChain, personId: string) => `${org.id}\n${personId}`;
+
+/** A sign-in refused after its credentials were verified. */
+function failure(r: SignInIssue, failure_reason: string, failure_detail: string): AuthenticationFailure {
+  return { handle: r.handle, method: r.method, client_ip_address: r.request_metadata.client_ip_address, failure_reason, failure_detail, person_id: r.person.person_id };
+}
+
+export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
+  const { issuer, hooks, consistency: waiter } = deps;
+  // A person's tokens signed but not yet decided by the actor, newest last: the next token's prev_token_id
+  // must name the newest of them, not the last one already in the state.
+  const pending = new Map<string, string>();
+
+  const previousToken = (org: OrgChain, personId: string) => pending.get(chainKey(org, personId)) ?? org.state.persons.get(personId)?.last_token_id;
+
+  async function refuse(org: IssuingOrg, consistency: Consistency, failure: AuthenticationFailure): Promise<void> {
+    const outcome = await org.execute({ kind: 'RecordAuthenticationFailure', failure });
+    await waiter.wait(org.id, outcome.offset, consistency);
+  }
+
+  /**
+   * Signs `claims` while the token's record commits: one decision records it and emits its events. Until
+   * both are done the token is the person's newest, so a token issued meanwhile follows it. Called in the
+   * same turn as previousToken was read, or the chain could fork.
+   */
+  async function signAndRecord(org: IssuingOrg, record: TokenRecord, claims: Record<string, unknown>, consistency: Consistency): Promise<Issued> {
+    const issued = issuer.issue(claims);
+    record.token_id = issued.jti;
+    // The token's own iat and exp, so that the event and the token agree to the second.
+    record.issued_at = rfc3339Seconds(issued.iat);
+    record.expires_at = rfc3339Seconds(issued.exp);
+    const key = chainKey(org, record.person_id);
+    pending.set(key, issued.jti);
+    let outcome: { readonly offset: number };
+    let token: string;
+    try {
+      // The signature is made while the record commits; the token leaves only with both.
+      [outcome, token] = await Promise.all([org.execute({ kind: 'RecordToken', token: record }), issued.token]);
+    } finally {
+      if (pending.get(key) === issued.jti) pending.delete(key);
+    }
+    await waiter.wait(org.id, outcome.offset, consistency);
+    return { ...issued, token, offset: outcome.offset };
+  }
+
+  // Not async: on the hot path of mint-token, the only promise hops are signAndRecord's own. A refusal
+  // before it is still a rejection, never a throw.
+  function mintByApi(org: IssuingOrg, r: ApiIssue): Promise<Issued> {
+    let claims: Record<string, unknown>;
+    let personId: string;
+    try {
+      const groups = groupsClaimName(org);
+      // Refused before the person is looked up, so a reserved name is a 400 whoever the person.
+      const custom = r.custom_claims === undefined ? undefined : admitCustomClaims(r.custom_claims, 'api', groups);
+      const person = requirePerson(org.state, r.person_id);
+      if (!person.active) throw badRequest(`person ${r.person_id} is not active`);
+      personId = person.person_id;
+      claims = (r.profile ?? identityClaims)({
+        org: org.id,
+        person,
+        authenticated_methods: API_METHODS,
+        first_token: false,
+        prev_token_id: previousToken(org, personId),
+        custom_claims: custom,
+        groups_claim_name: groups,
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const record: TokenRecord = { person_id: personId, token_id: '', mint_token_api: true, first_token: false, issued_at: '', expires_at: '', authentications: [] };
+    return signAndRecord(org, record, claims, r.consistency);
+  }
+
+  async function signIn(org: IssuingOrg, r: SignInIssue): Promise<Issued> {
+    const state = org.state;
+    const { person } = r;
+    const groups = groupsClaimName(org);
+    const content = {
+      aud: state.id,
+      sub: person.person_id,
+      iss: issuer.issuer(),
+      authentications: r.authentications,
+      // What the hooks are told: whether a token of the person exists, recorded or only signed, as they start.
+      first_token: previousToken(org, person.person_id) === undefined,
+      groups_claim_name: groups,
+      region: person.region,
+      request_metadata: r.request_metadata,
+    };
+    // A registration's password is hashed while the hooks are called.
+    const [hook, passwordHash] = await Promise.all([hooks.tokenMinted(state, content), r.registration?.password_hash]);
+    if (hook.kind === 'denied') {
+      await refuse(org, r.consistency, failure(r, 'hook_denied', hook.detail));
+      throw new ServiceError('ERR_UNAUTHORIZED', SIGN_IN_DENIED);
+    }
+    if (hook.kind === 'failed') {
+      await refuse(org, r.consistency, failure(r, 'hook_failed', hook.detail));
+      throw new ServiceError('ERR_BAD_GATEWAY', 'a token_minted webhook of this organization failed; no token was issued');
+    }
+    // Read now, after the hooks: a token issued for the person meanwhile is the one this follows, and then
+    // this one is not their first, whatever the hooks were told (two first sign-ins at once: one is first).
+    const prev_token_id = previousToken(org, person.person_id);
+    const first_token = prev_token_id === undefined;
+    const claims = (r.profile ?? identityClaims)({
+      org: org.id,
+      person,
+      authenticated_methods: [r.method],
+      first_token,
+      prev_token_id,
+      custom_claims: admitCustomClaims(hook.claims, 'hook', groups),
+      groups_claim_name: groups,
+    });
+    const sign_in: SignInRecord = { handle: r.handle, method: r.method, client_ip_address: r.request_metadata.client_ip_address };
+    if (passwordHash !== undefined) sign_in.registration = { password_hash: passwordHash, region: person.region };
+    const record: TokenRecord = {
+      person_id: person.person_id,
+      token_id: '',
+      mint_token_api: false,
+      first_token,
+      issued_at: '',
+      expires_at: '',
+      authentications: authenticationDetails(r.authentications),
+      sign_in,
+    };
+    try {
+      return await signAndRecord(org, record, claims, r.consistency);
+    } catch (error) {
+      // The person changed while the hooks ran: deactivated or deleted, or the handle registered meanwhile.
+      if (error instanceof ServiceError && (error.status === 401 || error.status === 409)) {
+        await refuse(org, r.consistency, failure(r, error.status === 401 ? 'person_not_active' : 'handle_already_registered', error.message));
+      }
+      throw error;
+    }
+  }
+
+  return {
+    issue: (org, request) => (request.method === 'api' ? mintByApi(org, request) : signIn(org, request)),
+    refuse,
+    previousToken,
+    firstToken: (org, personId) => previousToken(org, personId) === undefined,
+  };
+}
