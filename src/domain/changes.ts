@@ -1,5 +1,6 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
 import type { AttributeSet, GdprConsent, Handle, OrgGenesis, OwedTwin, Person, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
+import type { SsoCredential } from './state.js';
 
 export type Change =
   | { t: 'OrgCreated'; genesis: OrgGenesis }
@@ -30,6 +31,11 @@ export type Change =
   /** a regional event's _InRegion form was emitted by this entry (twin.offset); its plain form is owed */
   | { t: 'TwinOwed'; twin: OwedTwin }
   /** the owed twins of every entry up to `through` were emitted by this entry */
-  | { t: 'TwinsEmitted'; through: number };
+  | { t: 'TwinsEmitted'; through: number }
+  /** secrets in their stored (sealed) form */
+  | { t: 'SsoCredentialCreated'; credential: SsoCredential }
+  /** the whole credential after the change */
+  | { t: 'SsoCredentialUpdated'; credential: SsoCredential }
+  | { t: 'SsoCredentialDeleted'; client_id: string };
 
 export type ChangeType = Change['t'];

@@ -1,5 +1,6 @@
 // Commands: what callers ask an organization to do, imperative. decide() answers each.
 import type { AttributeSet, ConsentLevel, Handle, OnFailure, WebhookTrigger } from './state.js';
+import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
 
 export interface PersonInput {
@@ -104,6 +105,11 @@ export type Command =
   | { kind: 'CompleteSignIn'; sign_in: SignIn }
   /** every configured region has applied the entries up to `through`: emit the plain twins they owe */
   | { kind: 'EmitOwedTwins'; through: number }
-  | { kind: 'RecordToken'; token: TokenRecord };
+  | { kind: 'RecordToken'; token: TokenRecord }
+  /** SSO credentials arrive validated and with their secrets sealed (src/sso/credentials.ts) */
+  | { kind: 'CreateSsoCredential'; credential: SsoCredentialInput }
+  /** provider: the one the patch was validated for */
+  | { kind: 'UpdateSsoCredential'; client_id: string; provider: string; patch: SsoCredentialPatch }
+  | { kind: 'DeleteSsoCredential'; client_id: string };
 
 export type CommandKind = Command['kind'];

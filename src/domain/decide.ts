@@ -11,6 +11,7 @@ import { completeSignIn, recordAuthenticationFailure, setPassword } from './sign
 import { recordToken } from './tokens.js';
 import type { OrgState } from './state.js';
 import { emitOwedTwins, withTwins } from './twins.js';
+import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from './sso-credentials.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 
 export function decide(state: OrgState, command: Command, ctx: DecideContext): Decision {
@@ -65,5 +66,11 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return emitOwedTwins(state, command.through);
     case 'RecordToken':
       return recordToken(state, command.token);
+    case 'CreateSsoCredential':
+      return createSsoCredential(state, command.credential, ctx);
+    case 'UpdateSsoCredential':
+      return updateSsoCredential(state, command.client_id, command.provider, command.patch);
+    case 'DeleteSsoCredential':
+      return deleteSsoCredential(state, command.client_id);
   }
 }

@@ -1,23 +1,27 @@
 // Organization state to and from a plain, serializable form (Maps and Sets become arrays).
 import { handleKey, type Group, type OrgState, type OwedTwin, type Person, type AttributeSet, type Webhook } from './state.js';
+import type { SsoCredential } from './state.js';
 
 export interface StateSnapshot {
   /** owed_twins is absent from snapshots written before twins were owed */
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'owed_twins'> & { owed_twins?: OwedTwin[] };
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'owed_twins' | 'sso_credentials'> & { owed_twins?: OwedTwin[] };
   persons: Person[];
   groups: Array<Omit<Group, 'members'> & { members: string[] }>;
   attributes: Array<[string, AttributeSet]>;
   webhooks: Webhook[];
+  /** absent from snapshots written before SSO credentials existed; secrets in their stored (sealed) form */
+  sso_credentials?: SsoCredential[];
 }
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, webhooks, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, sso_credentials, ...org } = s;
   return {
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
     persons: person_order.map((id) => persons.get(id) as Person),
     groups: [...groups.values()].map((g) => ({ ...g, members: [...g.members] })),
     attributes: [...attributes.entries()],
     webhooks: [...webhooks.values()],
+    sso_credentials: [...sso_credentials.values()],
   };
 }
 
@@ -31,6 +35,7 @@ export function fromSnapshot(snap: StateSnapshot): OrgState {
     groups: new Map(snap.groups.map((g) => [g.name, { ...g, members: new Set(g.members) }])),
     attributes: new Map(snap.attributes),
     webhooks: new Map(snap.webhooks.map((w) => [w.id, w])),
+    sso_credentials: new Map((snap.sso_credentials ?? []).map((c) => [c.client_id, c])),
   };
   for (const p of snap.persons) {
     state.persons.set(p.person_id, p);
