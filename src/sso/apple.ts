@@ -2,7 +2,6 @@
 // client-secret lifetime) and the client-secret JWT Apple expects in place of a static client secret.
 import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { badRequest, quote } from '../errors.js';
-import { parseDuration } from '../domain/webhook-rules.js';
 
 export const APPLE_AUDIENCE = 'https://appleid.apple.com';
 export const SECRET_LIFETIME_MIN_S = 300;
@@ -41,15 +40,31 @@ export function checkAppleId(value: string, field: string): string {
   return value;
 }
 
+const DURATION = /^(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/;
+const UNIT_NS: Record<string, bigint> = { ns: 1n, us: 1_000n, µs: 1_000n, μs: 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n };
+
+/** A Go-style duration in nanoseconds, exactly (fractions included), or undefined when it is not one. */
+function durationNs(raw: string): bigint | undefined {
+  if (raw === '0') return 0n;
+  if (!DURATION.test(raw)) return undefined;
+  let total = 0n;
+  for (const m of raw.matchAll(/(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)/g)) {
+    const frac = m[2] ?? '';
+    const scale = 10n ** BigInt(frac.length);
+    total += (BigInt((m[1] || '0') + frac) * (UNIT_NS[m[3] as string] as bigint)) / scale;
+  }
+  return total;
+}
+
 /** A Go-style duration ("300s", "5m", "24h", "720h", "1h30m") in whole seconds, from 300 s to 15,777,000 s. */
 export function secretLifetimeSeconds(raw: string, field = 'options.apple.secret_lifetime'): number {
-  const ms = parseDuration(raw, field);
-  const seconds = Math.round(ms / 1000);
-  if (Math.abs(ms / 1000 - seconds) > 1e-6) throw badRequest(`${field}: must be a whole number of seconds, got ${quote(raw)}`);
-  if (seconds < SECRET_LIFETIME_MIN_S || seconds > SECRET_LIFETIME_MAX_S) {
-    throw badRequest(`${field}: must be from ${SECRET_LIFETIME_MIN_S}s (5m) to ${SECRET_LIFETIME_MAX_S}s (about 6 months), got ${quote(raw)} (${seconds}s)`);
+  const ns = durationNs(raw);
+  if (ns === undefined) throw badRequest(`${field}: ${quote(raw)} is not a duration such as 5m, 24h, 720h or 1h30m`);
+  if (ns < BigInt(SECRET_LIFETIME_MIN_S) * 1_000_000_000n || ns > BigInt(SECRET_LIFETIME_MAX_S) * 1_000_000_000n) {
+    throw badRequest(`${field}: must be from ${SECRET_LIFETIME_MIN_S}s (5m) to ${SECRET_LIFETIME_MAX_S}s (about 6 months), got ${quote(raw)}`);
   }
-  return seconds;
+  if (ns % 1_000_000_000n !== 0n) throw badRequest(`${field}: must be a whole number of seconds, got ${quote(raw)}`);
+  return Number(ns / 1_000_000_000n);
 }
 
 export interface AppleSecretInput {
