@@ -20,7 +20,8 @@ before(async () => {
   await c.put('/organizations/attributes/end_user_read_write', { kept: true });
   const webhook = expectResult(await c.post('/organizations/webhooks', { name: 'front', target_url: 'https://hooks.example.com/front' }), 201).id;
   await c.post(`/organizations/webhooks/${webhook}/triggers`, { trigger_type: 'event', trigger_name: 'PersonCreated_v1' });
-  cases = routeCases({ person: personId, group: 'staff', webhook });
+  await c.post('/organizations/sso/oidc/provider-credentials', { client_id: 'front-client', client_secret: 'front secret', provider: 'github' });
+  cases = routeCases({ person: personId, group: 'staff', webhook, credential: 'front-client' });
 });
 after(() => server.stop());
 
@@ -183,7 +184,7 @@ describe('consistency headers', () => {
 
   test('a bad level or timeout is a 400 naming the header, on every mutating route, and nothing changes', async () => {
     const routes = cases.filter(mutating);
-    assert.equal(routes.length, 27);
+    assert.equal(routes.length, 30);
     await sweep(routes, async (r) => {
       for (const [header, value, mention] of bad) {
         expectError(await c.request(r.method, r.path, r.body, { [header]: value }), 400, mention, value);

@@ -13,6 +13,7 @@ interface Seeded {
   person: string;
   group: string;
   webhook: string;
+  credential: string;
   /** strings that appear only in this organization's data */
   marks: string[];
 }
@@ -29,11 +30,15 @@ async function seed(c: Client, tag: string): Promise<Seeded> {
   const hook = { name: `${tag}-hook`, target_url: `https://${tag}-hooks.example.com/in`, custom_headers: { 'X-Mark': [`${tag}-header-secret`] } };
   const w = expectResult(await c.post('/organizations/webhooks', hook), 201);
   await c.post(`/organizations/webhooks/${w.id}/triggers`, { trigger_type: 'event', trigger_name: 'PersonCreated_v1' });
+  const credential = `${tag}-client`;
+  const sso = { client_id: credential, client_secret: `${tag}-client-secret`, provider: 'google', label: `${tag}-sso-label` };
+  assert.equal((await c.post('/organizations/sso/oidc/provider-credentials', sso)).status, 201);
   return {
     person: p.person_id,
     group,
     webhook: w.id,
-    marks: [p.person_id, `${tag}@example.com`, group, `${tag}-person-secret`, `${tag}-org-secret`, w.id, `${tag}-hooks.example.com`, `${tag}-header-secret`],
+    credential,
+    marks: [p.person_id, `${tag}@example.com`, group, `${tag}-person-secret`, `${tag}-org-secret`, w.id, `${tag}-hooks.example.com`, `${tag}-header-secret`, credential, `${tag}-client-secret`, `${tag}-sso-label`],
   };
 }
 
@@ -50,12 +55,13 @@ after(() => server.stop());
 /** Every route, called by `actor` at the other organization's person and group; the other reads back unchanged. */
 async function sweep(actor: Client, setActor: (c: Client) => void, victim: Client, target: Seeded): Promise<void> {
   const before = await readAll(victim);
-  for (const r of routeCases({ person: target.person, group: target.group, webhook: target.webhook })) {
+  for (const r of routeCases({ person: target.person, group: target.group, webhook: target.webhook, credential: target.credential })) {
     const res = await actor.request(r.method, r.path, r.body);
     const where = `${r.method} ${r.route}`;
     if (r.route.includes('{person_id}')) expectError(res, 404, target.person);
     else if (r.route.includes('{group_name}')) expectError(res, 404, target.group);
     else if (r.route.includes('{webhook_id}')) expectError(res, 404, target.webhook);
+    else if (r.route.includes('{oauth_client_id}')) expectError(res, 404, target.credential);
     else assert.ok(res.status < 300, `${where}: ${res.status} ${res.text}`);
     // a 404 echoes what was asked for; anything else must hold nothing of the other organization
     if (res.status !== 404) for (const mark of target.marks) assert.ok(!res.text.includes(mark), `${where} leaked ${mark}: ${res.text}`);

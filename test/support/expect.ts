@@ -67,7 +67,8 @@ export async function readAll(client: Client): Promise<unknown> {
   for (const w of expectResult<Array<{ id: string }>>(await client.get('/organizations/webhooks'), 200)) {
     webhooks.push({ ...w, triggers: expectResult(await client.get(`/organizations/webhooks/${w.id}/triggers`), 200) });
   }
-  return { organization, persons, groups, attributes, webhooks };
+  const sso_credentials = expectResult(await client.get('/organizations/sso/oidc/provider-credentials'), 200);
+  return { organization, persons, groups, attributes, webhooks, sso_credentials };
 }
 
 /** The WAL offset of every organization: a write of any kind moves one. */

@@ -1,5 +1,5 @@
 // Every route of the persons (GDPR consents, passwords and mint-token included), groups, attributes, organizations
-// and webhooks API (dead letters included) with a valid sample request, so that tests can sweep them all (auth,
+// and webhooks API (dead letters included) and the SSO provider credentials, with a valid sample request, so that tests can sweep them all (auth,
 // consistency headers, isolation, bodies) and notice a route without a sample.
 export interface RouteCase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -17,6 +17,8 @@ export interface Targets {
   group: string;
   webhook: string;
   bucket?: string;
+  /** client_id of an OIDC provider credential; default sample-client, the one the POST case creates */
+  credential?: string;
 }
 
 export function routeCases(t: Targets): RouteCase[] {
@@ -24,6 +26,8 @@ export function routeCases(t: Targets): RouteCase[] {
   const g = encodeURIComponent(t.group);
   const b = t.bucket ?? 'end_user_read_write';
   const w = encodeURIComponent(t.webhook);
+  const sso = '/organizations/sso/oidc/provider-credentials';
+  const cred = encodeURIComponent(t.credential ?? 'sample-client');
   const c = (method: RouteCase['method'], route: string, path: string, body?: unknown): RouteCase => (body === undefined ? { method, route, path } : { method, route, path, body });
   return [
     c('GET', '/organizations', '/organizations'),
@@ -70,6 +74,11 @@ export function routeCases(t: Targets): RouteCase[] {
     c('GET', '/organizations/webhooks/{webhook_id}/dead-letters', `/organizations/webhooks/${w}/dead-letters`),
     c('POST', '/organizations/webhooks/{webhook_id}/dead-letters/{offset}/retry', `/organizations/webhooks/${w}/dead-letters/1/retry`),
     c('DELETE', '/organizations/webhooks/{webhook_id}/dead-letters/{offset}', `/organizations/webhooks/${w}/dead-letters/1`),
+    c('POST', sso, sso, { client_id: 'sample-client', client_secret: 'sample secret', provider: 'google' }),
+    c('GET', sso, sso),
+    c('GET', `${sso}/{oauth_client_id}`, `${sso}/${cred}`),
+    c('PATCH', `${sso}/{oauth_client_id}`, `${sso}/${cred}`, { label: 'sample' }),
+    c('DELETE', `${sso}/{oauth_client_id}`, `${sso}/${cred}`),
   ];
 }
 
