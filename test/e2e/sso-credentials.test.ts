@@ -6,6 +6,9 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { SsoCredential, StoredSecret } from '../../src/domain/state.js';
+import { appleClientSecret } from '../../src/sso/apple.js';
+import { createSecretSealer } from '../../src/sso/secrets.js';
 import { newOrg, recordEvents, sameOrgOn, type Org } from '../support/auth.js';
 import { removeDir, startTestServer, tempDir, type Reply, type TestServer } from '../support/server.js';
 
@@ -281,19 +284,32 @@ describe('credentials on disk', () => {
     try {
       const again = sameOrgOn(server, org);
       assert.deepEqual((await again.admin.get(PATH)).body.result, before, 'the same credentials after a restart');
-      return { dir, secret, key, stored: server.service.registry.get(org.id)?.state.sso_credentials };
+      return { dir, secret, key, org: org.id, stored: server.service.registry.get(org.id)?.state.sso_credentials };
     } finally {
       await server.stop();
     }
   }
 
   test('with SERVICE_SECRETS_KEY neither the client secret nor the Apple key reaches the data files (WAL and snapshot)', async () => {
-    const { dir, secret, key, stored } = await storeAndRestart({ SERVICE_SECRETS_KEY: randomBytes(32).toString('hex') }, '2');
+    const secretsKey = randomBytes(32);
+    const { dir, secret, key, org, stored } = await storeAndRestart({ SERVICE_SECRETS_KEY: secretsKey.toString('hex') }, '2');
     assert.equal(filesHold(dir, secret), false, 'no client secret in the data files');
     assert.equal(filesHold(dir, pemBody(key).slice(0, 40)), false, 'no Apple key (PEM) in the data files');
     assert.equal(filesHold(dir, pemBody(key).slice(-40)), false, 'no Apple key (PEM tail) in the data files');
     assert.equal(stored?.get('a')?.private_key && 'sealed' in stored.get('a')!.private_key!, true);
     assert.equal(stored?.get('g')?.client_secret && 'sealed' in stored.get('g')!.client_secret, true);
+
+    // What a sign-in will do: open them with the key (or, after a key change, the previous one) and sign.
+    const g = stored?.get('g') as SsoCredential;
+    const a = stored?.get('a') as SsoCredential;
+    const next = randomBytes(32);
+    for (const sealer of [createSecretSealer(secretsKey), createSecretSealer(next, secretsKey)]) {
+      assert.equal(sealer.open(org, 'g', 'client_secret', g.client_secret), `${secret}-2`);
+      assert.equal(sealer.open(org, 'a', 'private_key', a.private_key as StoredSecret), key);
+    }
+    assert.throws(() => createSecretSealer(next).open(org, 'g', 'client_secret', g.client_secret));
+    const jwt = appleClientSecret({ client_id: 'a', team_id: 'TEAM123456', key_id: 'KEY9876543', secret_lifetime: '720h', private_key: createSecretSealer(secretsKey).open(org, 'a', 'private_key', a.private_key as StoredSecret) }, Date.now());
+    assert.equal(jwt.split('.').length, 3);
   });
 
   test('without the key they are stored in the clear (so the check above can see them), and read back after a restart', async () => {
