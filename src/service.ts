@@ -25,6 +25,8 @@ import { personRoutes } from './http/handlers/persons.js';
 import { regionRoutes } from './http/handlers/regions.js';
 import { systemRoutes } from './http/handlers/system.js';
 import { webhookRoutes } from './http/handlers/webhooks.js';
+import { ssoCredentialRoutes } from './http/handlers/sso-credentials.js';
+import { createSecretSealer } from './sso/secrets.js';
 import { tokenRoutes } from './http/handlers/tokens.js';
 import { rbacRoutes } from './http/handlers/rbac.js';
 import { isNativeUws } from './http/uws.js';
@@ -277,6 +279,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...passwordRoutes(deps, { passwords, signIn }),
     ...tokenRoutes({ keys, pipeline, validator, issuer: () => issuer }),
     ...rbacRoutes(deps),
+    ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer: createSecretSealer(config.secretsKey, config.secretsKeyPrevious) }),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream, log: eventLog }));
   front.mount(routes);

@@ -208,5 +208,13 @@ export function apply(state: OrgState, change: Change): OrgState {
       if (p) p.additional_permissions = [...change.permissions];
       return state;
     }
+    // SSO credentials are replaced, never mutated, like webhooks.
+    case 'SsoCredentialCreated':
+    case 'SsoCredentialUpdated':
+      state.sso_credentials.set(change.credential.client_id, change.credential);
+      return state;
+    case 'SsoCredentialDeleted':
+      state.sso_credentials.delete(change.client_id);
+      return state;
   }
 }

@@ -1,5 +1,5 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
-import type { AttributeSet, GdprConsent, Handle, OrgGenesis, OwedTwin, Permission, Person, Role, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
+import type { AttributeSet, GdprConsent, Handle, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 
 export type Change =
   | { t: 'OrgCreated'; genesis: OrgGenesis }
@@ -43,6 +43,11 @@ export type Change =
   /** roles: sorted, the person's whole set */
   | { t: 'PersonRolesSet'; person_id: string; roles: string[] }
   /** permissions: sorted, the person's whole set of additional permissions */
-  | { t: 'PersonAdditionalPermissionsSet'; person_id: string; permissions: string[] };
+  | { t: 'PersonAdditionalPermissionsSet'; person_id: string; permissions: string[] }
+  /** secrets in their stored (sealed) form */
+  | { t: 'SsoCredentialCreated'; credential: SsoCredential }
+  /** the whole credential after the change */
+  | { t: 'SsoCredentialUpdated'; credential: SsoCredential }
+  | { t: 'SsoCredentialDeleted'; client_id: string };
 
 export type ChangeType = Change['t'];

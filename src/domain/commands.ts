@@ -1,5 +1,6 @@
 // Commands: what callers ask an organization to do, imperative. decide() answers each.
 import type { AttributeSet, ConsentLevel, Handle, OnFailure, WebhookTrigger } from './state.js';
+import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
 
 export interface PersonInput {
@@ -120,6 +121,11 @@ export type Command =
   /** roles: the whole new set; [] clears it */
   | { kind: 'SetPersonRoles'; person_id: string; roles: string[] }
   /** permissions: the whole new set; [] clears it */
-  | { kind: 'SetPersonAdditionalPermissions'; person_id: string; permissions: string[] };
+  | { kind: 'SetPersonAdditionalPermissions'; person_id: string; permissions: string[] }
+  /** SSO credentials arrive validated and with their secrets sealed (src/sso/credentials.ts) */
+  | { kind: 'CreateSsoCredential'; credential: SsoCredentialInput }
+  /** provider: the one the patch was validated for */
+  | { kind: 'UpdateSsoCredential'; client_id: string; provider: string; patch: SsoCredentialPatch }
+  | { kind: 'DeleteSsoCredential'; client_id: string };
 
 export type CommandKind = Command['kind'];

@@ -11,6 +11,7 @@ import { recordAuthenticationFailure, setPassword } from './sign-in.js';
 import { recordToken } from './tokens.js';
 import type { OrgState } from './state.js';
 import { emitOwedTwins, withTwins } from './twins.js';
+import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from './sso-credentials.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 import { createPermission, createRole, deletePermission, deleteRole, setPersonAdditionalPermissions, setPersonRoles, updatePermission, updateRole } from './rbac.js';
 
@@ -81,5 +82,11 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return setPersonRoles(state, command.person_id, command.roles);
     case 'SetPersonAdditionalPermissions':
       return setPersonAdditionalPermissions(state, command.person_id, command.permissions);
+    case 'CreateSsoCredential':
+      return createSsoCredential(state, command.credential, ctx);
+    case 'UpdateSsoCredential':
+      return updateSsoCredential(state, command.client_id, command.provider, command.patch);
+    case 'DeleteSsoCredential':
+      return deleteSsoCredential(state, command.client_id);
   }
 }

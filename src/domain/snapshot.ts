@@ -1,17 +1,19 @@
 // Organization state to and from a plain, serializable form (Maps and Sets become arrays), with the format
 // version the form is stored in and the steps that upgrade snapshots written by earlier versions.
 import { currentVersion, upgrade, type Format, type StoredRecord } from '../lib/versions.js';
-import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role } from './state.js';
+import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role, type SsoCredential } from './state.js';
 
 export interface StateSnapshot {
   v: number;
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles'>;
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials'>;
   persons: Person[];
   groups: Array<Omit<Group, 'members'> & { members: string[] }>;
   attributes: Array<[string, AttributeSet]>;
   webhooks: Webhook[];
   permissions: Permission[];
   roles: Role[];
+  /** secrets in their stored (sealed) form */
+  sso_credentials: SsoCredential[];
 }
 
 /**
@@ -26,13 +28,15 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, org: { ...s['org'], owed_twins: s['org'].owed_twins ?? [] } }),
     // 1 → 2: access control; snapshots written before roles and permissions existed have none.
     (s) => ({ ...s, permissions: [], roles: [] }),
+    // 2 → 3: OIDC provider credentials for SSO; older snapshots have none.
+    (s) => ({ ...s, sso_credentials: [] }),
   ],
 };
 
 const VERSION = currentVersion(SNAPSHOT_FORMAT);
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, ...org } = s;
   return {
     v: VERSION,
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
@@ -42,6 +46,7 @@ export function toSnapshot(s: OrgState): StateSnapshot {
     webhooks: [...webhooks.values()],
     permissions: [...permissions.values()],
     roles: [...roles.values()],
+    sso_credentials: [...sso_credentials.values()],
   };
 }
 
@@ -58,6 +63,7 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord): OrgState {
     webhooks: new Map(snap.webhooks.map((w) => [w.id, w])),
     permissions: new Map(snap.permissions.map((p) => [p.name, p])),
     roles: new Map(snap.roles.map((r) => [r.name, r])),
+    sso_credentials: new Map(snap.sso_credentials.map((c) => [c.client_id, c])),
   };
   for (const p of snap.persons) {
     state.persons.set(p.person_id, p);

@@ -113,6 +113,41 @@ export interface Role {
   permissions: string[];
 }
 
+/**
+ * A secret as organization state (and so the WAL and snapshots) holds it: sealed with AES-256-GCM under
+ * SERVICE_SECRETS_KEY when one was set at the time it was written (src/sso/secrets.ts), plain otherwise.
+ */
+export type StoredSecret = { plain: string } | { sealed: 'aes-256-gcm'; box: string };
+
+/** One provider's options, its defaults filled in; which fields apply depends on the provider. */
+export interface SsoProviderOptions {
+  authorize_scopes: string[];
+  /** azuread */
+  tenant?: string;
+  /** service */
+  organization_url?: string;
+  /** apple */
+  team_id?: string;
+  key_id?: string;
+  secret_lifetime?: string;
+}
+
+/** An OIDC provider credential for SSO (the seed's "OIDC SSO credential"), keyed by client_id. */
+export interface SsoCredential {
+  client_id: string;
+  provider: string;
+  label: string;
+  external_cred_id: string;
+  enable_in_slashid_oidc_authz_server: boolean;
+  /** the credential's own provider's options only: { [provider]: options } */
+  options: Record<string, SsoProviderOptions>;
+  /** never returned by any operation */
+  client_secret: StoredSecret;
+  /** apple: the PKCS8 P-256 key (PEM) that signs client-secret JWTs; never returned */
+  private_key?: StoredSecret;
+  created: string;
+}
+
 export interface OrgState extends OrgGenesis {
   /** direct children, in creation order */
   suborganizations: string[];
@@ -132,6 +167,8 @@ export interface OrgState extends OrgGenesis {
   permissions: Map<string, Permission>;
   /** access control: role name → role */
   roles: Map<string, Role>;
+  /** OIDC provider credentials for SSO: client_id → credential, in creation order */
+  sso_credentials: Map<string, SsoCredential>;
   /** offset of the last WAL entry applied */
   offset: number;
   /** offset of the last event emitted */
@@ -160,6 +197,7 @@ export function emptyState(g: OrgGenesis): OrgState {
     owed_twins: [],
     permissions: new Map(),
     roles: new Map(),
+    sso_credentials: new Map(),
     offset: 0,
     event_offset: 0,
   };

@@ -7,8 +7,8 @@
 // sealed values refuse to load without the key, or with another one, so the service stops at start instead
 // of minting with a new key set that no relying party knows. To change the key, start once with the new one
 // and the old one as the previous key: what opens only with the previous key is sealed again with the new.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { ConfigError } from '../config.js';
+import { openBytes, sealBytes } from '../lib/seal.js';
 import { decodeRecord, encodeRecord } from './codec.js';
 
 export interface MetaStore {
@@ -26,20 +26,12 @@ interface Sealed {
 const isSealed = (v: unknown): v is Sealed => typeof v === 'object' && v !== null && (v as Sealed).sealed === 'aes-256-gcm';
 
 function seal(secretsKey: Buffer, name: string, value: unknown): Sealed {
-  const nonce = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', secretsKey, nonce).setAAD(Buffer.from(name));
-  const data = Buffer.concat([cipher.update(encodeRecord(value)), cipher.final()]);
-  return { sealed: 'aes-256-gcm', nonce, tag: cipher.getAuthTag(), data };
+  return { sealed: 'aes-256-gcm', ...sealBytes(secretsKey, name, encodeRecord(value)) };
 }
 
 function unseal<T>(secretsKey: Buffer, name: string, sealed: Sealed): T {
-  const decipher = createDecipheriv('aes-256-gcm', secretsKey, Buffer.from(sealed.nonce)).setAAD(Buffer.from(name)).setAuthTag(Buffer.from(sealed.tag));
-  let plain: Buffer;
-  try {
-    plain = Buffer.concat([decipher.update(Buffer.from(sealed.data)), decipher.final()]);
-  } catch {
-    throw new ConfigError(`SERVICE_SECRETS_KEY does not open the stored ${name}: it is not the key they were sealed with`);
-  }
+  const plain = openBytes(secretsKey, name, sealed);
+  if (!plain) throw new ConfigError(`SERVICE_SECRETS_KEY does not open the stored ${name}: it is not the key they were sealed with`);
   return decodeRecord<T>(plain);
 }
 

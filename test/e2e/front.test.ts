@@ -22,7 +22,8 @@ before(async () => {
   await c.post(`/organizations/webhooks/${webhook}/triggers`, { trigger_type: 'event', trigger_name: 'PersonCreated_v1' });
   expectNoContent(await c.post('/rbac/permissions', { name: 'sample.permission' }));
   expectNoContent(await c.post('/rbac/roles', { name: 'sample-role', permissions: ['sample.permission'] }));
-  cases = routeCases({ person: personId, group: 'staff', webhook });
+  await c.post('/organizations/sso/oidc/provider-credentials', { client_id: 'front-client', client_secret: 'front secret', provider: 'github' });
+  cases = routeCases({ person: personId, group: 'staff', webhook, credential: 'front-client' });
 });
 after(() => server.stop());
 
@@ -185,7 +186,7 @@ describe('consistency headers', () => {
 
   test('a bad level or timeout is a 400 naming the header, on every mutating route, and nothing changes', async () => {
     const routes = cases.filter(mutating);
-    assert.equal(routes.length, 36);
+    assert.equal(routes.length, 39);
     await sweep(routes, async (r) => {
       for (const [header, value, mention] of bad) {
         expectError(await c.request(r.method, r.path, r.body, { [header]: value }), 400, mention, value);

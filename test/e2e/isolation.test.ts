@@ -15,6 +15,7 @@ interface Seeded {
   webhook: string;
   role: string;
   permission: string;
+  credential: string;
   /** strings that appear only in this organization's data */
   marks: string[];
 }
@@ -36,14 +37,18 @@ async function seed(c: Client, tag: string): Promise<Seeded> {
   expectNoContent(await c.post('/rbac/permissions', { name: permission, description: `${tag}-permission-secret` }));
   expectNoContent(await c.post('/rbac/roles', { name: role, description: `${tag}-role-secret`, permissions: [permission] }));
   expectNoContent(await c.put(`/persons/${p.person_id}/roles`, { roles: [role] }));
+  const credential = `${tag}-client`;
+  const sso = { client_id: credential, client_secret: `${tag}-client-secret`, provider: 'google', label: `${tag}-sso-label` };
+  assert.equal((await c.post('/organizations/sso/oidc/provider-credentials', sso)).status, 201);
   return {
     person: p.person_id,
     group,
     webhook: w.id,
     role,
     permission,
+    credential,
     marks: [p.person_id, `${tag}@example.com`, group, `${tag}-person-secret`, `${tag}-org-secret`, w.id, `${tag}-hooks.example.com`, `${tag}-header-secret`,
-      permission, role, `${tag}-permission-secret`, `${tag}-role-secret`],
+      permission, role, `${tag}-permission-secret`, `${tag}-role-secret`, credential, `${tag}-client-secret`, `${tag}-sso-label`],
   };
 }
 
@@ -60,7 +65,7 @@ after(() => server.stop());
 /** Every route, called by `actor` at the other organization's person and group; the other reads back unchanged. */
 async function sweep(actor: Client, setActor: (c: Client) => void, victim: Client, target: Seeded): Promise<void> {
   const before = await readAll(victim);
-  for (const r of routeCases({ person: target.person, group: target.group, webhook: target.webhook, role: target.role, permission: target.permission })) {
+  for (const r of routeCases({ person: target.person, group: target.group, webhook: target.webhook, role: target.role, permission: target.permission, credential: target.credential })) {
     const res = await actor.request(r.method, r.path, r.body);
     const where = `${r.method} ${r.route}`;
     if (r.route.includes('{person_id}')) expectError(res, 404, target.person);
@@ -69,6 +74,7 @@ async function sweep(actor: Client, setActor: (c: Client) => void, victim: Clien
     else if (r.route.includes('{role_name}')) expectError(res, 404, target.role);
     else if (r.route.includes('{permission_name}')) expectError(res, 404, target.permission);
     else if (r.route === '/rbac/check') expectError(res, 404, target.person);
+    else if (r.route.includes('{oauth_client_id}')) expectError(res, 404, target.credential);
     else assert.ok(res.status < 300, `${where}: ${res.status} ${res.text}`);
     // a 404 echoes what was asked for; anything else must hold nothing of the other organization
     if (res.status !== 404) for (const mark of target.marks) assert.ok(!res.text.includes(mark), `${where} leaked ${mark}: ${res.text}`);

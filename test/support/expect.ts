@@ -75,7 +75,8 @@ export async function readAll(client: Client): Promise<unknown> {
       additional_permissions: expectResult(await client.get(`/persons/${p.person_id}/additional-permissions`), 200),
     }))),
   };
-  return { organization, persons, groups, attributes, webhooks, rbac };
+  const sso_credentials = expectResult(await client.get('/organizations/sso/oidc/provider-credentials'), 200);
+  return { organization, persons, groups, attributes, webhooks, rbac, sso_credentials };
 }
 
 /** The WAL offset of every organization: a write of any kind moves one. */

@@ -1,5 +1,5 @@
 // Every route of the persons (GDPR consents, passwords and mint-token included), groups, attributes, organizations,
-// webhooks (dead letters included) and access-control API with a valid sample request, so that tests can sweep them all (auth,
+// webhooks (dead letters included), access-control and SSO provider credentials API with a valid sample request, so that tests can sweep them all (auth,
 // consistency headers, isolation, bodies) and notice a route without a sample.
 export interface RouteCase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -20,6 +20,8 @@ export interface Targets {
   /** access control: a role and a permission of the organization (defaults: sample names) */
   role?: string;
   permission?: string;
+  /** client_id of an OIDC provider credential; default sample-client, the one the POST case creates */
+  credential?: string;
 }
 
 export function routeCases(t: Targets): RouteCase[] {
@@ -29,6 +31,8 @@ export function routeCases(t: Targets): RouteCase[] {
   const w = encodeURIComponent(t.webhook);
   const role = encodeURIComponent(t.role ?? 'sample-role');
   const perm = encodeURIComponent(t.permission ?? 'sample.permission');
+  const sso = '/organizations/sso/oidc/provider-credentials';
+  const cred = encodeURIComponent(t.credential ?? 'sample-client');
   const c = (method: RouteCase['method'], route: string, path: string, body?: unknown): RouteCase => (body === undefined ? { method, route, path } : { method, route, path, body });
   return [
     c('GET', '/organizations', '/organizations'),
@@ -92,6 +96,11 @@ export function routeCases(t: Targets): RouteCase[] {
     c('PUT', '/persons/{person_id}/additional-permissions', `/persons/${p}/additional-permissions`, { permissions: [t.permission ?? 'sample.permission'] }),
     c('GET', '/persons/{person_id}/permissions', `/persons/${p}/permissions`),
     c('POST', '/rbac/check', '/rbac/check', { person_id: t.person, permission_name: t.permission ?? 'sample.permission' }),
+    c('POST', sso, sso, { client_id: 'sample-client', client_secret: 'sample secret', provider: 'google' }),
+    c('GET', sso, sso),
+    c('GET', `${sso}/{oauth_client_id}`, `${sso}/${cred}`),
+    c('PATCH', `${sso}/{oauth_client_id}`, `${sso}/${cred}`, { label: 'sample' }),
+    c('DELETE', `${sso}/{oauth_client_id}`, `${sso}/${cred}`),
   ];
 }
 
