@@ -184,7 +184,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     await secrets.putMeta(CURSOR_SECRET, cursorSecret);
   }
 
-  const regions = await startRegions({ config, wal, registry, metrics, warn, ...(options.random ? { random: options.random } : {}) });
+  const regions = await startRegions({ config, wal, registry, metrics, warn, clock, ...(options.random ? { random: options.random } : {}) });
 
   // The issuer is read per token: with SERVICE_PORT=0 its port is known only once the front listens.
   let issuer = config.issuer;
