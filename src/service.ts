@@ -236,7 +236,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     signer,
     retry: config.webhookRetry,
     random: options.random ?? Math.random,
-    nowMs: () => clock.nowMs(),
+    clock,
     calls: webhookMetrics,
     metrics,
     warn,
