@@ -128,7 +128,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     wal,
     clock,
     ids,
-    stamp: createEventStamper(),
+    stamp: createEventStamper(ids),
     regions: config.regions,
     mailboxLimit: config.mailboxLimit,
     snapshotInterval: config.snapshotInterval,
