@@ -31,7 +31,7 @@ export interface InProcessDeps {
 export function connectInProcess(deps: InProcessDeps): ConnectRegion {
   const { config, warn } = deps;
   return async (region) => {
-    const store = openReplicaStore(config.dataDir, region, config.durability === 'sync', warn);
+    const store = openReplicaStore(config.dataDir, region, config.durability === 'sync', warn, () => deps.clock.nowMs());
     const replica = await Replica.open(region, store, config.snapshotInterval, warn);
     const options: SimulatedTransportOptions = { latencyMs: config.replicationLatencyMs, jitterMs: config.replicationJitterMs, clock: deps.clock, warn };
     if (deps.random) options.random = deps.random;
