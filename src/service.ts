@@ -130,7 +130,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     wal,
     clock,
     ids,
-    stamp: createEventStamper(),
+    stamp: createEventStamper(ids),
     regions: config.regions,
     mailboxLimit: config.mailboxLimit,
     snapshotInterval: config.snapshotInterval,
@@ -186,7 +186,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     await secrets.putMeta(CURSOR_SECRET, cursorSecret);
   }
 
-  const regions = await startRegions({ config, wal, registry, metrics, warn, ...(options.random ? { random: options.random } : {}) });
+  const regions = await startRegions({ config, wal, registry, metrics, warn, clock, ...(options.random ? { random: options.random } : {}) });
 
   // The issuer is read per token: with SERVICE_PORT=0 its port is known only once the front listens.
   let issuer = config.issuer;
@@ -237,7 +237,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     signer,
     retry: config.webhookRetry,
     random: options.random ?? Math.random,
-    nowMs: () => clock.nowMs(),
+    clock,
     calls: webhookMetrics,
     metrics,
     warn,

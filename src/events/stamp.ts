@@ -1,6 +1,6 @@
 // Turns an event as decided into the full event: event_metadata first, then the body.
-import { randomUUID } from 'node:crypto';
 import type { EventDraft } from '../domain/decision.js';
+import type { IdSource } from '../lib/ids.js';
 import { eventByMessageName, eventSource } from './catalog.js';
 import { rfc3339Nanos } from '../lib/time-text.js';
 import { eventMetadata } from './metadata.js';
@@ -12,16 +12,19 @@ export interface EventOrigin {
 
 export type EventStamper = (origin: EventOrigin, draft: EventDraft, nowNs: bigint) => Record<string, unknown>;
 
+/** Where fresh event ids come from: the service's id source, so they are UUIDv7 like every other id. */
+export type EventIds = Pick<IdSource, 'uuid'>;
+
 /** The full event: event_metadata with a fresh event_id (a test event keeps its own) and the time, then the body. */
-export function stampEvent(origin: EventOrigin, draft: EventDraft, nowNs: bigint): Record<string, unknown> {
-  return stamp(origin, draft, rfc3339Nanos(nowNs));
+export function stampEvent(origin: EventOrigin, draft: EventDraft, nowNs: bigint, ids: EventIds): Record<string, unknown> {
+  return stamp(origin, draft, rfc3339Nanos(nowNs), ids);
 }
 
 /**
  * stampEvent, formatting each distinct time once: the events of one batch share the batch's time, so
  * only the first of them pays for the text.
  */
-export function createEventStamper(): EventStamper {
+export function createEventStamper(ids: EventIds): EventStamper {
   let lastNs: bigint | undefined;
   let lastText = '';
   return (origin, draft, nowNs) => {
@@ -29,7 +32,7 @@ export function createEventStamper(): EventStamper {
       lastText = rfc3339Nanos(nowNs);
       lastNs = nowNs;
     }
-    return stamp(origin, draft, lastText);
+    return stamp(origin, draft, lastText, ids);
   };
 }
 
@@ -37,7 +40,7 @@ export function createEventStamper(): EventStamper {
  * Events the service emits itself come from the Cloud source, whatever else may also emit that type.
  * Test events come from the type's own first emitter (an SDK event from SDK), so that they look like the real ones.
  */
-function stamp(origin: EventOrigin, draft: EventDraft, timestamp: string): Record<string, unknown> {
+function stamp(origin: EventOrigin, draft: EventDraft, timestamp: string, ids: EventIds): Record<string, unknown> {
   const def = eventByMessageName(draft.name);
   if (!def) throw new Error(`event ${draft.name} is not in the catalog`);
   const metadata = eventMetadata({
@@ -47,7 +50,7 @@ function stamp(origin: EventOrigin, draft: EventDraft, timestamp: string): Recor
     organization_id: origin.organization_id,
     root_organization_id: origin.root_organization_id,
     is_test_event: draft.test !== undefined,
-    event_id: draft.test?.event_id ?? randomUUID(),
+    event_id: draft.test?.event_id ?? ids.uuid(),
     timestamp,
   });
   return { event_metadata: metadata, ...draft.body };

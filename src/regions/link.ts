@@ -1,16 +1,21 @@
 // A replication link to one replica region: ships each organization's committed WAL records from the
 // replica's acknowledged offset on, in order and batched, over any Transport, and tracks acknowledgements.
 // Whatever is lost (a cut, a restart, a refused batch) is sent again from the last acknowledgement; the
-// replica skips what it already has, so nothing is lost and nothing is applied twice.
+// replica skips what it already has, so nothing is lost and nothing is applied twice. How late an
+// acknowledgement may be comes from the round trips the link measures, whatever carries its batches.
+import { systemClock, type Clock, type TimerHandle } from '../lib/clock.js';
 import type { Wal } from '../wal/log.js';
 import { createLinkLifecycle, type LinkState } from './link-machine.js';
-import type { Ack, LinkConditions, Transport } from './transport.js';
+import { createRoundTrip } from './round-trip.js';
+import type { Ack, Transport } from './transport.js';
 
 export interface LinkOptions {
   region: string;
   wal: Pick<Wal, 'records'>;
   transport: Transport;
   warn(message: string): void;
+  /** the tick and every duration run on it; the system clock by default */
+  clock?: Pick<Clock, 'monoMs' | 'setInterval' | 'clearTimeout'>;
   /** entries per batch (at least one entry is always sent) */
   batchEntries?: number;
   batchBytes?: number;
@@ -25,8 +30,6 @@ export interface LinkView {
   name: string;
   state: LinkState;
   lag_entries: number;
-  latency_ms: number;
-  jitter_ms: number;
 }
 
 interface Cursor {
@@ -42,13 +45,23 @@ interface Cursor {
   since: number;
   /** when its unacknowledged entries were last sent again */
   resent: number;
+  /** when the send being timed left (one per organization at a time); undefined when none is */
+  timedAt: number | undefined;
+  /** the offset an acknowledgement must reach to end the timed round trip (0 for a probe) */
+  timedOffset: number;
+  /** entries up to here were sent again: their acknowledgements may answer the first send, so none is timed */
+  untimedThrough: number;
 }
+
+const newCursor = (committed: number, known: boolean, now: number): Cursor => ({ committed, acked: 0, sent: 0, known, since: now, resent: 0, timedAt: undefined, timedOffset: 0, untimedThrough: 0 });
 
 export type AckListener = (org: string, offset: number) => void;
 
 export class ReplicationLink {
   readonly region: string;
-  private readonly opts: Required<Omit<LinkOptions, 'region' | 'wal' | 'transport' | 'warn'>>;
+  private readonly opts: Required<Omit<LinkOptions, 'region' | 'wal' | 'transport' | 'warn' | 'clock'>>;
+  private readonly clock: Pick<Clock, 'monoMs' | 'setInterval' | 'clearTimeout'>;
+  private readonly roundTrip = createRoundTrip();
   private readonly wal: Pick<Wal, 'records'>;
   private readonly transport: Transport;
   private readonly warn: (message: string) => void;
@@ -59,29 +72,30 @@ export class ReplicationLink {
   private readonly lifecycle = createLinkLifecycle();
   private readonly aheadWarned = new Set<string>();
   private session = 1;
-  private ticker: NodeJS.Timeout | undefined;
+  private ticker: TimerHandle | undefined;
 
   constructor(options: LinkOptions) {
     this.region = options.region;
     this.wal = options.wal;
     this.transport = options.transport;
     this.warn = options.warn;
+    this.clock = options.clock ?? systemClock;
     this.opts = { batchEntries: options.batchEntries ?? 512, batchBytes: options.batchBytes ?? 4 * 1024 * 1024, windowEntries: options.windowEntries ?? 4096, tickMs: options.tickMs ?? 100, stallMarginMs: options.stallMarginMs ?? 500 };
     this.transport.onAck((ack) => this.ack(ack));
   }
 
   /** Starts with every organization's committed offset and asks the replica where each one stands. */
   start(orgs: Iterable<[org: string, committed: number]>): void {
-    for (const [org, committed] of orgs) this.cursors.set(org, { committed, acked: 0, sent: 0, known: false, since: performance.now(), resent: 0 });
+    const now = this.clock.monoMs();
+    for (const [org, committed] of orgs) this.cursors.set(org, newCursor(committed, false, now));
     for (const org of this.cursors.keys()) this.behind.add(org);
-    for (const org of this.cursors.keys()) this.probe(org);
-    this.ticker = setInterval(() => this.tick(), this.opts.tickMs);
-    this.ticker.unref();
+    for (const [org, c] of this.cursors) this.probe(org, c);
+    this.ticker = this.clock.setInterval(() => this.tick(), this.opts.tickMs, { background: true });
     this.evaluate();
   }
 
   stop(): void {
-    if (this.ticker) clearInterval(this.ticker);
+    this.clock.clearTimeout(this.ticker);
     this.transport.close();
     this.lifecycle.stop();
   }
@@ -105,8 +119,12 @@ export class ReplicationLink {
   }
 
   view(): LinkView {
-    const c = this.transport.conditions();
-    return { name: this.region, state: this.state(), lag_entries: this.lag(), latency_ms: c.latencyMs, jitter_ms: c.jitterMs };
+    return { name: this.region, state: this.state(), lag_entries: this.lag() };
+  }
+
+  /** The measured round trip's smoothed mean, ms; 0 before the first acknowledgement. */
+  roundTripMs(): number {
+    return this.roundTrip.mean();
   }
 
   onAck(listener: AckListener): void {
@@ -117,7 +135,7 @@ export class ReplicationLink {
   committed(org: string, offset: number): void {
     let c = this.cursors.get(org);
     if (!c) {
-      c = { committed: 0, acked: 0, sent: 0, known: true, since: performance.now(), resent: 0 };
+      c = newCursor(0, true, this.clock.monoMs());
       this.cursors.set(org, c);
     }
     if (offset <= c.committed) return;
@@ -126,32 +144,39 @@ export class ReplicationLink {
     this.pump(org, c);
   }
 
-  /** Fault injection. Cutting drops what is in flight; bringing the link up starts a new session. */
-  set(change: Partial<LinkConditions>): LinkView {
-    const wasUp = this.transport.conditions().up;
-    this.transport.setConditions(change);
-    if (change.up === false && wasUp) this.lifecycle.send({ type: 'cut' });
-    if (change.up === true && !wasUp) {
-      this.lifecycle.send({ type: 'up' });
-      this.reconnect();
-    }
-    return this.view();
+  /** The transport was cut (fault injection): what was in flight is lost, and nothing is sent until up(). */
+  cut(): void {
+    if (this.state() !== 'cut') this.lifecycle.send({ type: 'cut' });
+  }
+
+  /** The transport is up again after a cut: a new session resumes from where the replica stands. */
+  up(): void {
+    if (this.state() !== 'cut') return;
+    this.lifecycle.send({ type: 'up' });
+    this.reconnect();
   }
 
   private reconnect(): void {
     this.session++;
-    const now = performance.now();
+    const now = this.clock.monoMs();
     for (const [org, c] of this.cursors) {
       c.known = false;
       c.sent = c.acked;
       c.since = now;
+      c.untimedThrough = 0;
       this.behind.add(org);
     }
-    for (const org of this.cursors.keys()) this.probe(org);
+    for (const [org, c] of this.cursors) this.probe(org, c);
   }
 
-  private probe(org: string): void {
+  /** Asks where the replica stands; a probe sent again is not timed, since its answer may be the first one's. */
+  private probe(org: string, c: Cursor, again = false): void {
     if (this.state() === 'cut') return;
+    if (again) c.timedAt = undefined;
+    else {
+      c.timedAt = this.clock.monoMs();
+      c.timedOffset = 0;
+    }
     this.transport.send({ org, session: this.session, entries: [] });
   }
 
@@ -174,6 +199,10 @@ export class ReplicationLink {
         return;
       }
       this.transport.send({ org, session: this.session, entries });
+      if (c.timedAt === undefined && last.offset > c.untimedThrough) {
+        c.timedAt = this.clock.monoMs();
+        c.timedOffset = last.offset;
+      }
       c.sent = last.offset;
     }
   }
@@ -185,14 +214,19 @@ export class ReplicationLink {
       this.aheadWarned.add(ack.org);
       this.warn(`replica ${this.region} holds ${ack.org} up to ${ack.offset}, beyond the local WAL (${c.committed}): the two have diverged`);
     }
+    const now = this.clock.monoMs();
+    if (ack.session === this.session && c.timedAt !== undefined && ack.offset >= c.timedOffset) {
+      this.roundTrip.sample(now - c.timedAt);
+      c.timedAt = undefined;
+    }
     if (ack.session === this.session && !c.known) {
       c.known = true;
       c.sent = Math.max(c.acked, ack.offset);
-      c.since = performance.now();
+      c.since = now;
     }
     if (ack.offset > c.acked) {
       c.acked = ack.offset;
-      c.since = performance.now();
+      c.since = now;
       for (const l of this.listeners) l(ack.org, ack.offset);
     }
     this.track(ack.org, c);
@@ -204,30 +238,31 @@ export class ReplicationLink {
     if (!c.known || c.acked < c.committed) {
       if (!this.behind.has(org)) {
         this.behind.add(org);
-        c.since = performance.now();
+        c.since = this.clock.monoMs();
       }
     } else {
       this.behind.delete(org);
     }
   }
 
-  /** How long acknowledgements may take before the link counts as lagging: the round trip plus a margin. */
+  /** How long acknowledgements may take before the link counts as lagging: the measured round trip plus a margin. */
   private stallAfterMs(): number {
-    const { latencyMs, jitterMs } = this.transport.conditions();
-    return this.opts.stallMarginMs + 2 * (latencyMs + jitterMs);
+    return this.opts.stallMarginMs + this.roundTrip.bound();
   }
 
   private tick(): void {
     if (this.state() === 'cut') return;
-    const now = performance.now();
+    const now = this.clock.monoMs();
     const resendAfter = 4 * this.stallAfterMs();
     for (const org of this.behind) {
       const c = this.cursors.get(org) as Cursor;
       if (now - Math.max(c.since, c.resent) <= resendAfter) continue;
       // Something was lost on the way (or refused): ask again, or resend from the acknowledgement.
       c.resent = now;
-      if (!c.known) this.probe(org);
+      if (!c.known) this.probe(org, c, true);
       else {
+        c.untimedThrough = Math.max(c.untimedThrough, c.sent);
+        c.timedAt = undefined;
         c.sent = c.acked;
         this.pump(org, c);
       }
@@ -238,7 +273,7 @@ export class ReplicationLink {
   private evaluate(): void {
     const state = this.state();
     if (state === 'cut') return;
-    const now = performance.now();
+    const now = this.clock.monoMs();
     const stallAfter = this.stallAfterMs();
     let stalled = false;
     let unsent = false;

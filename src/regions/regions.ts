@@ -1,16 +1,17 @@
-// The deployment's regions: the local one, and for every other a replica, a transport and a link that
-// ships committed WAL records to it. Also what /health, /metrics and the /ops endpoint see of them.
+// The deployment's regions: the local one, and for every other a way to reach it (a transport, and a
+// replica when it lives in this process) and a link that ships committed WAL records to it. Also what
+// /health, /metrics and the /ops endpoint see of them.
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
+import { systemClock, type Clock } from '../lib/clock.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { Registry } from '../org/registry.js';
 import type { Wal } from '../wal/log.js';
 import { localOnly, type ConsistencyWaiter } from './consistency.js';
+import { connectInProcess, type ConnectRegion, type RegionEnd } from './in-process.js';
 import { ReplicationLink, type LinkView } from './link.js';
 import type { LinkState } from './link-machine.js';
-import { Replica } from './replica.js';
-import { openReplicaStore } from './replica-store.js';
-import { createSimulatedTransport } from './simulated-transport.js';
+import type { Replica } from './replica.js';
 import type { LinkConditions } from './transport.js';
 import { createTwinRelease } from './twin-release.js';
 import { createRegionWaiter, type RegionWaiter } from './waiters.js';
@@ -27,15 +28,29 @@ export interface RegionsDeps {
   registry: Registry;
   metrics: Metrics;
   warn(message: string): void;
+  /** links, waits and the simulated network run on it; the system clock by default */
+  clock?: Clock;
+  /** how to reach each replica region; by default an in-process replica behind the simulated network */
+  connect?: ConnectRegion;
+  /** the simulated network's jitter draws, for the default `connect` */
   random?: () => number;
+}
+
+/** A link as the fault-injection endpoint answers it: its view and the simulated network's delays. */
+export interface FaultView extends LinkView {
+  latency_ms: number;
+  jitter_ms: number;
 }
 
 export interface Regions {
   readonly local: string;
   readonly consistency: ConsistencyWaiter;
   views(): RegionView[];
-  /** Fault injection on the link to a replica region; 404 for a region that has none. */
-  setLink(region: string, change: Partial<LinkConditions>): LinkView;
+  /**
+   * Fault injection on the link to a replica region; 404 for a region that has none, 409 when its
+   * transport is a real one (it has no fault injection).
+   */
+  setLink(region: string, change: Partial<LinkConditions>): FaultView;
   link(region: string): ReplicationLink | undefined;
   replica(region: string): Replica | undefined;
   /** Answers outstanding waits, stops shipping and closes the replica stores. */
@@ -47,20 +62,19 @@ const LINK_STATES: readonly LinkState[] = ['catching_up', 'streaming', 'lagging'
 export async function startRegions(deps: RegionsDeps): Promise<Regions> {
   const { config } = deps;
   const local = config.regions[0] as string;
-  const replicas = new Map<string, Replica>();
+  const clock = deps.clock ?? systemClock;
+  const connect = deps.connect ?? connectInProcess({ config, clock, warn: deps.warn, ...(deps.random ? { random: deps.random } : {}) });
+  const ends = new Map<string, RegionEnd>();
   const links = new Map<string, ReplicationLink>();
 
   for (const region of config.regions.slice(1)) {
-    const store = openReplicaStore(config.dataDir, region, config.durability === 'sync', deps.warn);
-    const replica = await Replica.open(region, store, config.snapshotInterval, deps.warn);
-    const transportOptions = { latencyMs: config.replicationLatencyMs, jitterMs: config.replicationJitterMs, warn: deps.warn };
-    const transport = createSimulatedTransport(replica, deps.random ? { ...transportOptions, random: deps.random } : transportOptions);
-    replicas.set(region, replica);
-    links.set(region, new ReplicationLink({ region, wal: deps.wal, transport, warn: deps.warn }));
+    const end = await connect(region);
+    ends.set(region, end);
+    links.set(region, new ReplicationLink({ region, wal: deps.wal, transport: end.transport, clock, warn: deps.warn }));
   }
 
   const waitLatency = deps.metrics.histogram('consistency_wait_seconds', 'Time a write waited for its consistency level after the local commit, by level and outcome');
-  const waiter: RegionWaiter | undefined = links.size > 0 ? createRegionWaiter([...links.values()], waitLatency) : undefined;
+  const waiter: RegionWaiter | undefined = links.size > 0 ? createRegionWaiter([...links.values()], waitLatency, clock) : undefined;
 
   deps.registry.onCommit((org, entries) => {
     const last = entries[entries.length - 1];
@@ -99,18 +113,30 @@ export async function startRegions(deps: RegionsDeps): Promise<Regions> {
     throw new ServiceError('ERR_NOT_FOUND', `region ${region} is not a replica region of this deployment (regions: ${config.regions.join(', ')})`);
   };
 
+  /** Cutting drops what is in flight; bringing the link up starts a new session. */
+  const setLink = (region: string, change: Partial<LinkConditions>): FaultView => {
+    const link = requireLink(region);
+    const faults = ends.get(region)?.faults;
+    if (!faults) throw new ServiceError('ERR_CONFLICT', `region ${region} is reached over a real network; its link has no fault injection`);
+    const wasUp = faults.conditions().up;
+    const now = faults.setConditions(change);
+    if (wasUp && !now.up) link.cut();
+    else if (!wasUp && now.up) link.up();
+    return { ...link.view(), latency_ms: now.latencyMs, jitter_ms: now.jitterMs };
+  };
+
   return {
     local,
     consistency: waiter ?? localOnly,
     views: () => [{ name: local, state: 'local', lag_entries: 0 }, ...[...links.values()].map((l) => ({ name: l.region, state: l.state(), lag_entries: l.lag() }))],
-    setLink: (region, change) => requireLink(region).set(change),
+    setLink,
     link: (region) => links.get(region),
-    replica: (region) => replicas.get(region),
+    replica: (region) => ends.get(region)?.replica,
     async stop() {
       twins.stop();
       waiter?.close();
       for (const link of links.values()) link.stop();
-      await Promise.all([...replicas.values()].map((r) => r.close()));
+      await Promise.all([...ends.values()].map((e) => e.close()));
     },
   };
 }

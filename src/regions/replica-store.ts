@@ -29,7 +29,8 @@ export function replicaStoreName(region: string): string {
   return `replica-${region}`;
 }
 
-export function openReplicaStore(dataDir: string, region: string, durable: boolean, warn: (message: string) => void): ReplicaStore {
+/** `nowMs` stamps the record of an organization the replica sees for the first time. */
+export function openReplicaStore(dataDir: string, region: string, durable: boolean, warn: (message: string) => void, nowMs: () => number = Date.now): ReplicaStore {
   const store: Store = openStore(dataDir, replicaStoreName(region), durable);
   const wal = createWal(store, warn);
   return {
@@ -40,7 +41,7 @@ export function openReplicaStore(dataDir: string, region: string, durable: boole
     },
     async commit(writes, applied, newOrgs) {
       await store.root.transaction(() => {
-        const created = encodeRecord({ created: Date.now() });
+        const created = encodeRecord({ created: nowMs() });
         for (const org of newOrgs) store.orgs.putSync(org, created);
         for (const w of writes) store.wal.putSync([w.org, w.offset], w.record);
         for (const [org, offset] of applied) store.meta.putSync(appliedKey(org), encodeRecord(offset));

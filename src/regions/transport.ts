@@ -30,6 +30,18 @@ export interface ReplicaEndpoint {
   receive(batch: Batch): Promise<Ack>;
 }
 
+export interface Transport {
+  /**
+   * Sends a batch. Batches of one organization arrive in the order sent, or not at all: delivery is not
+   * guaranteed (a cut link drops what is in flight), so the sender resends from the last acknowledgement.
+   */
+  send(batch: Batch): void;
+  /** Registers the receiver of acknowledgements; one per transport. */
+  onAck(listener: (ack: Ack) => void): void;
+  /** Drops everything in flight; later sends are ignored. */
+  close(): void;
+}
+
 /** What fault injection may change on a link. */
 export interface LinkConditions {
   up: boolean;
@@ -39,16 +51,12 @@ export interface LinkConditions {
   jitterMs: number;
 }
 
-export interface Transport {
-  /**
-   * Sends a batch. Batches of one organization arrive in the order sent, or not at all: delivery is not
-   * guaranteed (a cut link drops what is in flight), so the sender resends from the last acknowledgement.
-   */
-  send(batch: Batch): void;
-  /** Registers the receiver of acknowledgements; one per transport. */
-  onAck(listener: (ack: Ack) => void): void;
+/**
+ * Fault injection: a port of its own, since only a simulated network can be told to misbehave. A real
+ * transport has none, and the link never depends on it: it measures its round trips itself.
+ */
+export interface FaultInjection {
   conditions(): LinkConditions;
+  /** Cutting drops what is in flight both ways and ignores sends until the link is up again. */
   setConditions(change: Partial<LinkConditions>): LinkConditions;
-  /** Drops everything in flight; later sends are ignored. */
-  close(): void;
 }

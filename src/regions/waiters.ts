@@ -2,6 +2,7 @@
 // an entry in a sorted queue per (organization, region), resolved by acknowledgements, plus one timer.
 import { ServiceError } from '../errors.js';
 import type { Consistency } from '../http/route.js';
+import { systemClock, type Clock, type TimerHandle } from '../lib/clock.js';
 import type { Histogram } from '../lib/metrics.js';
 import { consistencyTimeout, type ConsistencyWaiter } from './consistency.js';
 
@@ -20,7 +21,7 @@ interface Waiter {
   /** the queues this waiter is still in, for removal at the timeout */
   regions: string[];
   started: number;
-  timer: NodeJS.Timeout | undefined;
+  timer: TimerHandle | undefined;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -44,18 +45,18 @@ function lowerBound(queue: readonly Waiter[], offset: number): number {
   return lo;
 }
 
-export function createRegionWaiter(sources: readonly AckSource[], latency: Histogram): RegionWaiter {
+export function createRegionWaiter(sources: readonly AckSource[], latency: Histogram, clock: Pick<Clock, 'monoMs' | 'setTimeout' | 'clearTimeout'> = systemClock): RegionWaiter {
   /** region → organization → waiters sorted by offset */
   const queues = new Map<string, Map<string, Waiter[]>>(sources.map((s) => [s.region, new Map()]));
   const live = new Set<Waiter>();
 
   // Every local_region write passes here: its series is bound once.
   const localReached = latency.bind({ level: 'local_region', outcome: 'reached' });
-  const observe = (w: Waiter, outcome: string) => latency.observe((performance.now() - w.started) / 1000, { level: 'all_regions', outcome });
+  const observe = (w: Waiter, outcome: string) => latency.observe((clock.monoMs() - w.started) / 1000, { level: 'all_regions', outcome });
 
   const settle = (w: Waiter) => {
     live.delete(w);
-    if (w.timer) clearTimeout(w.timer);
+    clock.clearTimeout(w.timer);
   };
 
   const remove = (w: Waiter) => {
@@ -99,7 +100,7 @@ export function createRegionWaiter(sources: readonly AckSource[], latency: Histo
         localReached.observe(0);
         return Promise.resolve();
       }
-      const started = performance.now();
+      const started = clock.monoMs();
       const missing = sources.filter((s) => s.acked(org) < offset).map((s) => s.region);
       if (missing.length === 0) {
         latency.observe(0, { level: 'all_regions', outcome: 'reached' });
@@ -117,7 +118,7 @@ export function createRegionWaiter(sources: readonly AckSource[], latency: Histo
           else queue.splice(lowerBound(queue, offset + 1), 0, w);
         }
         live.add(w);
-        w.timer = setTimeout(() => {
+        w.timer = clock.setTimeout(() => {
           settle(w);
           remove(w);
           observe(w, 'timeout');

@@ -2,6 +2,7 @@
 // pending finds the next delivery, in_flight makes one attempt, retry_wait backs off, and each delivery ends
 // delivered or dead (dead-lettered) before the next is taken. The machine holds no I/O: its driver does.
 import { assign, createActor, fromPromise, setup, type Actor } from 'xstate';
+import { systemClock, type Clock } from '../lib/clock.js';
 
 export interface DeliveryItem {
   /** the event's offset in the organization's event log */
@@ -134,6 +135,7 @@ export const deliveryMachine = setup({
 
 export type DeliveryActor = Actor<typeof deliveryMachine>;
 
-export function startDelivery(driver: DeliveryDriver): DeliveryActor {
-  return createActor(deliveryMachine, { input: { driver } }).start();
+/** The back-off and the pause run on `clock` (xstate's delayed transitions take it as their scheduler). */
+export function startDelivery(driver: DeliveryDriver, clock: Pick<Clock, 'setTimeout' | 'clearTimeout'> = systemClock): DeliveryActor {
+  return createActor(deliveryMachine, { input: { driver }, clock }).start();
 }

@@ -3,6 +3,7 @@
 import type { Webhook } from '../domain/state.js';
 import { callTimeoutMs } from '../domain/webhook-rules.js';
 import type { EventLog } from '../events/log.js';
+import type { Clock } from '../lib/clock.js';
 import type { DeadLetter, OutboxStore } from '../wal/outbox-store.js';
 import { retryDelayMs, type Backoff } from './backoff.js';
 import { WebhookCallError, type WebhookCaller } from './caller.js';
@@ -27,7 +28,8 @@ export interface WorkerDeps {
   signer: DeliverySigner;
   retry: Backoff & { limit: number };
   random(): number;
-  nowMs(): number;
+  /** dead letters' times, call durations, and the back-off's timers */
+  clock: Pick<Clock, 'nowMs' | 'monoMs' | 'setTimeout' | 'clearTimeout'>;
   calls: WebhookMetrics;
   metrics: OutboxMetrics;
   maxDeadLetters: number;
@@ -137,11 +139,11 @@ export function startWorker(deps: WorkerDeps, initialPosition: number, retrying:
         trigger_name: item.event_name,
         trigger_content: item.event,
       });
-      const started = performance.now();
+      const started = deps.clock.monoMs();
       let result: AttemptResult;
       try {
         const res = await deps.caller.post({ url: webhook.target_url, headers: webhook.custom_headers, body, timeoutMs: callTimeoutMs(webhook, 'event'), signal });
-        const seconds = (performance.now() - started) / 1000;
+        const seconds = (deps.clock.monoMs() - started) / 1000;
         if (res.status >= 200 && res.status <= 299) {
           deps.calls.record(item.event_name, 'ok', seconds);
           return { ok: true };
@@ -151,7 +153,7 @@ export function startWorker(deps: WorkerDeps, initialPosition: number, retrying:
       } catch (error) {
         if (!(error instanceof WebhookCallError)) throw error;
         if (error.reason === 'aborted') return { ok: false, error: error.message };
-        deps.calls.record(item.event_name, 'failed', (performance.now() - started) / 1000, error.reason);
+        deps.calls.record(item.event_name, 'failed', (deps.clock.monoMs() - started) / 1000, error.reason);
         result = { ok: false, error: `${error.reason}: ${error.message}` };
       }
       if (attempt < deps.retry.limit) deps.metrics.retried();
@@ -173,7 +175,7 @@ export function startWorker(deps: WorkerDeps, initialPosition: number, retrying:
     },
 
     async bury(item, attempts, lastError) {
-      const failed_at = new Date(deps.nowMs()).toISOString();
+      const failed_at = new Date(deps.clock.nowMs()).toISOString();
       if (item.source === 'dead_letter') {
         const requeue = again.delete(item.offset);
         await deps.store.updateDeadLetter(org, webhookId, item.offset, (l) => ({ ...l, attempts: l.attempts + attempts, last_error: lastError, failed_at, state: requeue ? 'retrying' : 'dead' }));
@@ -197,7 +199,7 @@ export function startWorker(deps: WorkerDeps, initialPosition: number, retrying:
     failed: (error) => deps.warn(`event deliveries of webhook ${webhookId} of ${org}: ${String((error as Error)?.stack ?? error)}`),
   };
 
-  const actor: DeliveryActor = startDelivery(driver);
+  const actor: DeliveryActor = startDelivery(driver, deps.clock);
 
   return {
     position: () => (catchUp().length > 0 ? position : undefined),

@@ -14,7 +14,7 @@ import { startWorker, type Worker, type WorkerDeps } from './outbox-worker.js';
 export const MAX_DEAD_LETTERS = 10_000;
 
 /** What the outbox passes through to each webhook's worker, and what it needs itself. */
-export interface OutboxDeps extends Pick<WorkerDeps, 'log' | 'store' | 'caller' | 'signer' | 'retry' | 'random' | 'nowMs' | 'calls'> {
+export interface OutboxDeps extends Pick<WorkerDeps, 'log' | 'store' | 'caller' | 'signer' | 'retry' | 'random' | 'clock' | 'calls'> {
   /** the organization's webhooks as its state has them now; undefined for an unknown organization */
   webhooks(org: string): ReadonlyMap<string, Webhook> | undefined;
   organizations(): Iterable<string>;
@@ -83,7 +83,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
         signer: deps.signer,
         retry: deps.retry,
         random: deps.random,
-        nowMs: deps.nowMs,
+        clock: deps.clock,
         calls: deps.calls,
         metrics,
         maxDeadLetters: deps.maxDeadLetters ?? MAX_DEAD_LETTERS,

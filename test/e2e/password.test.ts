@@ -12,6 +12,7 @@ const WINDOW_S = 300;
 /** The system clock, moved forward by `skipMs` so throttling windows can pass without waiting. */
 function skippingClock(): Clock & { skipMs: number } {
   const clock = {
+    ...systemClock,
     skipMs: 0,
     nowMs: () => systemClock.nowMs() + clock.skipMs,
     nowNs: () => systemClock.nowNs() + BigInt(clock.skipMs) * 1_000_000n,

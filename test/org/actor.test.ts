@@ -17,6 +17,8 @@ after(async () => {
   removeDir(dir);
 });
 
+const eventIds = createIdSource();
+
 test('a failure to stamp an event rejects only its command and changes nothing', async () => {
   const registry = new Registry({
     wal: createWal(store, () => {}),
@@ -24,7 +26,7 @@ test('a failure to stamp an event rejects only its command and changes nothing',
     ids: createIdSource(),
     stamp: (origin, draft, nowNs) => {
       if (draft.name === 'PersonDeleted_v1') throw new Error('cannot stamp');
-      return stampEvent(origin, draft, nowNs);
+      return stampEvent(origin, draft, nowNs, eventIds);
     },
     regions: ['europe-belgium'],
     mailboxLimit: 100,

@@ -1,6 +1,6 @@
 // Operator fault injection on replication links: cut a link, bring it up, change its simulated delay.
 import { Type, type Static } from '@sinclair/typebox';
-import type { LinkView } from '../../regions/link.js';
+import type { FaultView } from '../../regions/regions.js';
 import type { LinkConditions } from '../../regions/transport.js';
 import { route, type Route } from '../route.js';
 
@@ -22,7 +22,7 @@ const LinkRet = Type.Object({
 });
 
 export interface RegionOps {
-  setLink(region: string, change: Partial<LinkConditions>): LinkView;
+  setLink(region: string, change: Partial<LinkConditions>): FaultView;
 }
 
 export function regionRoutes(ops: RegionOps): Route[] {
@@ -35,7 +35,8 @@ export function regionRoutes(ops: RegionOps): Route[] {
       auth: 'operator',
       body: LinkBody,
       success: { status: 200, result: LinkRet },
-      errors: [400, 401, 404],
+      // 409: the region is reached over a real transport, which has no fault injection.
+      errors: [400, 401, 404, 409],
       handler: (req) => {
         const change: Partial<LinkConditions> = { up: req.body.link === 'up' };
         if (req.body.latency_ms !== undefined) change.latencyMs = req.body.latency_ms;
