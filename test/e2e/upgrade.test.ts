@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Clock } from '../../src/lib/clock.js';
+import { systemClock, type Clock } from '../../src/lib/clock.js';
 import { decodeRecord } from '../../src/wal/codec.js';
 import { openStore } from '../../src/wal/store.js';
 import { expectError, expectResult } from '../support/expect.js';
@@ -34,6 +34,7 @@ function fixtureClock(): Clock {
   const mintedMs = Math.max(...expected.tokens.map((t) => t.exp)) * 1000 - Number(expected.env['SERVICE_TOKEN_TTL']) * 1000;
   const skewMs = Math.max(0, Date.now() - (mintedMs + 60_000));
   return {
+    ...systemClock,
     nowMs: () => Date.now() - skewMs,
     nowNs: () => BigInt(Math.round((performance.timeOrigin + performance.now() - skewMs) * 1e3)) * 1000n,
   };
