@@ -1,6 +1,7 @@
 // apply(state, change): the state after a change. It mutates in place because one actor owns the state;
 // it never fails on a change that decide() produced, and replays the WAL deterministically.
 import type { Change } from './changes.js';
+import { withDefaults } from './org-config.js';
 import { emptyState, handleKey, lowerBound, type AttributeSet, type OrgState } from './state.js';
 
 function attributeHome(state: OrgState, personId: string | undefined): { get(b: string): AttributeSet | undefined; set(b: string, a: AttributeSet): void; delete(b: string): void } | undefined {
@@ -151,6 +152,9 @@ export function apply(state: OrgState, change: Change): OrgState {
       return state;
     case 'TwinsEmitted':
       state.owed_twins = state.owed_twins.filter((t) => t.offset > change.through);
+      return state;
+    case 'OrgConfigSet':
+      state.config = withDefaults(change.config);
       return state;
   }
 }

@@ -1,4 +1,5 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
+import type { OrgConfig } from './org-config.js';
 import type { AttributeSet, GdprConsent, Handle, OrgGenesis, OwedTwin, Person, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 
 export type Change =
@@ -30,6 +31,8 @@ export type Change =
   /** a regional event's _InRegion form was emitted by this entry (twin.offset); its plain form is owed */
   | { t: 'TwinOwed'; twin: OwedTwin }
   /** the owed twins of every entry up to `through` were emitted by this entry */
-  | { t: 'TwinsEmitted'; through: number };
+  | { t: 'TwinsEmitted'; through: number }
+  /** the organization's whole configuration after a PATCH */
+  | { t: 'OrgConfigSet'; config: OrgConfig };
 
 export type ChangeType = Change['t'];

@@ -104,6 +104,8 @@ export type Command =
   | { kind: 'CompleteSignIn'; sign_in: SignIn }
   /** every configured region has applied the entries up to `through`: emit the plain twins they owe */
   | { kind: 'EmitOwedTwins'; through: number }
-  | { kind: 'RecordToken'; token: TokenRecord };
+  | { kind: 'RecordToken'; token: TokenRecord }
+  /** PATCH /organizations/config: any subset of the fields, checked by decide() */
+  | { kind: 'SetOrgConfig'; patch: unknown };
 
 export type CommandKind = Command['kind'];

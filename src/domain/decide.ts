@@ -10,6 +10,7 @@ import { emitTestEvents } from './test-events.js';
 import { completeSignIn, recordAuthenticationFailure, setPassword } from './sign-in.js';
 import { recordToken } from './tokens.js';
 import type { OrgState } from './state.js';
+import { setOrgConfig } from './org-config.js';
 import { emitOwedTwins, withTwins } from './twins.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 
@@ -65,5 +66,7 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return emitOwedTwins(state, command.through);
     case 'RecordToken':
       return recordToken(state, command.token);
+    case 'SetOrgConfig':
+      return setOrgConfig(state, command.patch);
   }
 }

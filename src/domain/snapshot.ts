@@ -1,9 +1,13 @@
 // Organization state to and from a plain, serializable form (Maps and Sets become arrays).
+import { withDefaults, type OrgConfig } from './org-config.js';
 import { handleKey, type Group, type OrgState, type OwedTwin, type Person, type AttributeSet, type Webhook } from './state.js';
 
 export interface StateSnapshot {
   /** owed_twins is absent from snapshots written before twins were owed */
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'owed_twins'> & { owed_twins?: OwedTwin[] };
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'owed_twins' | 'config'> & { owed_twins?: OwedTwin[] } & {
+    /** absent from snapshots written before the organization had a configuration: they read as the defaults */
+    config?: Partial<OrgConfig>;
+  };
   persons: Person[];
   groups: Array<Omit<Group, 'members'> & { members: string[] }>;
   attributes: Array<[string, AttributeSet]>;
@@ -25,6 +29,7 @@ export function fromSnapshot(snap: StateSnapshot): OrgState {
   const state: OrgState = {
     ...snap.org,
     owed_twins: snap.org.owed_twins ?? [],
+    config: withDefaults(snap.org.config),
     persons: new Map(),
     person_order: [],
     handles: new Map(),
