@@ -20,6 +20,7 @@ import { deadLetterRoutes } from './http/handlers/dead-letters.js';
 import { eventRoutes } from './http/handlers/events.js';
 import { groupRoutes } from './http/handlers/groups.js';
 import { organizationRoutes } from './http/handlers/organizations.js';
+import { orgConfigRoutes } from './http/handlers/org-config.js';
 import { passwordRoutes } from './http/handlers/password.js';
 import { personRoutes } from './http/handlers/persons.js';
 import { regionRoutes } from './http/handlers/regions.js';
@@ -268,6 +269,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       () => routes,
     ),
     ...organizationRoutes(deps),
+    ...orgConfigRoutes(deps),
     ...personRoutes(deps),
     ...groupRoutes(deps),
     ...attributeRoutes(deps),

@@ -2,6 +2,7 @@
 // mutate in place because one actor owns the state; they never fail on a change that decide() produced, and
 // replay the WAL deterministically: the actor, recovery and the replicas all go through applyEntry.
 import type { Change } from './changes.js';
+import { withDefaults } from './org-config.js';
 import { emptyState, handleKey, lowerBound, type AttributeSet, type OrgState } from './state.js';
 
 function attributeHome(state: OrgState, personId: string | undefined): { get(b: string): AttributeSet | undefined; set(b: string, a: AttributeSet): void; delete(b: string): void } | undefined {
@@ -215,6 +216,9 @@ export function apply(state: OrgState, change: Change): OrgState {
       return state;
     case 'SsoCredentialDeleted':
       state.sso_credentials.delete(change.client_id);
+      return state;
+    case 'OrgConfigSet':
+      state.config = withDefaults(change.config);
       return state;
   }
 }

@@ -1,4 +1,5 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
+import type { OrgConfig } from './org-config.js';
 import type { AttributeSet, GdprConsent, Handle, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 
 export type Change =
@@ -48,6 +49,8 @@ export type Change =
   | { t: 'SsoCredentialCreated'; credential: SsoCredential }
   /** the whole credential after the change */
   | { t: 'SsoCredentialUpdated'; credential: SsoCredential }
-  | { t: 'SsoCredentialDeleted'; client_id: string };
+  | { t: 'SsoCredentialDeleted'; client_id: string }
+  /** the organization's whole configuration after a PATCH */
+  | { t: 'OrgConfigSet'; config: OrgConfig };
 
 export type ChangeType = Change['t'];

@@ -126,6 +126,8 @@ export type Command =
   | { kind: 'CreateSsoCredential'; credential: SsoCredentialInput }
   /** provider: the one the patch was validated for */
   | { kind: 'UpdateSsoCredential'; client_id: string; provider: string; patch: SsoCredentialPatch }
-  | { kind: 'DeleteSsoCredential'; client_id: string };
+  | { kind: 'DeleteSsoCredential'; client_id: string }
+  /** PATCH /organizations/config: any subset of the fields, checked by decide() */
+  | { kind: 'SetOrgConfig'; patch: unknown };
 
 export type CommandKind = Command['kind'];

@@ -10,6 +10,7 @@ import { emitTestEvents } from './test-events.js';
 import { recordAuthenticationFailure, setPassword } from './sign-in.js';
 import { recordToken } from './tokens.js';
 import type { OrgState } from './state.js';
+import { setOrgConfig } from './org-config.js';
 import { emitOwedTwins, withTwins } from './twins.js';
 import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from './sso-credentials.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
@@ -88,5 +89,7 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return updateSsoCredential(state, command.client_id, command.provider, command.patch);
     case 'DeleteSsoCredential':
       return deleteSsoCredential(state, command.client_id);
+    case 'SetOrgConfig':
+      return setOrgConfig(state, command.patch);
   }
 }

@@ -1,11 +1,15 @@
 // Organization state to and from a plain, serializable form (Maps and Sets become arrays), with the format
 // version the form is stored in and the steps that upgrade snapshots written by earlier versions.
+import { withDefaults, type OrgConfig } from './org-config.js';
 import { currentVersion, upgrade, type Format, type StoredRecord } from '../lib/versions.js';
 import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role, type SsoCredential } from './state.js';
 
 export interface StateSnapshot {
   v: number;
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials'>;
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'config'> & {
+    /** fields added to the configuration later read as their defaults */
+    config: Partial<OrgConfig>;
+  };
   persons: Person[];
   groups: Array<Omit<Group, 'members'> & { members: string[] }>;
   attributes: Array<[string, AttributeSet]>;
@@ -30,6 +34,8 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, permissions: [], roles: [] }),
     // 2 → 3: OIDC provider credentials for SSO; older snapshots have none.
     (s) => ({ ...s, sso_credentials: [] }),
+    // 3 → 4: the organization's configuration; older snapshots have the defaults.
+    (s) => ({ ...s, org: { ...s['org'], config: {} } }),
   ],
 };
 
@@ -55,6 +61,7 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord): OrgState {
   const snap = upgrade<StateSnapshot>(SNAPSHOT_FORMAT, stored);
   const state: OrgState = {
     ...snap.org,
+    config: withDefaults(snap.org.config),
     persons: new Map(),
     person_order: [],
     handles: new Map(),

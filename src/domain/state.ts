@@ -1,4 +1,6 @@
 // An organization's state: plain in-memory structures, owned by its actor, rebuilt from snapshot + WAL.
+import { defaultOrgConfig, type OrgConfig } from './org-config.js';
+
 export type HandleType = 'email_address' | 'phone_number' | 'username';
 export const HANDLE_TYPES: readonly HandleType[] = ['email_address', 'phone_number', 'username'];
 
@@ -173,6 +175,8 @@ export interface OrgState extends OrgGenesis {
   offset: number;
   /** offset of the last event emitted */
   event_offset: number;
+  /** GET/PATCH /organizations/config; replaced whole on each change, never mutated */
+  config: OrgConfig;
 }
 
 export interface OrgGenesis {
@@ -200,6 +204,8 @@ export function emptyState(g: OrgGenesis): OrgState {
     sso_credentials: new Map(),
     offset: 0,
     event_offset: 0,
+    // A suborganization starts here too: it does not inherit its parent's configuration.
+    config: defaultOrgConfig(),
   };
 }
 

@@ -63,6 +63,7 @@ export async function readAll(client: Client): Promise<unknown> {
   const attributes: Record<string, unknown> = {};
   for (const b of buckets) attributes[b.name] = expectResult(await client.get(`/organizations/attributes/${b.name}`), 200);
   const organization = expectResult(await client.get('/organizations'), 200);
+  const config = expectResult(await client.get('/organizations/config'), 200);
   const webhooks = [];
   for (const w of expectResult<Array<{ id: string }>>(await client.get('/organizations/webhooks'), 200)) {
     webhooks.push({ ...w, triggers: expectResult(await client.get(`/organizations/webhooks/${w.id}/triggers`), 200) });
@@ -76,7 +77,7 @@ export async function readAll(client: Client): Promise<unknown> {
     }))),
   };
   const sso_credentials = expectResult(await client.get('/organizations/sso/oidc/provider-credentials'), 200);
-  return { organization, persons, groups, attributes, webhooks, rbac, sso_credentials };
+  return { organization, config, persons, groups, attributes, webhooks, rbac, sso_credentials };
 }
 
 /** The WAL offset of every organization: a write of any kind moves one. */

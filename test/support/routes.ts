@@ -39,6 +39,8 @@ export function routeCases(t: Targets): RouteCase[] {
     c('POST', '/organizations/suborganizations', '/organizations/suborganizations', { sub_org_name: 'sample' }),
     c('GET', '/organizations/suborganizations', '/organizations/suborganizations'),
     c('PUT', '/organizations/api-keys', '/organizations/api-keys'),
+    c('GET', '/organizations/config', '/organizations/config'),
+    c('PATCH', '/organizations/config', '/organizations/config', { token_duration: 3600 }),
     c('POST', '/persons', '/persons', { handles: [{ type: 'email_address', value: 'sample@example.com' }] }),
     c('PUT', '/persons', '/persons', { handles: [{ type: 'email_address', value: 'sample@example.com' }] }),
     c('GET', '/persons', '/persons'),
