@@ -2,16 +2,14 @@
 // requests and produces the OpenAPI document.
 import type { TSchema } from '@sinclair/typebox';
 import type { OrgActor } from '../org/actor.js';
+import type { Consistency } from '../regions/consistency.js';
+
+export type { Consistency };
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** none: public; org: Service-OrgID only (end-user routes); key: Service-OrgID and Service-API-Key */
 export type Auth = 'none' | 'org' | 'key' | 'operator';
-
-export interface Consistency {
-  level: 'local_region' | 'all_regions';
-  timeoutMs: number;
-}
 
 export interface Request<B = unknown, Q = Record<string, unknown>> {
   params: Record<string, string>;
