@@ -143,7 +143,7 @@ export class OrgActor {
       this.state.event_offset += events.length;
       for (const change of d.changes) this.state = apply(this.state, change);
       this.state.offset = offset;
-      if (!keyRotated) keyRotated = d.changes.some((c) => c.t === 'ApiKeyRotated');
+      for (const change of d.changes) if (change.t === 'ApiKeyRotated') keyRotated = true;
       if (d.spawn) {
         const genesis: Change = { t: 'OrgCreated', genesis: d.spawn };
         writes.push({ org: d.spawn.id, offset: 1, record: this.deps.wal.encodeEntry({ at: ctx.nowMs, changes: [genesis], ev: 0 }), events: [] });
