@@ -39,7 +39,7 @@ let stream: EventStream;
 
 const event = (offset: number, name = 'PersonCreated_v1') => ({ offset, event: { event_metadata: { event_name: name }, n: offset } });
 
-/** Writes events to the log, moves the durable head, and publishes them: what the registry's onCommit does. */
+/** Writes events to the log, moves the durable head, and publishes them: what the stream's commit-bus subscription does. */
 async function commit(names: string[]): Promise<void> {
   const events = names.map((name, i) => event(head + 1 + i, name));
   await wal.append([{ org: 'a', offset: head + 1, record: wal.encodeEntry({ at: 0, changes: [], ev: head + names.length }), events: events.map((e) => ({ offset: e.offset, record: wal.encodeEvent(e.event) })) }]);
