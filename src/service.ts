@@ -9,7 +9,7 @@ import { createEventCodec } from './events/codec.js';
 import type { EventJson } from './events/event-json.js';
 import { createEventLog, type EventLog } from './events/log.js';
 import { createEventStamper } from './events/stamp.js';
-import { CLOSE_GOING_AWAY, CLOSE_KEY_ROTATED, createEventStream, type EventStream } from './events/stream.js';
+import { CLOSE_GOING_AWAY, createEventStream, type EventStream } from './events/stream.js';
 import { Front } from './http/server.js';
 import { createPager } from './http/paging.js';
 import type { Route } from './http/route.js';
@@ -26,15 +26,16 @@ import { personRoutes } from './http/handlers/persons.js';
 import { regionRoutes } from './http/handlers/regions.js';
 import { systemRoutes } from './http/handlers/system.js';
 import { webhookRoutes } from './http/handlers/webhooks.js';
-import { ssoCredentialRoutes } from './http/handlers/sso-credentials.js';
-import { createSecretSealer } from './sso/secrets.js';
 import { tokenRoutes } from './http/handlers/tokens.js';
 import { rbacRoutes } from './http/handlers/rbac.js';
+import { ssoCredentialRoutes } from './http/handlers/sso-credentials.js';
+import { createSecretSealer } from './sso/secrets.js';
 import { isNativeUws } from './http/uws.js';
 import { eventSocketBehavior } from './http/ws.js';
 import { systemClock, type Clock } from './lib/clock.js';
-import { createIdSource } from './lib/ids.js';
+import { createIdSource, type IdSource } from './lib/ids.js';
 import { Metrics } from './lib/metrics.js';
+import { createCommitBus, type CommitBus } from './org/commit-bus.js';
 import { Registry } from './org/registry.js';
 import { startRegions, type Regions } from './regions/regions.js';
 import { reservedClaim } from './tokens/claims.js';
@@ -44,8 +45,8 @@ import { createSigner } from './tokens/signing-threads.js';
 import { createTokenValidator, type TokenValidator } from './tokens/validate.js';
 import { createWal, type Wal } from './wal/log.js';
 import { createOutboxStore } from './wal/outbox-store.js';
-import { sealedMeta } from './wal/sealed-meta.js';
-import { openStore } from './wal/store.js';
+import { sealedMeta, type MetaStore } from './wal/sealed-meta.js';
+import { openStore, type Store } from './wal/store.js';
 import { createAddressGuard, type Resolver } from './webhooks/address-guard.js';
 import { createWebhookCaller } from './webhooks/caller.js';
 import { createDeliverySigner } from './webhooks/delivery-token.js';
@@ -64,6 +65,8 @@ export interface Service {
   /** what start-up rebuilt from the log: organizations, and WAL entries replayed after their snapshots */
   recovered: { orgs: number; replayed: number };
   registry: Registry;
+  /** every durable commit, one record per organization and batch, after the organization's actor wrote it */
+  commits: CommitBus;
   /** the local region and the replicas, their links and consistency waits */
   regions: Regions;
   events: { log: EventLog; stream: EventStream };
@@ -71,6 +74,7 @@ export interface Service {
   outbox: Outbox;
   /** the log: events and metadata can be read through it */
   wal: Wal;
+  /** identity-token keys, minting and validation */
   /** identity-token keys, the issuing pipeline and validation */
   tokens: { keys: KeyRing; pipeline: IssuePipeline; validator: TokenValidator };
   stop(): Promise<void>;
@@ -103,18 +107,89 @@ function sameSecret(expected: string | undefined) {
   return (presented: string) => want !== undefined && timingSafeEqual(createHash('sha256').update(presented).digest(), want);
 }
 
+/** What every wing is built from. */
+interface Base {
+  config: Config;
+  options: ServiceOptions;
+  clock: Clock;
+  ids: IdSource;
+  metrics: Metrics;
+  log(message: string): void;
+  warn(message: string): void;
+  /** The issuer is read per use: with SERVICE_PORT=0 its port is known only once the front listens. */
+  issuer(): string;
+}
+
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const log = options.log ?? ((m: string) => console.log(m));
   const warn = options.warn ?? ((m: string) => console.warn(`warning: ${m}`));
+  const nativeHttp = requireHttp(config, warn);
+  const clock = options.clock ?? systemClock;
+  let issuer = config.issuer;
+  const base: Base = { config, options, clock, ids: createIdSource(() => clock.nowMs()), metrics: new Metrics(), log, warn, issuer: () => issuer };
+
+  const storage = await openStorage(base);
+  const orgs = await startOrganizations(base, storage.wal);
+  // Bound once the outbox exists, before pruning starts: the log keeps what webhooks have still to deliver.
+  let outbox: Outbox | undefined;
+  const events = buildEvents(base, storage.wal, orgs, (org) => outbox?.keepFrom(org));
+  const regions = await startRegions({ config, wal: storage.wal, registry: orgs.registry, commits: orgs.commits, metrics: base.metrics, warn, clock, ...(options.random ? { random: options.random } : {}) });
+  const tokens = await buildTokens(base, storage.secrets, orgs.registry);
+  const webhooks = await buildWebhooks(base, storage, orgs, events.log);
+  outbox = webhooks.outbox;
+  const pipeline = createIssuePipeline({ issuer: tokens.issuer, hooks: webhooks.hooks, consistency: regions.consistency });
+
+  const front = buildFront(base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline });
+  const port = await front.listen(config.host, config.port);
+  if (config.port === 0) issuer = issuer.replace(/:0$/, `:${port}`);
+  // Deliveries start once the issuer they carry is known; pruning once the outbox says what to keep.
+  await webhooks.outbox.start();
+  events.log.startPruning(config.eventPruneIntervalMs);
+
+  return {
+    port,
+    issuer,
+    root: orgs.root,
+    recovered: orgs.recovered,
+    registry: orgs.registry,
+    commits: orgs.commits,
+    regions,
+    events,
+    outbox: webhooks.outbox,
+    wal: storage.wal,
+    tokens: { keys: tokens.keys, pipeline, validator: tokens.validator },
+    async stop() {
+      events.stream.closeAll(CLOSE_GOING_AWAY, 'server stopping');
+      front.close();
+      // Calls in flight are aborted, not awaited: their events are delivered again after the restart.
+      await webhooks.outbox.stop();
+      await events.log.stop();
+      await Promise.all(webhooks.callers.map((c) => c.close()));
+      await orgs.registry.stop();
+      await regions.stop();
+      await tokens.signer.close();
+      await storage.store.close();
+    },
+  };
+}
+
+function requireHttp(config: Config, warn: (message: string) => void): boolean {
   const nativeHttp = isNativeUws();
   if (!nativeHttp && !config.allowFallbackHttp) {
     throw new FallbackHttpError('the native uWebSockets.js build did not load, and the pure-Node fallback is slow; set SERVICE_ALLOW_FALLBACK_HTTP=1 to run on it anyway');
   }
   if (!nativeHttp) warn('running on the pure-Node uWebSockets.js fallback: expect much lower throughput');
+  return nativeHttp;
+}
 
-  const clock = options.clock ?? systemClock;
-  const ids = createIdSource(() => clock.nowMs());
-  const metrics = new Metrics();
+interface Storage {
+  store: Store;
+  wal: Wal;
+  secrets: MetaStore;
+  cursorSecret: Buffer;
+}
+
+async function openStorage({ config, log, warn }: Base): Promise<Storage> {
   const store = openStore(config.dataDir, 'local', config.durability === 'sync');
   const wal = createWal(store, warn);
   // Checked before anything else is loaded: a wrong or missing SERVICE_SECRETS_KEY stops the start here.
@@ -126,7 +201,23 @@ export async function startService(config: Config, options: ServiceOptions = {})
     await store.close();
     throw error;
   }
+  let cursorSecret = secrets.getMeta<Buffer>(CURSOR_SECRET);
+  if (!cursorSecret) {
+    cursorSecret = randomBytes(32);
+    await secrets.putMeta(CURSOR_SECRET, cursorSecret);
+  }
+  return { store, wal, secrets, cursorSecret: Buffer.from(cursorSecret) };
+}
 
+interface Organizations {
+  commits: CommitBus;
+  registry: Registry;
+  recovered: Service['recovered'];
+  root: Service['root'];
+}
+
+async function startOrganizations({ config, options, clock, ids, log, warn }: Base, wal: Wal): Promise<Organizations> {
+  const commits = createCommitBus(warn);
   const registry = new Registry({
     wal,
     clock,
@@ -135,6 +226,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     regions: config.regions,
     mailboxLimit: config.mailboxLimit,
     snapshotInterval: config.snapshotInterval,
+    commits,
     fatal:
       options.fatal ??
       ((error) => {
@@ -148,15 +240,16 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const recovered = await registry.recover();
   if (recovered.orgs > 0) log(`recovered ${recovered.orgs} organization(s), replayed ${recovered.replayed} WAL entries in ${Math.round(performance.now() - started)} ms`);
   const root = await registry.bootstrap(config.rootOrgId, config.rootApiKey);
+  return { commits, registry, recovered, root };
+}
 
+function buildEvents({ config, clock, metrics, warn }: Base, wal: Wal, { registry, commits }: Organizations, keepFrom: (org: string) => number | undefined): Service['events'] {
   const codec = createEventCodec();
-  // Bound once the outbox exists, before pruning starts: the log keeps what webhooks have still to deliver.
-  let outbox: Outbox | undefined;
   const eventLog = createEventLog({
     wal,
     head: (org) => registry.get(org)?.durableEventOffset ?? 0,
     organizations: () => [...registry.all()].map((a) => a.id),
-    keepFrom: (org) => outbox?.keepFrom(org),
+    keepFrom,
     retention: config.eventRetention,
     nowMs: () => clock.nowMs(),
     warn,
@@ -171,26 +264,18 @@ export async function startService(config: Config, options: ServiceOptions = {})
   });
   const subscribers = metrics.gauge('events_ws_subscribers', 'WebSocket event stream subscribers');
   metrics.collect(() => subscribers.set(stream.count()));
-  registry.onCommit((org, entries) => {
-    // This runs inside the actor's commit, before its replies: a failure here must not become the writer's.
-    try {
-      stream.publish(org, entries.length === 1 ? (entries[0] as (typeof entries)[0]).events : entries.flatMap((e) => e.events));
-      // The key a subscriber presented stops working at once; so does its subscription.
-      if (entries.some((e) => e.changes.some((c) => c.t === 'ApiKeyRotated'))) stream.closeOrg(org, CLOSE_KEY_ROTATED, 'API key rotated');
-    } catch (error) {
-      warn(`publishing events of ${org} failed: ${String((error as Error).stack ?? error)}`);
-    }
-  });
-  let cursorSecret = secrets.getMeta<Buffer>(CURSOR_SECRET);
-  if (!cursorSecret) {
-    cursorSecret = randomBytes(32);
-    await secrets.putMeta(CURSOR_SECRET, cursorSecret);
-  }
+  commits.subscribe((commit) => stream.committed(commit), 'publishing to the event stream');
+  return { log: eventLog, stream };
+}
 
-  const regions = await startRegions({ config, wal, registry, metrics, warn, clock, ...(options.random ? { random: options.random } : {}) });
+interface Tokens {
+  keys: KeyRing;
+  signer: ReturnType<typeof createSigner>;
+  issuer: ReturnType<typeof createTokenIssuer>;
+  validator: TokenValidator;
+}
 
-  // The issuer is read per token: with SERVICE_PORT=0 its port is known only once the front listens.
-  let issuer = config.issuer;
+async function buildTokens({ config, clock, metrics, log, warn, issuer }: Base, secrets: MetaStore, registry: Registry): Promise<Tokens> {
   const keys = await openKeyRing({ meta: secrets, name: TOKEN_KEYS, alg: config.tokenAlg, ttl: config.tokenTtl, clock, log });
   const signingRestarts = metrics.counter('signing_thread_restarts_total', 'signing threads replaced after one exited or failed');
   const tokenSigner = createSigner(config.signingThreads, {
@@ -199,27 +284,29 @@ export async function startService(config: Config, options: ServiceOptions = {})
       warn(`a signing thread stopped (${reason.message}); its tokens in flight were refused, and a new thread took its place`);
     },
   });
-  const tokenIssuer = createTokenIssuer({ keys, issuer: () => issuer, ttl: config.tokenTtl, clock, signer: tokenSigner });
+  const tokenIssuer = createTokenIssuer({ keys, issuer, ttl: config.tokenTtl, clock, signer: tokenSigner });
   const validator = createTokenValidator({
     keys,
-    issuer: () => issuer,
+    issuer,
     clock,
     personActive: (org, person) => registry.get(org)?.state.persons.get(person)?.active === true,
   });
+  return { keys, signer: tokenSigner, issuer: tokenIssuer, validator };
+}
 
-  const front = new Front(registry, metrics, {
-    bodyLimit: config.bodyLimit,
-    corsOrigins: config.corsOrigins,
-    operatorKey: options.operatorKey,
-    checkOperatorKey: sameSecret(options.operatorKey),
-    log: (m) => console.error(m),
-  });
+interface Webhooks {
+  keys: Awaited<ReturnType<typeof loadWebhookKeys>>;
+  hooks: ReturnType<typeof createSyncHooks>;
+  outbox: Outbox;
+  /** closed on stop */
+  callers: Array<ReturnType<typeof createWebhookCaller>>;
+}
 
-  const deps: HandlerDeps = { registry, pager: createPager(Buffer.from(cursorSecret)), consistency: regions.consistency };
-  const webhookKeys = await loadWebhookKeys(secrets, clock.nowMs());
+async function buildWebhooks({ config, options, clock, metrics, warn, issuer }: Base, storage: Storage, { registry, commits }: Organizations, eventLog: EventLog): Promise<Webhooks> {
+  const webhookKeys = await loadWebhookKeys(storage.secrets, clock.nowMs());
   const guard = createAddressGuard(options.resolveHost ? { allowInsecure: config.webhookAllowInsecure, resolver: options.resolveHost } : { allowInsecure: config.webhookAllowInsecure });
   const caller = createWebhookCaller({ guard });
-  const signer = createDeliverySigner(webhookKeys, () => issuer, () => clock.nowMs());
+  const signer = createDeliverySigner(webhookKeys, issuer, () => clock.nowMs());
   const webhookMetrics = createWebhookMetrics(metrics);
   const hooks = createSyncHooks({
     caller,
@@ -229,11 +316,11 @@ export async function startService(config: Config, options: ServiceOptions = {})
   });
   // Its own connection pool: a slow event receiver never holds up a sign-in's hooks.
   const outboxCaller = createWebhookCaller({ guard });
-  const events = createOutbox({
+  const outbox = createOutbox({
     webhooks: (org) => registry.get(org)?.state.webhooks,
     organizations: () => [...registry.all()].map((a) => a.id),
     log: eventLog,
-    store: createOutboxStore(store),
+    store: createOutboxStore(storage.store),
     caller: outboxCaller,
     signer,
     retry: config.webhookRetry,
@@ -243,18 +330,24 @@ export async function startService(config: Config, options: ServiceOptions = {})
     metrics,
     warn,
   });
-  outbox = events;
-  registry.onCommit((org, entries) => {
-    try {
-      events.committed(org, entries);
-    } catch (error) {
-      warn(`waking the event webhooks of ${org} failed: ${String((error as Error).stack ?? error)}`);
-    }
-  });
-  const pipeline = createIssuePipeline({ issuer: tokenIssuer, hooks, consistency: regions.consistency });
-  const passwords = createPasswordHasher();
+  commits.subscribe((commit) => outbox.committed(commit), 'waking the event webhooks');
+  return { keys: webhookKeys, hooks, outbox, callers: [caller, outboxCaller] };
+}
+
+interface Wings {
+  nativeHttp: boolean;
+  storage: Storage;
+  orgs: Organizations;
+  events: Service['events'];
+  regions: Regions;
+  tokens: Tokens;
+  webhooks: Webhooks;
+  pipeline: IssuePipeline;
+}
+
+function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, passwords: ReturnType<typeof createPasswordHasher>) {
   const { windowMs, perHandle, perIp } = config.authThrottle;
-  const signIn = createSignIn({
+  return createSignIn({
     clock,
     passwords,
     throttle: { handle: createLimiter({ windowMs, limit: perHandle }), ip: createLimiter({ windowMs, limit: perIp }) },
@@ -262,12 +355,24 @@ export async function startService(config: Config, options: ServiceOptions = {})
     region: config.regions[0] as string,
     newPersonId: () => ids.uuid(),
   });
+}
+
+function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline }: Wings): Front {
+  const { config, options, metrics, issuer } = base;
+  const { registry } = orgs;
+  const front = new Front(registry, metrics, {
+    bodyLimit: config.bodyLimit,
+    corsOrigins: config.corsOrigins,
+    operatorKey: options.operatorKey,
+    checkOperatorKey: sameSecret(options.operatorKey),
+    log: (m) => console.error(m),
+  });
+  const deps: HandlerDeps = { registry, pager: createPager(storage.cursorSecret), consistency: regions.consistency };
+  const passwords = createPasswordHasher();
+  const signIn = buildSignIn(base, pipeline, passwords);
   const routes: Route[] = [];
   routes.push(
-    ...systemRoutes(
-      { metrics, nativeHttp, issuer: () => issuer, version: VERSION, regions: () => regions.views() },
-      () => routes,
-    ),
+    ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views() }, () => routes),
     ...organizationRoutes(deps),
     ...orgConfigRoutes(deps),
     ...personRoutes(deps),
@@ -276,43 +381,14 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...consentRoutes(deps),
     ...regionRoutes(regions),
     ...eventRoutes(deps),
-    ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhookKeys.jwks() }),
-    ...deadLetterRoutes(deps, events),
+    ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhooks.keys.jwks() }),
+    ...deadLetterRoutes(deps, webhooks.outbox),
     ...passwordRoutes(deps, { passwords, signIn }),
-    ...tokenRoutes({ keys, pipeline, validator, issuer: () => issuer }),
+    ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer }),
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer: createSecretSealer(config.secretsKey, config.secretsKeyPrevious) }),
   );
-  front.websocket('/events', eventSocketBehavior({ registry, stream, log: eventLog }));
+  front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log }));
   front.mount(routes);
-  const port = await front.listen(config.host, config.port);
-  if (config.port === 0) issuer = issuer.replace(/:0$/, `:${port}`);
-  // Deliveries start once the issuer they carry is known; pruning once the outbox says what to keep.
-  await events.start();
-  eventLog.startPruning(config.eventPruneIntervalMs);
-
-  return {
-    port,
-    issuer,
-    root,
-    recovered,
-    registry,
-    regions,
-    events: { log: eventLog, stream },
-    outbox: events,
-    wal,
-    tokens: { keys, pipeline, validator },
-    async stop() {
-      stream.closeAll(CLOSE_GOING_AWAY, 'server stopping');
-      front.close();
-      // Calls in flight are aborted, not awaited: their events are delivered again after the restart.
-      await events.stop();
-      await eventLog.stop();
-      await Promise.all([caller.close(), outboxCaller.close()]);
-      await registry.stop();
-      await regions.stop();
-      await tokenSigner.close();
-      await store.close();
-    },
-  };
+  return front;
 }

@@ -6,7 +6,6 @@
 // subscriber. So a subscriber that has read up to the head and turns live in the same tick gets the next
 // commit from publish(): nothing between the two, nothing twice. Each subscriber also keeps `next`, the offset
 // it must send next, and never sends an offset below it.
-import type { CommittedEvent } from '../org/actor.js';
 import type { EventLog, LoggedEvent } from './log.js';
 
 /** What the stream needs of a WebSocket; the front adapts uWebSockets.js to it. */
@@ -54,10 +53,19 @@ export interface EventStreamDeps {
   onSlowConsumer?(): void;
 }
 
+/** What the stream reads of a durable commit: the part of the organization actor's commit record it needs. */
+export interface StreamedCommit {
+  readonly org: string;
+  readonly events: readonly LoggedEvent[];
+  readonly keyRotated: boolean;
+}
+
 export interface EventStream {
   subscribe(request: SubscriptionRequest, sink: Sink): Subscription;
-  /** Delivers one durable commit's events of an organization; called from the registry's onCommit. */
-  publish(org: string, events: readonly CommittedEvent[]): void;
+  /** Delivers one durable commit's events of an organization. */
+  publish(org: string, events: readonly LoggedEvent[]): void;
+  /** The commit bus's subscriber: publishes the commit's events, and ends the subscriptions a rotated key opened. */
+  committed(commit: StreamedCommit): void;
   /** Closes every subscriber of the organization (its API key changed) or of all of them. */
   closeOrg(org: string, code: number, why: string): void;
   closeAll(code: number, why: string): void;
@@ -155,7 +163,7 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
     else schedule(sub);
   }
 
-  return {
+  const stream: EventStream = {
     subscribe(request, sink) {
       const head = deps.log.head(request.org);
       const sub: Subscriber = {
@@ -194,7 +202,7 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
         const binary = sub.request.format === 'protobuf';
         sub.sink.cork(() => {
           for (let i = 0; i < events.length; i++) {
-            const e = events[i] as CommittedEvent;
+            const e = events[i] as LoggedEvent;
             if (e.offset < sub.next) continue;
             const name = names[i] as string;
             if (!wants(sub, name)) {
@@ -224,6 +232,12 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
       }
     },
 
+    committed(commit) {
+      stream.publish(commit.org, commit.events);
+      // The key a subscriber presented stops working at once; so does its subscription.
+      if (commit.keyRotated) stream.closeOrg(commit.org, CLOSE_KEY_ROTATED, 'API key rotated');
+    },
+
     closeOrg(org, code, why) {
       for (const sub of [...(byOrg.get(org) ?? [])]) close(sub, code, why);
     },
@@ -234,4 +248,5 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
 
     count: () => total,
   };
+  return stream;
 }

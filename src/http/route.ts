@@ -2,15 +2,13 @@
 // requests and produces the OpenAPI document.
 import type { TSchema } from '@sinclair/typebox';
 import type { OrgActor } from '../org/actor.js';
+import type { Consistency } from '../regions/consistency.js';
 import type { Auth, Principal } from './auth.js';
 import type { CodecName } from './codec.js';
 
-export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+export type { Consistency };
 
-export interface Consistency {
-  level: 'local_region' | 'all_regions';
-  timeoutMs: number;
-}
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface Request<B = unknown, Q = Record<string, unknown>> {
   params: Record<string, string>;

@@ -10,8 +10,10 @@ import { decide } from '../domain/decide.js';
 import type { DecideContext } from '../domain/decision.js';
 import { toSnapshot } from '../domain/snapshot.js';
 import type { OrgGenesis, OrgState } from '../domain/state.js';
+import type { LoggedEvent } from '../events/log.js';
 import type { EventStamper } from '../events/stamp.js';
 import type { EncodedWrite, Wal } from '../wal/log.js';
+import type { CommitRecord, CommittedEntry } from './commit-bus.js';
 import { createLifecycle } from './lifecycle.js';
 
 export interface Outcome<R = unknown> {
@@ -19,18 +21,7 @@ export interface Outcome<R = unknown> {
   /** WAL offset the reply depends on: the command's own entry, or the last one before it */
   offset: number;
   /** the events the command emitted, as stamped and logged */
-  events: CommittedEvent[];
-}
-
-export interface CommittedEvent {
-  offset: number;
-  event: Record<string, unknown>;
-}
-
-export interface CommittedEntry {
-  offset: number;
-  changes: Change[];
-  events: CommittedEvent[];
+  events: LoggedEvent[];
 }
 
 export interface ActorDeps {
@@ -40,10 +31,8 @@ export interface ActorDeps {
   stamp: EventStamper;
   mailboxLimit: number;
   snapshotInterval: number;
-  /** called synchronously after a decision is applied, before it commits */
-  applied(state: OrgState, changes: Change[]): void;
-  /** called after a batch is durable, with the new organizations it created */
-  committed(org: string, entries: CommittedEntry[], spawned: OrgGenesis[]): void;
+  /** called once per durable batch, before its replies */
+  committed(commit: CommitRecord): void;
   fatal(error: unknown): void;
   warn(message: string): void;
 }
@@ -121,6 +110,7 @@ export class OrgActor {
     const entries: CommittedEntry[] = [];
     const answers: Array<[Pending, Outcome]> = [];
     const spawned: OrgGenesis[] = [];
+    let keyRotated = false;
     const origin = { organization_id: this.state.id, root_organization_id: this.state.root_id };
 
     for (const item of batch) {
@@ -151,7 +141,7 @@ export class OrgActor {
       }
       writes.push(write);
       this.state = applyEntry(this.state, { offset, changes: d.changes, ev: this.state.event_offset + events.length });
-      this.deps.applied(this.state, d.changes);
+      for (const change of d.changes) if (change.t === 'ApiKeyRotated') keyRotated = true;
       if (d.spawn) {
         const genesis: Change = { t: 'OrgCreated', genesis: d.spawn };
         writes.push({ org: d.spawn.id, offset: 1, record: this.deps.wal.encodeEntry({ at: ctx.nowMs, changes: [genesis], ev: 0 }), events: [] });
@@ -171,7 +161,10 @@ export class OrgActor {
         return;
       }
       this.durableEventOffset = this.state.event_offset;
-      this.deps.committed(this.state.id, entries, spawned);
+      // One record per batch; a batch of one entry (the common case) shares that entry's events array.
+      const last = entries[entries.length - 1] as CommittedEntry;
+      const events = entries.length === 1 ? last.events : entries.flatMap((e) => e.events);
+      this.deps.committed({ org: this.state.id, entries, events, offset: last.offset, spawned, keyRotated });
     }
     for (const [item, outcome] of answers) item.resolve(outcome);
     this.maybeSnapshot();

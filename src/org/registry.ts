@@ -9,7 +9,8 @@ import type { EventStamper } from '../events/stamp.js';
 import type { IdSource } from '../lib/ids.js';
 import type { Clock } from '../lib/clock.js';
 import type { Wal } from '../wal/log.js';
-import { OrgActor, type CommittedEntry } from './actor.js';
+import { OrgActor } from './actor.js';
+import type { CommitBus, CommitRecord } from './commit-bus.js';
 import { recoverOrg } from './recovery.js';
 
 export function hashKey(key: string): string {
@@ -24,12 +25,12 @@ export interface RegistryDeps {
   regions: readonly string[];
   mailboxLimit: number;
   snapshotInterval: number;
+  /** where every actor publishes its commits; the registry subscribes first, for its key index */
+  commits: CommitBus;
   fatal(error: unknown): void;
   log(message: string): void;
   warn(message: string): void;
 }
-
-export type CommitListener = (org: string, entries: CommittedEntry[]) => void;
 
 export type AuthResult = { ok: true; actor: OrgActor } | { ok: false; error: ServiceError };
 
@@ -40,7 +41,6 @@ export class Registry {
   private readonly actors = new Map<string, OrgActor>();
   /** SHA-256 of every current API key → its organization */
   private readonly keyIndex = new Map<string, string>();
-  private readonly listeners: CommitListener[] = [];
   private readonly deps: RegistryDeps;
   /** presented key → its SHA-256, for keys that authenticated; oldest first, bounded, emptied of rotated keys */
   private readonly keyDigests = new Map<string, Buffer>();
@@ -49,6 +49,9 @@ export class Registry {
 
   constructor(deps: RegistryDeps) {
     this.deps = deps;
+    deps.commits.subscribe((commit) => {
+      if (commit.keyRotated) this.reindexKey(commit.org);
+    }, 'the API key index');
   }
 
   /** Rebuilds every organization from the log; returns how many entries were replayed. */
@@ -90,10 +93,6 @@ export class Registry {
     return this.actors.values();
   }
 
-  onCommit(listener: CommitListener): void {
-    this.listeners.push(listener);
-  }
-
   /** The order of checks is the contract's: unknown organization 404, bad key 401, another's key 403. */
   authenticate(orgId: string, apiKey: string | undefined): AuthResult {
     const actor = this.actors.get(orgId);
@@ -110,7 +109,10 @@ export class Registry {
       }
       return { ok: true, actor };
     }
-    if (this.keyIndex.has(presented.toString('hex'))) return { ok: false, error: new ServiceError('ERR_FORBIDDEN', 'the API key does not belong to this organization') };
+    // A key of this organization that is no longer its stored one was rotated away while its commit was in
+    // flight (the index follows durable commits): refused as not valid, like any rotated key.
+    const owner = this.keyIndex.get(presented.toString('hex'));
+    if (owner !== undefined && owner !== orgId) return { ok: false, error: new ServiceError('ERR_FORBIDDEN', 'the API key does not belong to this organization') };
     return { ok: false, error: new ServiceError('ERR_UNAUTHORIZED', 'the API key is not valid') };
   }
 
@@ -160,15 +162,7 @@ export class Registry {
         stamp: this.deps.stamp,
         mailboxLimit: this.deps.mailboxLimit,
         snapshotInterval: this.deps.snapshotInterval,
-        applied: (s, changes) => this.indexKeys(s, changes),
-        committed: (org, entries, spawned) => {
-          for (const genesis of spawned) {
-            const child = emptyState(genesis);
-            child.offset = 1;
-            this.adopt(child, 0);
-          }
-          for (const l of this.listeners) l(org, entries);
-        },
+        committed: (commit) => this.committed(commit),
         fatal: this.deps.fatal,
         warn: this.deps.warn,
       },
@@ -179,16 +173,25 @@ export class Registry {
     return actor;
   }
 
-  private indexKeys(state: OrgState, changes: Change[]): void {
-    for (const c of changes) {
-      if (c.t !== 'ApiKeyRotated') continue;
-      for (const [hash, org] of this.keyIndex) {
-        if (org !== state.id) continue;
-        this.keyIndex.delete(hash);
-        // A rotated key must not stay in memory, not even as a cache entry.
-        for (const [key, digest] of this.keyDigests) if (digest.toString('hex') === hash) this.keyDigests.delete(key);
-      }
-      this.keyIndex.set(c.api_key_hash, state.id);
+  private committed(commit: CommitRecord): void {
+    // Adopted before anyone hears of the commit: subscribers can find the new organizations.
+    for (const genesis of commit.spawned) {
+      const child = emptyState(genesis);
+      child.offset = 1;
+      this.adopt(child, 0);
     }
+    this.deps.commits.publish(commit);
+  }
+
+  private reindexKey(org: string): void {
+    const actor = this.actors.get(org);
+    if (!actor) return;
+    for (const [hash, owner] of this.keyIndex) {
+      if (owner !== org) continue;
+      this.keyIndex.delete(hash);
+      // A rotated key must not stay in memory, not even as a cache entry.
+      for (const [key, digest] of this.keyDigests) if (digest.toString('hex') === hash) this.keyDigests.delete(key);
+    }
+    this.keyIndex.set(actor.state.api_key_hash, org);
   }
 }

@@ -1,6 +1,11 @@
 // Waiting for a write to reach the consistency level a request asked for.
 import { ServiceError } from '../errors.js';
-import type { Consistency } from '../http/route.js';
+
+/** The level a write waits for before it is answered, and how long it may wait; a request carries one. */
+export interface Consistency {
+  level: 'local_region' | 'all_regions';
+  timeoutMs: number;
+}
 
 export interface ConsistencyWaiter {
   /** Resolves when the entry at `offset` of `org` has reached the level; a 408 past the timeout. */

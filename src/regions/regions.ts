@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import type { Metrics } from '../lib/metrics.js';
+import type { CommitBus } from '../org/commit-bus.js';
 import type { Registry } from '../org/registry.js';
 import type { Wal } from '../wal/log.js';
 import { localOnly, type ConsistencyWaiter } from './consistency.js';
@@ -26,6 +27,8 @@ export interface RegionsDeps {
   config: Pick<Config, 'regions' | 'dataDir' | 'durability' | 'replicationLatencyMs' | 'replicationJitterMs' | 'snapshotInterval'>;
   wal: Wal;
   registry: Registry;
+  /** every durable commit: each is shipped to every replica region */
+  commits: Pick<CommitBus, 'subscribe'>;
   metrics: Metrics;
   warn(message: string): void;
   /** links, waits and the simulated network run on it; the system clock by default */
@@ -76,18 +79,16 @@ export async function startRegions(deps: RegionsDeps): Promise<Regions> {
   const waitLatency = deps.metrics.histogram('consistency_wait_seconds', 'Time a write waited for its consistency level after the local commit, by level and outcome');
   const waiter: RegionWaiter | undefined = links.size > 0 ? createRegionWaiter([...links.values()], waitLatency, clock) : undefined;
 
-  deps.registry.onCommit((org, entries) => {
-    const last = entries[entries.length - 1];
-    if (!last) return;
+  const unsubscribe = deps.commits.subscribe((commit) => {
     for (const link of links.values()) {
       // A suborganization's genesis is committed in the same transaction as its parent's entry.
-      for (const e of entries) for (const c of e.changes) if (c.t === 'SuborganizationCreated') link.committed(c.id, 1);
-      link.committed(org, last.offset);
+      for (const genesis of commit.spawned) link.committed(genesis.id, 1);
+      link.committed(commit.org, commit.offset);
     }
-  });
+  }, 'shipping to the replica regions');
   // Listens before the links start, so that the replicas' first acknowledgements (where they stand after a
   // restart) already release the twins they cover.
-  const twins = createTwinRelease({ registry: deps.registry, sources: [...links.values()], warn: deps.warn });
+  const twins = createTwinRelease({ registry: deps.registry, commits: deps.commits, sources: [...links.values()], warn: deps.warn });
   for (const link of links.values()) link.start([...deps.registry.all()].map((a) => [a.id, a.state.offset] as [string, number]));
   twins.start();
 
@@ -133,6 +134,7 @@ export async function startRegions(deps: RegionsDeps): Promise<Regions> {
     link: (region) => links.get(region),
     replica: (region) => ends.get(region)?.replica,
     async stop() {
+      unsubscribe();
       twins.stop();
       waiter?.close();
       for (const link of links.values()) link.stop();

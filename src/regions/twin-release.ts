@@ -2,11 +2,14 @@
 // the organization's actor is told so (EmitOwedTwins), and emits the twin and stops owing it in one entry.
 // That entry is the only place a twin is emitted, so a second notice for the same offset changes nothing.
 import { ServiceError } from '../errors.js';
+import type { CommitBus } from '../org/commit-bus.js';
 import type { Registry } from '../org/registry.js';
 import type { AckSource } from './waiters.js';
 
 export interface TwinReleaseDeps {
-  registry: Pick<Registry, 'get' | 'all' | 'onCommit'>;
+  registry: Pick<Registry, 'get' | 'all'>;
+  /** a commit of an organization whose notice was refused is the moment to try again */
+  commits: Pick<CommitBus, 'subscribe'>;
   /** one per replica region; none when the deployment has a single region */
   sources: readonly AckSource[];
   warn(message: string): void;
@@ -52,9 +55,9 @@ export function createTwinRelease(deps: TwinReleaseDeps): TwinRelease {
   };
 
   for (const s of sources) s.onAck((org) => check(org));
-  registry.onCommit((org) => {
+  const unsubscribe = deps.commits.subscribe(({ org }) => {
     if (refused.delete(org)) check(org);
-  });
+  }, 'the owed-twin release');
 
   return {
     start() {
@@ -62,6 +65,7 @@ export function createTwinRelease(deps: TwinReleaseDeps): TwinRelease {
     },
     stop() {
       stopped = true;
+      unsubscribe();
     },
   };
 }

@@ -1,10 +1,9 @@
 // Consistency waits across regions. A request waiting for all_regions holds no thread and no lock: it is
 // an entry in a sorted queue per (organization, region), resolved by acknowledgements, plus one timer.
 import { ServiceError } from '../errors.js';
-import type { Consistency } from '../http/route.js';
 import { systemClock, type Clock, type TimerHandle } from '../lib/clock.js';
 import type { Histogram } from '../lib/metrics.js';
-import { consistencyTimeout, type ConsistencyWaiter } from './consistency.js';
+import { consistencyTimeout, type Consistency, type ConsistencyWaiter } from './consistency.js';
 
 /** What the waiter needs from a replication link: its acknowledged offsets and news of new ones. */
 export interface AckSource {

@@ -23,11 +23,18 @@ export interface OutboxDeps extends Pick<WorkerDeps, 'log' | 'store' | 'caller' 
   maxDeadLetters?: number;
 }
 
+/** What the outbox reads of a durable commit: the part of the organization actor's commit record it needs. */
+export interface OutboxCommit {
+  readonly org: string;
+  readonly entries: ReadonlyArray<{ readonly changes: readonly Change[] }>;
+  readonly events: readonly unknown[];
+}
+
 export interface Outbox {
   /** Starts a worker per webhook with an event trigger or a queued retry; forgets what deleted webhooks left. */
   start(): Promise<void>;
-  /** Called after each durable commit: starts, stops and wakes workers. */
-  committed(org: string, entries: ReadonlyArray<{ changes: readonly Change[]; events: readonly unknown[] }>): void;
+  /** The commit bus's subscriber: starts, stops and wakes workers after each durable commit. */
+  committed(commit: OutboxCommit): void;
   /** The oldest event offset of the organization that some webhook has still to deliver. */
   keepFrom(org: string): number | undefined;
   /** The webhook's dead letters' offsets, ascending. */
@@ -138,17 +145,15 @@ export function createOutbox(deps: OutboxDeps): Outbox {
       for (const [org, webhook] of gone) await deps.store.forgetWebhook(org, webhook);
     },
 
-    committed(org, entries) {
+    committed({ org, entries, events }) {
       if (stopped) return;
-      let events = false;
       for (const entry of entries) {
-        if (entry.events.length > 0) events = true;
         for (const c of entry.changes) {
           if (c.t === 'WebhookDeleted') drop(org, c.id);
           else if (c.t === 'WebhookTriggerAdded' && c.trigger.trigger_type === 'event') ensure(org, c.id);
         }
       }
-      if (events) for (const w of workers.get(org)?.values() ?? []) w.wake();
+      if (events.length > 0) for (const w of workers.get(org)?.values() ?? []) w.wake();
     },
 
     keepFrom(org) {

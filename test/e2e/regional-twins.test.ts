@@ -3,7 +3,7 @@
 // twin still owed: each twin appears exactly once, valid, after its _InRegion form.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import type { CommittedEntry } from '../../src/org/actor.js';
+import type { CommittedEntry } from '../../src/org/commit-bus.js';
 import { validateEvent } from '../../src/events/validate.js';
 import { email, removeDir, ROOT_ORG, startTestServer, tempDir, type TestServer } from '../support/server.js';
 import { ALL_REGIONS, caughtUp, setLink, startRegionServer, waitFor } from '../support/regions.js';
@@ -74,8 +74,8 @@ function assertTwins(frames: readonly JsonFrame[], sub: { id: string; org_name: 
 /** The event offsets of each entry the root organization commits from now on. */
 function recordEntries(server: TestServer): CommittedEntry[] {
   const entries: CommittedEntry[] = [];
-  server.service.registry.onCommit((org, committed) => {
-    if (org === ROOT_ORG) entries.push(...committed);
+  server.service.commits.subscribe((commit) => {
+    if (commit.org === ROOT_ORG) entries.push(...commit.entries);
   });
   return entries;
 }

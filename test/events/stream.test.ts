@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, beforeEach, test } from 'node:test';
 import { createEventLog, type EventLog } from '../../src/events/log.js';
-import { CLOSE_SLOW_CONSUMER, createEventStream, type EventStream, type Sink } from '../../src/events/stream.js';
+import { CLOSE_KEY_ROTATED, CLOSE_SLOW_CONSUMER, createEventStream, type EventStream, type Sink } from '../../src/events/stream.js';
 import { createWal, type Wal } from '../../src/wal/log.js';
 import { openStore, type Store } from '../../src/wal/store.js';
 import { removeDir, tempDir } from '../support/server.js';
@@ -39,7 +39,7 @@ let stream: EventStream;
 
 const event = (offset: number, name = 'PersonCreated_v1') => ({ offset, event: { event_metadata: { event_name: name }, n: offset } });
 
-/** Writes events to the log, moves the durable head, and publishes them: what the registry's onCommit does. */
+/** Writes events to the log, moves the durable head, and publishes them: what the stream's commit-bus subscription does. */
 async function commit(names: string[]): Promise<void> {
   const events = names.map((name, i) => event(head + 1 + i, name));
   await wal.append([{ org: 'a', offset: head + 1, record: wal.encodeEntry({ at: 0, changes: [], ev: head + names.length }), events: events.map((e) => ({ offset: e.offset, record: wal.encodeEvent(e.event) })) }]);
@@ -126,5 +126,23 @@ test('types filters both the replay and the live part', async () => {
     { offset: 3, name: 'GdprConsentsChanged_v1' },
     { offset: 4, name: 'PersonDeleted_v1' },
   ]);
+  await store.close();
+});
+
+test('a commit record is published, and one that rotated the key closes the organization\'s subscribers after its events', async () => {
+  const sink = new MemorySink(() => sub.closed());
+  const sub = stream.subscribe({ org: 'a', types: undefined, from: undefined, format: 'json' }, sink);
+  const write = async (names: string[]) => {
+    const events = names.map((name, i) => event(head + 1 + i, name));
+    await wal.append([{ org: 'a', offset: head + 1, record: wal.encodeEntry({ at: 0, changes: [], ev: head + names.length }), events: events.map((e) => ({ offset: e.offset, record: wal.encodeEvent(e.event) })) }]);
+    head += names.length;
+    return events;
+  };
+  stream.committed({ org: 'a', events: await write(['PersonCreated_v1']), keyRotated: false });
+  assert.equal(sink.closedWith, undefined);
+  stream.committed({ org: 'a', events: await write(['PersonDeleted_v1']), keyRotated: true });
+  assert.deepEqual(sink.frames.map((f) => f.offset), [1, 2], 'the rotating commit\'s own events are sent first');
+  assert.deepEqual(sink.closedWith, { code: CLOSE_KEY_ROTATED, reason: 'API key rotated; resume with from=3' });
+  assert.equal(stream.count(), 0);
   await store.close();
 });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { stampEvent } from '../../src/events/stamp.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createIdSource } from '../../src/lib/ids.js';
+import { createCommitBus } from '../../src/org/commit-bus.js';
 import { Registry } from '../../src/org/registry.js';
 import { createWal } from '../../src/wal/log.js';
 import { openStore } from '../../src/wal/store.js';
@@ -31,6 +32,7 @@ test('a failure to stamp an event rejects only its command and changes nothing',
     regions: ['europe-belgium'],
     mailboxLimit: 100,
     snapshotInterval: 1000,
+    commits: createCommitBus(assert.fail),
     fatal: (error) => assert.fail(`fatal: ${String(error)}`),
     log: () => {},
     warn: () => {},

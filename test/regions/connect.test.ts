@@ -7,6 +7,7 @@ import { createEventStamper } from '../../src/events/stamp.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createIdSource } from '../../src/lib/ids.js';
 import { Metrics } from '../../src/lib/metrics.js';
+import { createCommitBus } from '../../src/org/commit-bus.js';
 import { Registry } from '../../src/org/registry.js';
 import { connectInProcess, type ConnectRegion } from '../../src/regions/in-process.js';
 import { startRegions } from '../../src/regions/regions.js';
@@ -25,6 +26,7 @@ after(async () => {
 test('a region reached without fault injection ships and acknowledges, and its link refuses fault injection with 409', async () => {
   const ids = createIdSource();
   const wal = createWal(store, () => {});
+  const commits = createCommitBus(() => {});
   const registry = new Registry({
     wal,
     clock: systemClock,
@@ -33,6 +35,7 @@ test('a region reached without fault injection ships and acknowledges, and its l
     regions: ['europe-belgium', 'us-iowa'],
     mailboxLimit: 100,
     snapshotInterval: 1000,
+    commits,
     fatal: (error) => assert.fail(`fatal: ${String(error)}`),
     log: () => {},
     warn: () => {},
@@ -47,7 +50,7 @@ test('a region reached without fault injection ships and acknowledges, and its l
     const { faults: _dropped, ...end } = await inProcess(region);
     return end;
   };
-  const regions = await startRegions({ config, wal, registry, metrics: new Metrics(), warn: () => {}, connect });
+  const regions = await startRegions({ config, wal, registry, commits, metrics: new Metrics(), warn: () => {}, connect });
   try {
     assert.deepEqual(connected, ['us-iowa']);
     const actor = registry.get('org');

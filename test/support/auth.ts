@@ -43,8 +43,8 @@ export function signIn(org: Org, email: string, password: string, headers?: Reco
 /** Every event committed from now on, per organization, as the event log stores them. */
 export function recordEvents(server: TestServer): (org: string, name?: string) => Array<Record<string, any>> {
   const events: Array<{ org: string; event: Record<string, any> }> = [];
-  server.service.registry.onCommit((org, entries) => {
-    for (const e of entries) for (const { event } of e.events) events.push({ org, event });
+  server.service.commits.subscribe((commit) => {
+    for (const { event } of commit.events) events.push({ org: commit.org, event });
   });
   return (org, name) => events.filter((e) => e.org === org && (name === undefined || e.event['event_metadata'].event_name === name)).map((e) => e.event);
 }

@@ -1,7 +1,7 @@
 // POST /test-events: generated events appended to the caller's event log, streamed like any other.
 import { randomUUID } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
-import type { CommittedEvent } from '../../org/actor.js';
+import type { LoggedEvent } from '../../events/log.js';
 import { generateTestEvents } from '../../events/test-events.js';
 import { route, type Route } from '../route.js';
 import { executeOutcome, type HandlerDeps } from './deps.js';
@@ -40,7 +40,7 @@ export function eventRoutes(deps: HandlerDeps): Route[] {
       handler: async (req) => {
         const events = generateTestEvents(req.body, Math.random, randomUUID);
         const outcome = await executeOutcome<null>(deps, req, { kind: 'EmitTestEvents', events });
-        const result: CommittedEvent[] = outcome.events;
+        const result: LoggedEvent[] = outcome.events;
         return { status: 201, result };
       },
     }),
