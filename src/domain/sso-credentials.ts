@@ -20,14 +20,7 @@ export interface SsoCredentialPatch {
 }
 
 /** The seed's OIDC SSO credential: never a secret. */
-export interface SsoCredentialRet {
-  client_id: string;
-  provider: string;
-  label: string;
-  external_cred_id: string;
-  enable_in_slashid_oidc_authz_server: boolean;
-  options: Record<string, SsoProviderOptions>;
-}
+export type SsoCredentialRet = Omit<SsoCredential, 'client_secret' | 'private_key' | 'created'>;
 
 export function ssoCredentialView(c: SsoCredential): SsoCredentialRet {
   const options: Record<string, SsoProviderOptions> = {};
