@@ -5,11 +5,13 @@
 import { badRequest, ServiceError } from '../errors.js';
 import type { Authentication, AuthenticationFailure, Command, SignInRecord, TokenRecord } from '../domain/commands.js';
 import { requirePerson } from '../domain/lookup.js';
+import { groupsClaimName, PolicyRefused, tokenLifetime } from '../domain/org-config.js';
 import { authenticationDetails, SIGN_IN_DENIED } from '../domain/sign-in.js';
 import type { Handle, OrgState, Person } from '../domain/state.js';
 import { rfc3339Seconds } from '../lib/time-text.js';
 import type { ConsistencyWaiter } from '../regions/consistency.js';
-import { admitCustomClaims, groupsClaimName, identityClaims, type ClaimsProfile } from '../tokens/claims.js';
+import { AWAITING_APPROVAL } from '../domain/tokens.js';
+import { admitCustomClaims, identityClaims, type ClaimsProfile } from '../tokens/claims.js';
 import type { IssuedToken, TokenIssuer } from '../tokens/sign.js';
 import type { SyncHooks } from '../webhooks/sync-hook.js';
 
@@ -20,7 +22,7 @@ export type Consistency = Parameters<ConsistencyWaiter['wait']>[2];
 export interface IssuingOrg {
   readonly id: string;
   readonly state: OrgState;
-  execute(command: Command): Promise<{ readonly offset: number }>;
+  execute(command: Command): Promise<{ readonly offset: number; readonly reply?: unknown }>;
 }
 
 /** A method by which a person proves who they are: it runs the token_minted hooks and is recorded as a sign-in. */
@@ -63,6 +65,19 @@ export interface Issued extends IssuedToken {
   offset: number;
 }
 
+/**
+ * A registration recorded while the organization requires manual approval: the person exists, inactive,
+ * and no token was issued (the entry's AuthenticationFailed says awaiting_approval). A 403 to callers that
+ * do not look further; password registration answers 202.
+ */
+export class AwaitingApproval extends ServiceError {
+  readonly person_id: string;
+  constructor(person_id: string) {
+    super('ERR_FORBIDDEN', "the person was registered and awaits the organization's approval before they can sign in");
+    this.person_id = person_id;
+  }
+}
+
 /** What the chain of a person's tokens needs of an organization. */
 type OrgChain = Pick<IssuingOrg, 'id' | 'state'>;
 
@@ -70,8 +85,10 @@ export interface IssuePipeline {
   /**
    * Resolves once the token is durably recorded and the consistency asked for is reached; only then may it
    * be handed out. Mint-token: unknown person 404, inactive 400. Sign-in: a hook's denial 401, its failure
-   * 502, the person gone or inactive meanwhile 401, the handle registered meanwhile 409; each recorded as
-   * AuthenticationFailed.
+   * 502, the person gone or inactive meanwhile 401, the handle registered meanwhile 409, the organization's
+   * configuration refusing the method or the registration meanwhile 403 (PolicyRefused); each recorded as
+   * AuthenticationFailed. A registration the organization must approve first: AwaitingApproval, no token.
+   * The token lives the organization's token_duration and carries its groups_claim_name.
    */
   issue(org: IssuingOrg, request: IssueRequest): Promise<Issued>;
   /** Records a failed sign-in attempt (AuthenticationFailed) and waits for the consistency asked for. */
@@ -115,15 +132,15 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
    * both are done the token is the person's newest, so a token issued meanwhile follows it. Called in the
    * same turn as previousToken was read, or the chain could fork.
    */
-  async function signAndRecord(org: IssuingOrg, record: TokenRecord, claims: Record<string, unknown>, consistency: Consistency): Promise<Issued> {
-    const issued = issuer.issue(claims);
+  async function signAndRecord(org: IssuingOrg, record: TokenRecord, claims: Record<string, unknown>, ttl: number, consistency: Consistency): Promise<Issued> {
+    const issued = issuer.issue(claims, ttl);
     record.token_id = issued.jti;
     // The token's own iat and exp, so that the event and the token agree to the second.
     record.issued_at = rfc3339Seconds(issued.iat);
     record.expires_at = rfc3339Seconds(issued.exp);
     const key = chainKey(org, record.person_id);
     pending.set(key, issued.jti);
-    let outcome: { readonly offset: number };
+    let outcome: { readonly offset: number; readonly reply?: unknown };
     let token: string;
     try {
       // The signature is made while the record commits; the token leaves only with both.
@@ -132,6 +149,8 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
       if (pending.get(key) === issued.jti) pending.delete(key);
     }
     await waiter.wait(org.id, outcome.offset, consistency);
+    // The signed token was not recorded and never leaves: the person awaits approval.
+    if (outcome.reply === AWAITING_APPROVAL) throw new AwaitingApproval(record.person_id);
     return { ...issued, token, offset: outcome.offset };
   }
 
@@ -140,8 +159,11 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
   function mintByApi(org: IssuingOrg, r: ApiIssue): Promise<Issued> {
     let claims: Record<string, unknown>;
     let personId: string;
+    let ttl: number;
     try {
-      const groups = groupsClaimName(org);
+      const config = org.state.config;
+      const groups = groupsClaimName(config);
+      ttl = tokenLifetime(config, issuer.ttl);
       // Refused before the person is looked up, so a reserved name is a 400 whoever the person.
       const custom = r.custom_claims === undefined ? undefined : admitCustomClaims(r.custom_claims, 'api', groups);
       const person = requirePerson(org.state, r.person_id);
@@ -160,13 +182,14 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
       return Promise.reject(error);
     }
     const record: TokenRecord = { person_id: personId, token_id: '', mint_token_api: true, first_token: false, issued_at: '', expires_at: '', authentications: [] };
-    return signAndRecord(org, record, claims, r.consistency);
+    return signAndRecord(org, record, claims, ttl, r.consistency);
   }
 
   async function signIn(org: IssuingOrg, r: SignInIssue): Promise<Issued> {
     const state = org.state;
     const { person } = r;
-    const groups = groupsClaimName(org);
+    // Read once, before the hooks: the token carries the name the hooks were told and filtered their claims by.
+    const groups = groupsClaimName(state.config);
     const content = {
       aud: state.id,
       sub: person.person_id,
@@ -214,10 +237,13 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
       sign_in,
     };
     try {
-      return await signAndRecord(org, record, claims, r.consistency);
+      // The lifetime as configured now, when the token is signed.
+      return await signAndRecord(org, record, claims, tokenLifetime(org.state.config, issuer.ttl), r.consistency);
     } catch (error) {
-      // The person changed while the hooks ran: deactivated or deleted, or the handle registered meanwhile.
-      if (error instanceof ServiceError && (error.status === 401 || error.status === 409)) {
+      // The configuration changed while the hooks ran (re-checked where the token is recorded), or the person
+      // did: deactivated or deleted, or the handle registered meanwhile.
+      if (error instanceof PolicyRefused) await refuse(org, r.consistency, failure(r, error.failure_reason, error.message));
+      else if (error instanceof ServiceError && (error.status === 401 || error.status === 409)) {
         await refuse(org, r.consistency, failure(r, error.status === 401 ? 'person_not_active' : 'handle_already_registered', error.message));
       }
       throw error;

@@ -1,15 +1,16 @@
-// Password sign-in and registration: throttling and credential checks, the first step in front of the issuing
-// pipeline (issue.ts), which runs the hooks and records the outcome; one per attempt (AuthenticationSucceeded
-// or AuthenticationFailed).
+// Password sign-in and registration: throttling, the organization's configuration and credential checks, the
+// first step in front of the issuing pipeline (issue.ts), which runs the hooks and records the outcome; one
+// per attempt (AuthenticationSucceeded or AuthenticationFailed).
 import { ServiceError, conflict } from '../errors.js';
 import { INVALID_CREDENTIALS, SIGN_IN_DENIED } from '../domain/sign-in.js';
+import { checkFactorAllowed, checkSelfRegistration, PolicyRefused } from '../domain/org-config.js';
 import { checkHandle } from '../domain/rules.js';
 import { handleKey, type Handle, type Person } from '../domain/state.js';
 import { rfc3339Nanos } from '../lib/time-text.js';
 import type { Clock } from '../lib/clock.js';
 import { checkPasswordPolicy, type PasswordHasher } from './password-hash.js';
 import type { Limiter } from './throttle.js';
-import type { Consistency, IssuePipeline, IssuingOrg } from './issue.js';
+import { AwaitingApproval, type Consistency, type IssuePipeline, type IssuingOrg } from './issue.js';
 
 const METHOD = 'password' as const;
 
@@ -35,9 +36,12 @@ export interface SignInAttempt {
   consistency: Consistency;
 }
 
+/** A registration's outcome: the person's token, or no token while the organization must approve them first. */
+export type Registration = { token: string } | { awaiting_approval: true; person_id: string };
+
 export interface SignInService {
   authenticate(a: SignInAttempt): Promise<string>;
-  register(a: SignInAttempt): Promise<string>;
+  register(a: SignInAttempt): Promise<Registration>;
 }
 
 export function createSignIn(deps: SignInDeps): SignInService {
@@ -64,6 +68,21 @@ export function createSignIn(deps: SignInDeps): SignInService {
     await deps.pipeline.refuse(a.org, a.consistency, failure);
   }
 
+  /**
+   * The organization's configuration refuses the attempt before any credential is read: recorded with the
+   * refusal's failure_reason, counted against the client IP only (it says nothing about the handle).
+   */
+  async function refuseByPolicy(a: SignInAttempt, check: () => void): Promise<void> {
+    try {
+      check();
+    } catch (error) {
+      if (!(error instanceof PolicyRefused)) throw error;
+      countFailure(a, false);
+      await recordFailure(a, error.failure_reason, error.message);
+      throw error;
+    }
+  }
+
   /** The rest is the issuing pipeline's: hooks, claims, signature, record; registration creates the person in the same entry. */
   async function issue(a: SignInAttempt, person: Person, password_hash?: Promise<string>): Promise<string> {
     const issued = await deps.pipeline.issue(a.org, {
@@ -81,6 +100,7 @@ export function createSignIn(deps: SignInDeps): SignInService {
   return {
     async authenticate(a) {
       refuseIfThrottled(a, true);
+      await refuseByPolicy(a, () => checkFactorAllowed(a.org.state.config, METHOD));
       const id = a.org.state.handles.get(handleKey(a.handle));
       const found = id === undefined ? undefined : a.org.state.persons.get(id);
       const ok = await deps.passwords.verify(a.password, found?.password_hash);
@@ -104,6 +124,8 @@ export function createSignIn(deps: SignInDeps): SignInService {
       checkHandle(a.handle, 'handle');
       checkPasswordPolicy(a.password);
       refuseIfThrottled(a, false);
+      // Before the handle is looked up: a refused registration does not say whether the handle exists.
+      await refuseByPolicy(a, () => checkSelfRegistration(a.org.state.config, METHOD, a.handle));
       if (a.org.state.handles.has(handleKey(a.handle))) {
         countFailure(a, false);
         await recordFailure(a, 'handle_already_registered', 'a person with this handle exists');
@@ -120,7 +142,12 @@ export function createSignIn(deps: SignInDeps): SignInService {
         gdpr_consents: [],
         created: new Date(deps.clock.nowMs()).toISOString(),
       };
-      return issue(a, person, deps.passwords.hash(a.password));
+      try {
+        return { token: await issue(a, person, deps.passwords.hash(a.password)) };
+      } catch (error) {
+        if (error instanceof AwaitingApproval) return { awaiting_approval: true, person_id: error.person_id };
+        throw error;
+      }
     },
   };
 }

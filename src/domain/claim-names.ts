@@ -2,7 +2,7 @@
 
 /**
  * Claim names custom claims (API, hooks) may not set; the configured groups claim name is reserved too.
- * tokens/claims.ts holds the same list; test/domain/claim-names.test.ts keeps the two equal until it imports this one.
+ * The one list: tokens/claims.ts and the PATCH of groups_claim_name read it here.
  */
 export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
   'aud', 'exp', 'jti', 'iat', 'iss', 'nbf', 'sub', 'prev_token_id', 'oid', 'org_id', 'user_id', 'person_id',

@@ -195,7 +195,17 @@ export function setOrgConfig(state: OrgState, input: unknown): Decision<OrgConfi
   return decision(next, [{ t: 'OrgConfigSet', config: orgConfigView(next) }]);
 }
 
-const forbidden = (message: string) => new ServiceError('ERR_FORBIDDEN', message);
+/** AuthenticationFailed's failure_reason for each refusal by the organization's configuration. */
+export type PolicyFailureReason = 'method_not_allowed' | 'self_registration_denied' | 'handle_not_allowed';
+
+/** A 403 by the organization's configuration, naming the failure_reason its AuthenticationFailed records. */
+export class PolicyRefused extends ServiceError {
+  readonly failure_reason: PolicyFailureReason;
+  constructor(failure_reason: PolicyFailureReason, message: string) {
+    super('ERR_FORBIDDEN', message);
+    this.failure_reason = failure_reason;
+  }
+}
 
 /** Seconds an identity token of the organization lives: its token_duration, or the deployment's default. */
 export function tokenLifetime(config: OrgConfig, defaultTtlSeconds: number): number {
@@ -211,7 +221,7 @@ export function groupsClaimName(config: OrgConfig): string {
 export function checkFactorAllowed(config: OrgConfig, method: string): void {
   const allowed = config.allowed_factor_methods;
   if (allowed.length > 0 && !(allowed as string[]).includes(method)) {
-    throw forbidden(`the authentication method ${quote(method)} is not allowed in this organization (allowed: ${allowed.join(', ')})`);
+    throw new PolicyRefused('method_not_allowed', `the authentication method ${quote(method)} is not allowed in this organization (allowed: ${allowed.join(', ')})`);
   }
 }
 
@@ -260,9 +270,9 @@ export function handleAllowed(config: OrgConfig, handle: Handle): boolean {
  */
 export function checkSelfRegistration(config: OrgConfig, method: string, handle: Handle): void {
   checkFactorAllowed(config, method);
-  if (config.deny_self_registration) throw forbidden('self-registration is disabled in this organization');
+  if (config.deny_self_registration) throw new PolicyRefused('self_registration_denied', 'self-registration is disabled in this organization');
   if (!handleAllowed(config, handle)) {
-    throw forbidden(`the handle ${quote(handle.value)} does not match the organization's new_person_handle_patterns, so it may not register`);
+    throw new PolicyRefused('handle_not_allowed', `the handle ${quote(handle.value)} does not match the organization's new_person_handle_patterns, so it may not register`);
   }
 }
 

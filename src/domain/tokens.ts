@@ -5,6 +5,7 @@ import type { Change } from './changes.js';
 import type { TokenRecord } from './commands.js';
 import { decision, type DecideContext, type Decision, type EventDraft } from './decision.js';
 import { requirePerson } from './lookup.js';
+import { checkFactorAllowed, checkSelfRegistration, newPersonActive } from './org-config.js';
 import { createPerson } from './persons.js';
 import { analytics, personHandle, SIGN_IN_DENIED } from './sign-in.js';
 import type { OrgState, Person } from './state.js';
@@ -36,27 +37,56 @@ export function tokenMintedEvent(personType: Person['person_type'], token: Token
   };
 }
 
+/** recordToken's reply to a registration whose person awaits the organization's approval: the token was not recorded. */
+export const AWAITING_APPROVAL = 'awaiting_approval';
+/** recordToken's reply when the token was recorded. */
+export const RECORDED = 'recorded';
+export type RecordTokenReply = typeof RECORDED | typeof AWAITING_APPROVAL;
+
 /**
  * The token was signed before this command was decided; it is handed out only if this decision commits.
  * A person deleted or deactivated in between therefore never receives it: the mint-token API answers
  * 404 or 400, a sign-in 401 (and a registration whose handle was taken meanwhile 409).
+ * The organization's configuration is checked again here, as it is now: it may have changed while the hooks
+ * ran. A method it no longer allows, or a registration it no longer allows, is a 403 (PolicyRefused) and
+ * nothing changes. A registration while it requires manual approval creates the person inactive, with
+ * their password, and records AuthenticationFailed (awaiting_approval) instead of the token.
  */
-export function recordToken(state: OrgState, token: TokenRecord, ctx: DecideContext): Decision<null> {
+export function recordToken(state: OrgState, token: TokenRecord, ctx: DecideContext): Decision<RecordTokenReply> {
   const signIn = token.sign_in;
   if (signIn === undefined) {
     const person = requirePerson(state, token.person_id);
     if (!person.active) throw badRequest(`person ${person.person_id} is not active`);
-    return decision(null, [{ t: 'PersonTokenMinted', person_id: person.person_id, token_id: token.token_id }], [tokenMintedEvent(person.person_type, token)]);
+    return decision(RECORDED, [{ t: 'PersonTokenMinted', person_id: person.person_id, token_id: token.token_id }], [tokenMintedEvent(person.person_type, token)]);
   }
+  if (signIn.registration) checkSelfRegistration(state.config, signIn.method, signIn.handle);
+  else checkFactorAllowed(state.config, signIn.method);
   const analytics_metadata = analytics(signIn, ctx);
   const changes: Change[] = [];
   const events: EventDraft[] = [];
   let person: Pick<Person, 'region' | 'person_type'>;
   if (signIn.registration) {
     const { region, password_hash } = signIn.registration;
-    const created = createPerson(state, { handles: [signIn.handle], region }, ctx, { person_id: token.person_id, analytics_metadata });
+    const active = newPersonActive(state.config);
+    const created = createPerson(state, { handles: [signIn.handle], region, active }, ctx, { person_id: token.person_id, analytics_metadata });
     changes.push(...created.changes, { t: 'PersonPasswordSet', person_id: token.person_id, password_hash });
     events.push(...created.events);
+    if (!active) {
+      events.push({
+        name: 'AuthenticationFailed_v1',
+        body: {
+          analytics_metadata,
+          person_id: token.person_id,
+          region,
+          authenticated_methods: [signIn.method],
+          failed_authn_method: signIn.method,
+          failure_reason: AWAITING_APPROVAL,
+          failure_detail: 'the person was registered inactive: the organization requires manual approval',
+          handle: personHandle(signIn.handle),
+        },
+      });
+      return decision(AWAITING_APPROVAL, changes, events);
+    }
     person = { region, person_type: 'regular' };
   } else {
     // The person was read before the hooks ran; deleted or deactivated since, the token must not count.
@@ -79,5 +109,5 @@ export function recordToken(state: OrgState, token: TokenRecord, ctx: DecideCont
     },
     tokenMintedEvent(person.person_type, token, analytics_metadata),
   );
-  return decision(null, changes, events);
+  return decision(RECORDED, changes, events);
 }

@@ -1,24 +1,8 @@
 // The claims of a person's token (profiles: the identity token today) and the one place custom claims meet
-// the names they may not use.
+// the names they may not use (domain/claim-names.ts lists them; domain/org-config.ts's groupsClaimName
+// decides an organization's groups claim).
+import { DEFAULT_GROUPS_CLAIM, RESERVED_CLAIMS } from '../domain/claim-names.js';
 import { badRequest } from '../errors.js';
-
-/** Claim names custom claims (API, hooks) may not set; the configured groups claim name is reserved too. */
-export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
-  'aud', 'exp', 'jti', 'iat', 'iss', 'nbf', 'sub', 'prev_token_id', 'oid', 'org_id', 'user_id', 'person_id',
-  'first_token', 'authenticated_methods', 'oidc_tokens', 'user_token', 'groups', 'roles', 'access_token',
-  'refresh_token', 'id', 'id_token', 'gdpr', 'gdpr_consent', 'gdpr_consent_level', 'parent_user_id',
-  'parent_person_id', 'parent_org_id', 'parent_oid', 'attributes', 'custom_claims', 'service', 'sid',
-]);
-
-export const DEFAULT_GROUPS_CLAIM = 'groups';
-
-/**
- * The claim that carries a person's groups in this organization's tokens. Organizations cannot configure
- * it yet; when they can, it is read here, and hooks, profiles and the reserved names follow.
- */
-export function groupsClaimName(_org: { id: string }): string {
-  return DEFAULT_GROUPS_CLAIM;
-}
 
 /** Custom claims of one token, as JSON: enough for any sensible use, and a token still fits in a header. */
 export const CUSTOM_CLAIMS_MAX_BYTES = 16 * 1024;

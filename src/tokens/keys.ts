@@ -30,6 +30,8 @@ export interface SigningKey {
   readonly retiredAt: number | undefined;
   /** ms since the epoch after which no token this key signed is valid; Infinity while it is current */
   readonly publishedUntil: number;
+  /** the longest token lifetime (s) the key may have signed with: it stays published that long after it retires */
+  readonly maxTtl: number;
 }
 
 export interface KeyRing {
@@ -43,6 +45,11 @@ export interface KeyRing {
   jwks(): { keys: JWK[] };
   /** makes a new current key; the previous one stays published until its tokens expire */
   rotate(): Promise<SigningKey>;
+  /**
+   * Raises how long `key` stays published after it retires to `ttl` seconds, durably: a token that lives
+   * longer than key.maxTtl may leave only once this resolves. Concurrent calls for the same raise share one write.
+   */
+  retain(key: SigningKey, ttl: number): Promise<void>;
 }
 
 export interface KeyRingOptions {
@@ -50,7 +57,7 @@ export interface KeyRingOptions {
   /** meta key the set is stored under, e.g. token_keys */
   name: string;
   alg: TokenAlg;
-  /** lifetime (s) of the tokens the current key signs */
+  /** lifetime (s) of the tokens a new key signs; longer ones raise it (retain) */
   ttl: number;
   clock: Clock;
   log?(message: string): void;
@@ -93,6 +100,7 @@ async function load(stored: StoredKey): Promise<SigningKey> {
     created: stored.created,
     retiredAt: stored.retired_at,
     publishedUntil: stored.retired_at === undefined ? Infinity : stored.retired_at + stored.max_ttl * 1000,
+    maxTtl: stored.max_ttl,
   };
 }
 
@@ -104,8 +112,9 @@ export async function openKeyRing(options: KeyRingOptions): Promise<KeyRing> {
   let keys: SigningKey[] = [];
   let document: { keys: JWK[] } | undefined;
   let documentUntil = 0;
-  /** rotations run one at a time, so two concurrent requests cannot both retire the same key */
+  /** rotations and retentions run one at a time: each rewrites the whole set, so none may lose another's */
   let rotating: Promise<unknown> = Promise.resolve();
+  let retaining: { kid: string; ttl: number; done: Promise<void> } | undefined;
 
   const live = (now: number) => (k: StoredKey) => k.retired_at === undefined || k.retired_at + k.max_ttl * 1000 > now;
 
@@ -163,6 +172,21 @@ export async function openKeyRing(options: KeyRingOptions): Promise<KeyRing> {
       const next = rotating.then(() => addKey(options.alg));
       rotating = next.catch(() => undefined);
       return next;
+    },
+    retain(key, ttl) {
+      if (retaining !== undefined && retaining.kid === key.kid && retaining.ttl >= ttl) return retaining.done;
+      // The key may have retired meanwhile: it is found by kid, current or not.
+      const done = rotating.then(async () => {
+        const next = stored.map((k) => (k.kid === key.kid && ttl > k.max_ttl ? { ...k, max_ttl: ttl } : k));
+        if (next.some((k, i) => k !== stored[i])) await save(next);
+      });
+      rotating = done.catch(() => undefined);
+      const entry = { kid: key.kid, ttl, done };
+      retaining = entry;
+      done.catch(() => {
+        if (retaining === entry) retaining = undefined;
+      });
+      return done;
     },
   };
   return ring;

@@ -5,7 +5,7 @@
 import { randomUUID, sign } from 'node:crypto';
 import type { TokenAlg } from '../config.js';
 import type { Clock } from '../lib/clock.js';
-import type { SigningKey } from './keys.js';
+import type { KeyRing, SigningKey } from './keys.js';
 
 export interface IssuedToken {
   /** the compact JWS */
@@ -33,17 +33,19 @@ export interface Signer {
 export interface TokenIssuer {
   /**
    * Signs `claims` with the current key after setting iss, iat, exp and jti on them (the object is
-   * changed in place; see identityClaims for the order the claims appear in).
+   * changed in place; see identityClaims for the order the claims appear in). `ttl`: this token's
+   * lifetime in seconds, the issuer's default when absent. A lifetime longer than the key has signed
+   * with before keeps the key published longer (KeyRing.retain) before the token is handed out.
    */
-  issue(claims: Record<string, unknown>): PendingToken;
+  issue(claims: Record<string, unknown>, ttl?: number): PendingToken;
   /** the iss claim of the tokens */
   issuer(): string;
-  /** token lifetime, seconds */
+  /** the default token lifetime, seconds */
   readonly ttl: number;
 }
 
 export interface TokenIssuerOptions {
-  keys: { current(): SigningKey };
+  keys: Pick<KeyRing, 'current' | 'retain'>;
   /** a getter when the issuer is known only after listening (port 0) */
   issuer: string | (() => string);
   ttl: number;
@@ -89,21 +91,24 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
   return {
     ttl,
     issuer,
-    issue(claims) {
+    issue(claims, lifetime = ttl) {
       const key = keys.current();
       if (key !== lastKey) {
         lastKey = key;
         header = encodedHeader(key);
       }
       const iat = Math.floor(clock.nowMs() / 1000);
-      const exp = iat + ttl;
+      const exp = iat + lifetime;
       const jti = newJti();
       claims['iss'] = issuer();
       claims['iat'] = iat;
       claims['exp'] = exp;
       claims['jti'] = jti;
       const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-      return { token: signer.sign(key, input).then((sig) => `${input}.${sig}`), jti, iat, exp, kid: key.kid };
+      const signed = signer.sign(key, input);
+      // Rare (the first such token per key and lifetime): the key's longer retention is written first.
+      const ready = lifetime > key.maxTtl ? Promise.all([keys.retain(key, lifetime), signed]).then(([, sig]) => sig) : signed;
+      return { token: ready.then((sig) => `${input}.${sig}`), jti, iat, exp, kid: key.kid };
     },
   };
 }

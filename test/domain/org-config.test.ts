@@ -1,7 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { apply } from '../../src/domain/apply.js';
-import { RESERVED_CLAIMS as DOMAIN_RESERVED } from '../../src/domain/claim-names.js';
 import {
   checkFactorAllowed,
   checkRedirectAllowed,
@@ -19,7 +18,6 @@ import {
 import { fromSnapshot, toSnapshot, type StateSnapshot } from '../../src/domain/snapshot.js';
 import type { Handle, OrgState } from '../../src/domain/state.js';
 import { ServiceError, type ErrorCode } from '../../src/errors.js';
-import { RESERVED_CLAIMS as TOKEN_RESERVED } from '../../src/tokens/claims.js';
 import { given, refused, when } from '../support/domain.js';
 
 const DEFAULTS: OrgConfig = {
@@ -329,11 +327,5 @@ describe('redirectAllowed', () => {
   test('checkRedirectAllowed is a 400 naming redirect_uri and the URI', () => {
     throwsService(() => checkRedirectAllowed(c, 'https://evil.example/cb'), 'ERR_BAD_REQUEST', 'redirect_uri', '"https://evil.example/cb"');
     assert.doesNotThrow(() => checkRedirectAllowed(c, 'myapp://callback'));
-  });
-});
-
-describe('the reserved claim names', () => {
-  test('domain/ and tokens/ hold the same list until tokens/claims.ts imports it from domain/', () => {
-    assert.deepEqual([...DOMAIN_RESERVED].sort(), [...TOKEN_RESERVED].sort());
   });
 });

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ServiceError } from '../../src/errors.js';
-import { admitCustomClaims, CUSTOM_CLAIMS_MAX_BYTES, firstReservedClaim, groupsClaimName, identityClaims, personClaims, reservedClaim, withoutReservedClaims } from '../../src/tokens/claims.js';
+import { defaultOrgConfig, groupsClaimName } from '../../src/domain/org-config.js';
+import { admitCustomClaims, CUSTOM_CLAIMS_MAX_BYTES, firstReservedClaim, identityClaims, personClaims, reservedClaim, withoutReservedClaims } from '../../src/tokens/claims.js';
 
 const person = { person_id: 'p-1', region: 'europe-belgium', groups: ['admins', 'staff'] };
 
@@ -69,7 +70,7 @@ test('the API\'s custom claims are refused with a 400 naming the first reserved 
   const ok = { plan: 'pro' };
   assert.equal(admitCustomClaims(ok, 'api', 'groups'), ok);
   assert.equal(admitCustomClaims(ok, 'hook', 'groups'), ok, 'nothing to drop: the same object');
-  assert.equal(groupsClaimName({ id: 'o' }), 'groups');
+  assert.equal(groupsClaimName(defaultOrgConfig()), 'groups');
 });
 
 test('a profile sets its own audience: the identity token\'s is the organization, another\'s may differ', () => {

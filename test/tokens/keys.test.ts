@@ -120,3 +120,38 @@ test('a longer token lifetime keeps the current key published longer after it re
   clock.advance(3600_000);
   assert.equal(long.find(kid)?.kid, kid);
 });
+
+test('a token that lives longer than its key has signed for keeps the key published that long after it retires, durably', async () => {
+  const { wal, dir } = freshWal();
+  const clock = movableClock();
+  const keys = await ring(wal, clock, { ttl: 60 });
+  const kid = keys.current().kid;
+  const issuer = createTokenIssuer({ keys, issuer: 'https://id.example', ttl: 60, clock });
+  // Issued together: they share one write of the longer retention.
+  const [a, b] = [issuer.issue({}, 7200), issuer.issue({}, 3600)];
+  await Promise.all([a.token, b.token]);
+  assert.equal(keys.current().maxTtl, 7200);
+  await keys.rotate();
+  clock.advance(3600_000);
+  assert.equal(keys.find(kid)?.kid, kid, 'published past the deployment\'s 60 s');
+  const reopened = await ring(reopen(dir), clock, { ttl: 60 });
+  assert.equal(reopened.find(kid)?.kid, kid, 'the longer retention survives a restart');
+  clock.advance(3601_000);
+  assert.equal(reopened.find(kid), undefined, 'gone once the longest token it signed has expired');
+});
+
+test('the retention of a key that retired while its longer-lived token was being signed is raised all the same', async () => {
+  const { wal } = freshWal();
+  const clock = movableClock();
+  const keys = await ring(wal, clock, { ttl: 60 });
+  const old = keys.current();
+  const rotated = keys.rotate();
+  const retained = keys.retain(old, 600);
+  await Promise.all([rotated, retained]);
+  assert.notEqual(keys.current().kid, old.kid);
+  clock.advance(300_000);
+  assert.equal(keys.find(old.kid)?.maxTtl, 600);
+  await keys.rotate();
+  await keys.retain(old, 900);
+  assert.equal(keys.find(old.kid)?.maxTtl, 900);
+});

@@ -4,7 +4,9 @@ import { apply } from '../../src/domain/apply.js';
 import type { TokenRecord } from '../../src/domain/commands.js';
 import { decide } from '../../src/domain/decide.js';
 import type { DecideContext } from '../../src/domain/decision.js';
+import { defaultOrgConfig, PolicyRefused, type OrgConfig } from '../../src/domain/org-config.js';
 import { emptyState, type OrgState } from '../../src/domain/state.js';
+import { AWAITING_APPROVAL, RECORDED } from '../../src/domain/tokens.js';
 import { ServiceError } from '../../src/errors.js';
 
 const ctx: DecideContext = { nowMs: 1_800_000_000_000, uuid: () => 'p-1', secret: () => 's', hashKey: (k) => k, regions: ['europe-belgium'], isEventMessageName: () => true };
@@ -107,4 +109,54 @@ test('given a sign-in of a person deactivated or deleted meanwhile, when its tok
   const denied = (e: unknown) => e instanceof ServiceError && e.status === 401;
   assert.throws(() => decide(orgWithPerson(false), { kind: 'RecordToken', token: record({ mint_token_api: false, sign_in: signIn }) }, ctx), denied);
   assert.throws(() => decide(orgWithPerson(), { kind: 'RecordToken', token: record({ person_id: 'p-2', mint_token_api: false, sign_in: signIn }) }, ctx), denied);
+});
+
+/** The organization's configuration changed to `over` (as PATCH /organizations/config records it). */
+function configured(state: OrgState, over: Partial<OrgConfig>): OrgState {
+  return apply(state, { t: 'OrgConfigSet', config: { ...defaultOrgConfig(), ...over } });
+}
+
+const emptyOrg = () => emptyState({ id: 'org-1', org_name: 'o', parent_id: null, root_id: 'org-1', api_key_hash: 'h', created: '2027-01-01T00:00:00.000Z' });
+const registration = () => record({ person_id: 'p-9', mint_token_api: false, first_token: true, authentications: signInAuthentications, sign_in: { ...signIn, registration: { password_hash: 'hash', region: 'europe-belgium' } } });
+const refusedFor = (reason: string) => (e: unknown) => e instanceof PolicyRefused && e.status === 403 && e.failure_reason === reason;
+
+test('given a configuration that no longer allows the method, when a sign-in\'s token is recorded, then it is a 403 naming it and nothing changes', () => {
+  const state = configured(orgWithPerson(), { allowed_factor_methods: ['oidc'] });
+  const token = record({ mint_token_api: false, sign_in: signIn });
+  assert.throws(() => decide(state, { kind: 'RecordToken', token }, ctx), (e: unknown) => refusedFor('method_not_allowed')(e) && /"password"/.test((e as Error).message));
+  assert.equal(decide(configured(orgWithPerson(), { allowed_factor_methods: ['password'] }), { kind: 'RecordToken', token }, ctx).reply, RECORDED);
+  assert.equal(decide(state, { kind: 'RecordToken', token: record() }, ctx).reply, RECORDED, 'the mint-token API is no end-user method');
+});
+
+test('given a configuration that no longer allows the registration, when its token is recorded, then it is a 403 and nobody is created', () => {
+  assert.throws(() => decide(configured(emptyOrg(), { deny_self_registration: true }), { kind: 'RecordToken', token: registration() }, ctx), refusedFor('self_registration_denied'));
+  assert.throws(() => decide(configured(emptyOrg(), { new_person_handle_patterns: ['*@example.org'] }), { kind: 'RecordToken', token: registration() }, ctx), refusedFor('handle_not_allowed'));
+  assert.throws(() => decide(configured(emptyOrg(), { allowed_factor_methods: ['oidc'] }), { kind: 'RecordToken', token: registration() }, ctx), refusedFor('method_not_allowed'));
+  const allowed = decide(configured(emptyOrg(), { new_person_handle_patterns: ['*@EXAMPLE.com'] }), { kind: 'RecordToken', token: registration() }, ctx);
+  assert.equal(allowed.reply, RECORDED);
+});
+
+test('given manual approval, when a registration is recorded, then the person is created inactive with the password, and no token counts', () => {
+  const state = configured(emptyOrg(), { requires_manual_approval: true });
+  const d = decide(state, { kind: 'RecordToken', token: registration() }, ctx);
+  assert.equal(d.reply, AWAITING_APPROVAL);
+  assert.deepEqual(d.events.map((e) => e.name), ['PersonCreated_v1', 'AuthenticationFailed_v1']);
+  const failed = d.events[1]?.body as Record<string, unknown>;
+  assert.equal(failed['failure_reason'], 'awaiting_approval');
+  assert.equal(failed['person_id'], 'p-9');
+  assert.equal(failed['failed_authn_method'], 'password');
+  assert.equal(d.changes.some((c) => c.t === 'PersonTokenMinted'), false);
+  let after = state;
+  for (const c of d.changes) after = apply(after, c);
+  const person = after.persons.get('p-9');
+  assert.equal(person?.active, false);
+  assert.equal(person?.password_hash, 'hash');
+  assert.equal(person?.last_token_id, undefined);
+});
+
+test('given manual approval or a denied registration, when an existing person signs in, then their token is recorded as before', () => {
+  const state = configured(orgWithPerson(), { requires_manual_approval: true, deny_self_registration: true, new_person_handle_patterns: ['*@example.org'] });
+  const d = decide(state, { kind: 'RecordToken', token: record({ mint_token_api: false, sign_in: signIn }) }, ctx);
+  assert.equal(d.reply, RECORDED);
+  assert.deepEqual(d.events.map((e) => e.name), ['AuthenticationSucceeded_v1', 'TokenMinted_v1']);
 });

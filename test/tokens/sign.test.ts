@@ -56,3 +56,16 @@ test('after a rotation the issuer signs with the new key and names it in the hea
   assert.equal(decodeProtectedHeader(await afterRotation.token).kid, fresh.kid);
   assert.notEqual(before.jti, afterRotation.jti);
 });
+
+test('a token may have its own lifetime; without one it has the issuer\'s', async () => {
+  const clock = movableClock();
+  const keys = await openKeyRing({ meta: createWal(store, () => {}), name: 'keys_lifetime', alg: 'ES256', ttl: 600, clock });
+  const issuer = createTokenIssuer({ keys, issuer: 'https://id.example', ttl: 600, clock });
+  const own = issuer.issue({}, 60);
+  assert.equal(own.exp - own.iat, 60);
+  const { payload } = await jwtVerify(await own.token, await importJWK(keys.jwks().keys[0] ?? {}, 'ES256'), { currentDate: new Date(clock.nowMs()) });
+  assert.equal((payload.exp as number) - (payload.iat as number), 60);
+  const byDefault = issuer.issue({});
+  assert.equal(byDefault.exp - byDefault.iat, 600);
+  assert.equal(keys.current().maxTtl, 600, 'a shorter lifetime changes nothing about the key');
+});

@@ -11,6 +11,13 @@ import { execute, type HandlerDeps } from './deps.js';
 const PasswordBody = Type.Object({ password: Type.String({ description: `${PASSWORD_MIN}-${PASSWORD_MAX} characters` }) }, { additionalProperties: false });
 const Credentials = Type.Object({ handle: Handle, password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX }) }, { additionalProperties: false });
 const TokenRet = Type.Object({ token: Type.String({ description: 'the identity token (JWT)' }) });
+const RegistrationRet = Type.Union([
+  TokenRet,
+  Type.Object(
+    { awaiting_approval: Type.Literal(true), person_id: Type.String() },
+    { description: "202: the organization requires manual approval; the person was created inactive and no token was issued" },
+  ),
+]);
 
 export function passwordRoutes(deps: HandlerDeps, auth: { passwords: PasswordHasher; signIn: SignInService }): Route[] {
   const attempt = (req: Request<Static<typeof Credentials>>) => ({
@@ -49,19 +56,22 @@ export function passwordRoutes(deps: HandlerDeps, auth: { passwords: PasswordHas
       auth: 'org',
       body: Credentials,
       success: { status: 200, result: TokenRet },
-      errors: [400, 401, 404, 408, 429, 502],
+      errors: [400, 401, 403, 404, 408, 429, 502],
       handler: async (req) => ({ status: 200, result: { token: await auth.signIn.authenticate(attempt(req)) } }),
     }),
     route<Static<typeof Credentials>>({
       method: 'post',
       path: '/register/password',
-      summary: 'Register a person with a handle and password; runs the token_minted hooks, then answers the identity token',
+      summary: 'Register a person with a handle and password; runs the token_minted hooks, then answers the identity token (202 without one when the organization requires manual approval)',
       tag: 'authentication',
       auth: 'org',
       body: Credentials,
-      success: { status: 201, result: TokenRet },
-      errors: [400, 401, 404, 408, 409, 429, 502],
-      handler: async (req) => ({ status: 201, result: { token: await auth.signIn.register(attempt(req)) } }),
+      success: { status: 201, result: RegistrationRet },
+      errors: [400, 401, 403, 404, 408, 409, 429, 502],
+      handler: async (req) => {
+        const registered = await auth.signIn.register(attempt(req));
+        return { status: 'token' in registered ? 201 : 202, result: registered };
+      },
     }),
   ];
 }
