@@ -306,7 +306,7 @@ describe('SSO sign-in through a loopback OpenID provider', () => {
     }
   });
 
-  test('the start: an unknown credential is 404, an unknown organization 404, neither org_id nor Service-OrgID 400', async () => {
+  test('the start: an unknown credential is 404, an unknown organization 404, neither org_id nor Service-OrgID 400, a malformed org_id 400', async () => {
     const s = await setup();
     try {
       const unknown = await s.browser.request(s.startUrl.replace(`/oidc/${s.idp.clientId}/`, '/oidc/nobody/'));
@@ -317,6 +317,12 @@ describe('SSO sign-in through a loopback OpenID provider', () => {
       const none = await s.browser.request(s.startUrl.replace(`org_id=${s.org.id}&`, ''));
       assert.equal(none.status, 400);
       assert.match(JSON.parse(none.body).errors[0].message, /org_id/);
+      const malformed = await s.browser.request(s.startUrl.replace(`org_id=${s.org.id}`, 'org_id=bad%20id'));
+      assert.equal(malformed.status, 400);
+      assert.match(JSON.parse(malformed.body).errors[0].message, /^org_id: must be 1-64 characters/);
+      // Service-OrgID wins over org_id when both are given.
+      const both = await s.browser.request(s.startUrl.replace(`org_id=${s.org.id}`, 'org_id=no-such-org'), { headers: { 'Service-OrgID': s.org.id } });
+      assert.equal(both.status, 302, both.body);
     } finally {
       await s.close();
     }
