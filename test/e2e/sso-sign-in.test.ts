@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JWTPayload } from 'jose';
 import { startReceiver } from '../../scripts/webhook-receiver.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { removeDir, startTestServer, type TestServer } from '../support/server.js';
 import { newOrg, recordEvents, verifyIdentityToken, type Org } from '../support/auth.js';
 import { startOidcProvider, WalkingClient, type TestOidcProvider } from '../support/oidc-provider.js';
 
@@ -20,7 +20,10 @@ before(async () => {
   events = recordEvents(server);
   callback = `${server.base}/authenticate/oidc/callback`;
 });
-after(() => server.stop());
+after(async () => {
+  await server.stop();
+  removeDir(server.dataDir);
+});
 
 interface Setup {
   org: Org;
@@ -323,6 +326,25 @@ describe('SSO sign-in through a loopback OpenID provider', () => {
       // Service-OrgID wins over org_id when both are given.
       const both = await s.browser.request(s.startUrl.replace(`org_id=${s.org.id}`, 'org_id=no-such-org'), { headers: { 'Service-OrgID': s.org.id } });
       assert.equal(both.status, 302, both.body);
+    } finally {
+      await s.close();
+    }
+  });
+
+  // Last: it restarts the shared server.
+  test('a sign-in in flight across a restart fails as expired (its state lived in memory), recorded through the still-valid cookie', async () => {
+    const s = await setup();
+    try {
+      const at = new URL(await toCallback(s));
+      const cookie = `sso_state=${s.browser.cookies(at.href).get('sso_state')}`;
+      await server.stop();
+      server = await startTestServer({ SERVICE_WEBHOOK_ALLOW_INSECURE: '1' }, {}, server.dataDir);
+      events = recordEvents(server);
+      const moved = new URL(`${server.base}${at.pathname}${at.search}`);
+      const res = await s.browser.request(moved.href, { headers: { cookie } });
+      assert.equal(res.status, 400, res.body);
+      assert.match(JSON.parse(res.body).errors[0].message, /expired .*restarted; start again/);
+      assert.equal(failures(s.org).at(-1)?.['failure_reason'], 'state_expired');
     } finally {
       await s.close();
     }
