@@ -26,10 +26,15 @@ import { personRoutes } from './http/handlers/persons.js';
 import { regionRoutes } from './http/handlers/regions.js';
 import { systemRoutes } from './http/handlers/system.js';
 import { webhookRoutes } from './http/handlers/webhooks.js';
+import { ssoSignInRoutes } from './http/handlers/sso-sign-in.js';
+import { createSsoSignIn } from './sso/flow.js';
+import { createProviderEndpoints } from './sso/endpoints.js';
+import { createPendingFlows } from './sso/pending.js';
+import { createStateCookies, deriveCookieKey } from './sso/state-cookie.js';
 import { tokenRoutes } from './http/handlers/tokens.js';
 import { rbacRoutes } from './http/handlers/rbac.js';
 import { ssoCredentialRoutes } from './http/handlers/sso-credentials.js';
-import { createSecretSealer } from './sso/secrets.js';
+import { createSecretSealer, type SecretSealer } from './sso/secrets.js';
 import { isNativeUws } from './http/uws.js';
 import { eventSocketBehavior } from './http/ws.js';
 import { systemClock, type Clock } from './lib/clock.js';
@@ -357,6 +362,23 @@ function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, pass
   });
 }
 
+function buildSso({ config, clock, ids, issuer }: Base, cursorSecret: Buffer, pipeline: IssuePipeline, registry: Registry, sealer: SecretSealer) {
+  // Sign-ins in flight live in memory: after a restart their callbacks fail as expired and the person starts again.
+  return createSsoSignIn({
+    clock,
+    endpoints: createProviderEndpoints({ clock, allowInsecure: config.webhookAllowInsecure }),
+    sealer,
+    cookies: createStateCookies(deriveCookieKey(cursorSecret), config.issuer.startsWith('https:')),
+    pending: createPendingFlows(clock),
+    pipeline,
+    org: (id) => registry.get(id),
+    callbackUrl: () => `${issuer()}/authenticate/oidc/callback`,
+    allowInsecure: config.webhookAllowInsecure,
+    region: config.regions[0] as string,
+    newPersonId: () => ids.uuid(),
+  });
+}
+
 function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline }: Wings): Front {
   const { config, options, metrics, issuer } = base;
   const { registry } = orgs;
@@ -370,6 +392,8 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   const deps: HandlerDeps = { registry, pager: createPager(storage.cursorSecret), consistency: regions.consistency };
   const passwords = createPasswordHasher();
   const signIn = buildSignIn(base, pipeline, passwords);
+  const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
+  const sso = buildSso(base, storage.cursorSecret, pipeline, registry, sealer);
   const routes: Route[] = [];
   routes.push(
     ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views() }, () => routes),
@@ -386,7 +410,8 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...passwordRoutes(deps, { passwords, signIn }),
     ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer }),
     ...rbacRoutes(deps),
-    ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer: createSecretSealer(config.secretsKey, config.secretsKeyPrevious) }),
+    ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer }),
+    ...ssoSignInRoutes(sso),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log }));
   front.mount(routes);

@@ -66,10 +66,12 @@ export function recordToken(state: OrgState, token: TokenRecord, ctx: DecideCont
   const events: EventDraft[] = [];
   let person: Pick<Person, 'region' | 'person_type'>;
   if (signIn.registration) {
-    const { region, password_hash } = signIn.registration;
+    const { region, password_hash, groups } = signIn.registration;
     const active = newPersonActive(state.config);
-    const created = createPerson(state, { handles: [signIn.handle], region, active }, ctx, { person_id: token.person_id, analytics_metadata });
-    changes.push(...created.changes, { t: 'PersonPasswordSet', person_id: token.person_id, password_hash });
+    const created = createPerson(state, { handles: [signIn.handle], region, active, ...(groups && { groups }) }, ctx, { person_id: token.person_id, analytics_metadata });
+    changes.push(...created.changes);
+    // SSO registers without a password.
+    if (password_hash !== undefined) changes.push({ t: 'PersonPasswordSet', person_id: token.person_id, password_hash });
     events.push(...created.events);
     if (!active) {
       events.push({
