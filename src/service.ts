@@ -27,6 +27,11 @@ import { regionRoutes } from './http/handlers/regions.js';
 import { systemRoutes } from './http/handlers/system.js';
 import { webhookRoutes } from './http/handlers/webhooks.js';
 import { ssoCredentialRoutes } from './http/handlers/sso-credentials.js';
+import { ssoSignInRoutes } from './http/handlers/sso-sign-in.js';
+import { createSsoSignIn } from './sso/flow.js';
+import { createProviderEndpoints } from './sso/endpoints.js';
+import { createPendingFlows } from './sso/pending.js';
+import { createStateCookies, deriveCookieKey } from './sso/state-cookie.js';
 import { createSecretSealer } from './sso/secrets.js';
 import { tokenRoutes } from './http/handlers/tokens.js';
 import { rbacRoutes } from './http/handlers/rbac.js';
@@ -262,6 +267,21 @@ export async function startService(config: Config, options: ServiceOptions = {})
     region: config.regions[0] as string,
     newPersonId: () => ids.uuid(),
   });
+  const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
+  // Sign-ins in flight live in memory: after a restart their callbacks fail as expired and the person starts again.
+  const sso = createSsoSignIn({
+    clock,
+    endpoints: createProviderEndpoints({ clock, allowInsecure: config.webhookAllowInsecure }),
+    sealer,
+    cookies: createStateCookies(deriveCookieKey(cursorSecret), config.issuer.startsWith('https:')),
+    pending: createPendingFlows(clock),
+    pipeline,
+    org: (id) => registry.get(id),
+    callbackUrl: () => `${issuer}/authenticate/oidc/callback`,
+    allowInsecure: config.webhookAllowInsecure,
+    region: config.regions[0] as string,
+    newPersonId: () => ids.uuid(),
+  });
   const routes: Route[] = [];
   routes.push(
     ...systemRoutes(
@@ -281,7 +301,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...passwordRoutes(deps, { passwords, signIn }),
     ...tokenRoutes({ keys, pipeline, validator, issuer: () => issuer }),
     ...rbacRoutes(deps),
-    ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer: createSecretSealer(config.secretsKey, config.secretsKeyPrevious) }),
+    ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer }),
+    ...ssoSignInRoutes(sso),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream, log: eventLog }));
   front.mount(routes);

@@ -52,8 +52,11 @@ export interface SignInIssue extends IssueCommon {
   authentications: Authentication[];
   /** the seed's request_metadata of the hooks' trigger_content */
   request_metadata: { client_ip_address: string; origin: string; user_agent: string };
-  /** a registration: the token's entry creates the person, with this password hash (computed while the hooks run) */
-  registration?: { password_hash: Promise<string> } | undefined;
+  /**
+   * a registration: the token's entry creates the person, with this password hash (computed while the hooks
+   * run; none for SSO) and these groups
+   */
+  registration?: { password_hash?: Promise<string>; groups?: string[] } | undefined;
 }
 
 export type IssueRequest = ApiIssue | SignInIssue;
@@ -202,7 +205,9 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
       groups_claim_name: groups,
     });
     const sign_in: SignInRecord = { handle: r.handle, method: r.method, client_ip_address: r.request_metadata.client_ip_address };
-    if (passwordHash !== undefined) sign_in.registration = { password_hash: passwordHash, region: person.region };
+    if (r.registration) {
+      sign_in.registration = { region: person.region, ...(passwordHash !== undefined && { password_hash: passwordHash }), ...(r.registration.groups && { groups: r.registration.groups }) };
+    }
     const record: TokenRecord = {
       person_id: person.person_id,
       token_id: '',

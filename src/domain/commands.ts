@@ -37,7 +37,9 @@ export interface Attempt {
   client_ip_address: string;
 }
 
-export interface AuthenticationFailure extends Attempt {
+/** handle: absent when the attempt failed before one was known (an SSO sign-in refused before the ID token). */
+export interface AuthenticationFailure extends Omit<Attempt, 'handle'> {
+  handle?: Handle;
   failure_reason: string;
   failure_detail: string;
   /** set once the credentials were verified (the failure came later, e.g. from a hook) */
@@ -47,7 +49,7 @@ export interface AuthenticationFailure extends Attempt {
 /** A sign-in that a token ends: recorded with it, so the token counts only if the sign-in does. */
 export interface SignInRecord extends Attempt {
   /** present when the attempt registers the person: they are created in the same entry */
-  registration?: { password_hash: string; region: string };
+  registration?: { password_hash?: string; region: string; groups?: string[] };
 }
 
 /** The seed's AuthenticationDetails, as the TokenMinted event carries it. */

@@ -20,7 +20,7 @@ export function authenticationDetails(authentications: readonly Authentication[]
 }
 
 /** The analytics_metadata of an attempt's events. */
-export function analytics(attempt: Attempt, ctx: DecideContext) {
+export function analytics(attempt: Pick<Attempt, 'client_ip_address'>, ctx: DecideContext) {
   return { analytics_correlation_id: ctx.uuid(), client_ip_address: attempt.client_ip_address };
 }
 
@@ -49,7 +49,7 @@ export function recordAuthenticationFailure(state: OrgState, f: AuthenticationFa
       failed_authn_method: f.method,
       failure_reason: f.failure_reason,
       failure_detail: f.failure_detail,
-      handle: personHandle(f.handle),
+      ...(f.handle && { handle: personHandle(f.handle) }),
     },
   };
   return decision(null, [], [event]);

@@ -124,6 +124,8 @@ export type StoredSecret = { plain: string } | { sealed: 'aes-256-gcm'; box: str
 /** One provider's options, its defaults filled in; which fields apply depends on the provider. */
 export interface SsoProviderOptions {
   authorize_scopes: string[];
+  /** the ID-token claim the person's groups follow at each SSO sign-in; absent or '': groups are left alone */
+  groups_claim?: string;
   /** azuread */
   tenant?: string;
   /** service */

@@ -53,9 +53,11 @@ export function recordToken(state: OrgState, token: TokenRecord, ctx: DecideCont
   const events: EventDraft[] = [];
   let person: Pick<Person, 'region' | 'person_type'>;
   if (signIn.registration) {
-    const { region, password_hash } = signIn.registration;
-    const created = createPerson(state, { handles: [signIn.handle], region }, ctx, { person_id: token.person_id, analytics_metadata });
-    changes.push(...created.changes, { t: 'PersonPasswordSet', person_id: token.person_id, password_hash });
+    const { region, password_hash, groups } = signIn.registration;
+    const created = createPerson(state, { handles: [signIn.handle], region, ...(groups && { groups }) }, ctx, { person_id: token.person_id, analytics_metadata });
+    changes.push(...created.changes);
+    // SSO registers without a password.
+    if (password_hash !== undefined) changes.push({ t: 'PersonPasswordSet', person_id: token.person_id, password_hash });
     events.push(...created.events);
     person = { region, person_type: 'regular' };
   } else {

@@ -74,9 +74,10 @@ export interface Authenticator {
   readonly schemes: Readonly<Record<string, unknown>>;
   /**
    * A promise only where the check must wait (a token's signature, a client secret's hash): a synchronous
-   * principal lets the front answer within uWebSockets.js's callback.
+   * principal lets the front answer within uWebSockets.js's callback. `query`: the raw query string, for
+   * the few routes a browser is sent to and so cannot add a header to.
    */
-  authenticate(headers: Record<string, string>, ctx: AuthContext): Principal | Promise<Principal>;
+  authenticate(headers: Record<string, string>, ctx: AuthContext, query: string): Principal | Promise<Principal>;
 }
 
 const PUBLIC: Principal = Object.freeze({ kind: 'public' });
@@ -94,6 +95,12 @@ function orgIdOf(headers: Record<string, string>): string {
   if (orgId === undefined) throw badRequest('Service-OrgID header is required');
   if (!ORG_ID.test(orgId)) throw badRequest('Service-OrgID: must be 1-64 characters of A-Z a-z 0-9 _ -');
   return orgId;
+}
+
+function endUser(orgId: string, ctx: AuthContext): Principal {
+  const org = ctx.registry.get(orgId);
+  if (!org) throw new ServiceError('ERR_NOT_FOUND', `organization ${orgId} not found`);
+  return ctx.principals(org).end_user;
 }
 
 /**
@@ -118,11 +125,24 @@ export const authenticators = {
     client: true,
     security: [{ orgId: [] }],
     schemes: { orgId: SCHEMES.orgId },
-    authenticate(headers, ctx) {
-      const orgId = orgIdOf(headers);
-      const org = ctx.registry.get(orgId);
-      if (!org) throw new ServiceError('ERR_NOT_FOUND', `organization ${orgId} not found`);
-      return ctx.principals(org).end_user;
+    authenticate: (headers, ctx) => endUser(orgIdOf(headers), ctx),
+  },
+  /**
+   * end-user routes a browser is sent to (the SSO start): Service-OrgID, or `?org_id=` when there is no header;
+   * the header wins when both are given. The route's query schema must admit org_id.
+   */
+  org_or_query: {
+    headers: ['service-orgid'],
+    crossOrigin: true,
+    client: true,
+    security: [{ orgId: [] }, { orgIdQuery: [] }] as Array<Record<string, string[]>>,
+    schemes: { orgId: SCHEMES.orgId, orgIdQuery: { type: 'apiKey', in: 'query', name: 'org_id' } },
+    authenticate(headers, ctx, query) {
+      if (headers['service-orgid'] !== undefined) return endUser(orgIdOf(headers), ctx);
+      const orgId = new URLSearchParams(query).get('org_id');
+      if (orgId === null) throw badRequest('Service-OrgID header or org_id query parameter is required');
+      if (!ORG_ID.test(orgId)) throw badRequest('org_id: must be 1-64 characters of A-Z a-z 0-9 _ -');
+      return endUser(orgId, ctx);
     },
   },
   /** management routes: Service-OrgID and Service-API-Key; unknown organization 404, bad key 401, another's key 403 */

@@ -39,6 +39,7 @@ export function routeHeaders(r: Route): string[] {
   // Origin is read for CORS, which only public and end-user routes allow.
   if (auth.crossOrigin || auth.client || r.client) names.push('origin');
   if (auth.client || r.client) names.push('user-agent');
+  if (r.headers) names.push(...r.headers);
   return names;
 }
 
@@ -84,7 +85,7 @@ export interface Copied {
  * consistency headers and the body.
  */
 export function buildRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined, ctx: AuthContext): Request | Promise<Request> {
-  const principal = parts.authenticator.authenticate(copied.headers, ctx);
+  const principal = parts.authenticator.authenticate(copied.headers, ctx, copied.query);
   if (principal instanceof Promise) return principal.then((p) => readRequest(parts, copied, raw, p));
   return readRequest(parts, copied, raw, principal);
 }

@@ -54,6 +54,8 @@ export interface Route<B = any, Q = any> {
    * Authenticator made for the route (see auth.ts).
    */
   auth: Auth;
+  /** more request headers (lower case) the handler reads, e.g. cookie and accept */
+  headers?: readonly string[];
   /** the handler reads ip, origin and userAgent; end-user routes (auth org) always get them, others get '' */
   client?: boolean;
   body?: TSchema;

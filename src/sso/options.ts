@@ -9,6 +9,7 @@ import { mergeScopes, type SsoProvider } from './providers.js';
 /** One provider's options as a request gives them; the route schema admits only the provider's own fields. */
 export interface ProviderOptionsInput {
   authorize_scopes?: string[];
+  groups_claim?: string;
   tenant?: string;
   organization_url?: string;
   private_key?: string;
@@ -37,6 +38,14 @@ export function checkTenant(raw: string, field = 'options.azuread.tenant'): stri
   throw badRequest(`${field}: ${quote(raw)} is not a tenant GUID, a tenant domain name, or one of ${AZURE_PSEUDO_TENANTS.join(', ')}`);
 }
 
+const CLAIM_NAME = /^[\x21-\x7e]{1,100}$/;
+
+/** groups_claim: a claim name (printable, no spaces, at most 100 characters), or '' to stop following one. */
+export function checkGroupsClaim(raw: string, field = 'options.service.groups_claim'): string {
+  if (raw === '' || CLAIM_NAME.test(raw)) return raw;
+  throw badRequest(`${field}: ${quote(raw)} is not a claim name: 1 to 100 printable characters without spaces, or '' to leave groups alone`);
+}
+
 /**
  * The provider's options checked and normalized. `fill` (creation) adds the defaults of the fields not
  * given; without it (a change) only the given fields are returned, to be merged into the stored ones.
@@ -50,6 +59,7 @@ export function checkOptions(provider: SsoProvider, input: OptionsInput | undefi
   const at = (field: string) => `options.${provider}.${field}`;
   const options: Partial<SsoProviderOptions> = {};
   if (own.authorize_scopes !== undefined || fill) options.authorize_scopes = mergeScopes(provider, own.authorize_scopes, at('authorize_scopes'));
+  if (own.groups_claim !== undefined) options.groups_claim = checkGroupsClaim(own.groups_claim, at('groups_claim'));
   const out: CheckedOptions = { options };
   switch (provider) {
     case 'azuread':

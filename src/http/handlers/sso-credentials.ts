@@ -18,7 +18,12 @@ const Scopes = Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
   maxItems: MAX_SCOPES,
   description: "scopes without spaces; stored as the provider's always-requested scopes followed by these, without duplicates",
 });
-const providerOptions = (fields: TProperties, description: string): TObject => Type.Object({ authorize_scopes: Type.Optional(Scopes), ...fields }, { additionalProperties: false, description });
+const GroupsClaim = Type.String({
+  maxLength: 100,
+  description: "the ID-token claim (an array of group names) that the person's groups follow at each SSO sign-in; groups the organization lacks are ignored; '' or absent: groups are left alone",
+});
+const providerOptions = (fields: TProperties, description: string): TObject =>
+  Type.Object({ authorize_scopes: Type.Optional(Scopes), groups_claim: Type.Optional(GroupsClaim), ...fields }, { additionalProperties: false, description });
 const common = (name: string) => providerOptions({}, `${name}: authorize_scopes only`);
 const OptionFields = {
   google: common('google'),

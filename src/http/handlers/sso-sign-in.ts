@@ -1,0 +1,95 @@
+// SSO sign-in: the start (302 to the provider, state cookie set) and the provider's callback (302 to the
+// organization's redirect_uri with the token or the error in the fragment, or {token} JSON for API clients).
+import { Type, type Static } from '@sinclair/typebox';
+import { ServiceError } from '../../errors.js';
+import type { SsoSignIn } from '../../sso/flow.js';
+import { route, type Response, type Route } from '../route.js';
+
+const StartQuery = Type.Object(
+  {
+    redirect_uri: Type.String({ minLength: 1, maxLength: 2048, description: "where to send the browser afterwards: one of the organization's sso_allowed_redirect_uris" }),
+    org_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'the organization, for browsers that cannot send Service-OrgID' })),
+  },
+  { additionalProperties: false },
+);
+
+const Param = Type.String({ maxLength: 2048 });
+/** What providers send back (RFC 6749 §4.1.2, RFC 9207's iss), and what some add (session_state, scope...). */
+const CallbackQuery = Type.Record(Type.String({ maxLength: 64 }), Param, { maxProperties: 16 });
+
+const TokenRet = Type.Object({ token: Type.String({ description: 'the identity token (JWT)' }) });
+
+/** Answers that carry a token or a state must never be cached or leak the URL onward. */
+const PRIVATE = { 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' };
+
+function redirect(location: string, cookie: string): Response {
+  return { status: 302, headers: { Location: location, 'Set-Cookie': cookie, ...PRIVATE } };
+}
+
+/** The redirect_uri with the answer in its fragment, which browsers never send to a server. */
+function withFragment(uri: string, fields: Record<string, string>): string {
+  return `${uri}#${new URLSearchParams(fields).toString()}`;
+}
+
+export function ssoSignInRoutes(sso: SsoSignIn): Route[] {
+  return [
+    route<unknown, Static<typeof StartQuery>>({
+      method: 'get',
+      path: '/authenticate/oidc/{oauth_client_id}/start',
+      summary: "Start SSO sign-in through an OIDC provider credential: 302 to the provider's authorization endpoint (state, nonce, PKCE S256)",
+      tag: 'authentication',
+      auth: 'org_or_query',
+      query: StartQuery,
+      success: { status: 302, description: "redirect to the provider; sets the HttpOnly sso_state cookie (10 minutes) that binds the sign-in to this browser" },
+      errors: [400, 403, 404, 429, 502],
+      handler: async (req) => {
+        const started = await sso.start({
+          org: req.org,
+          client_id: req.params['oauth_client_id'] as string,
+          redirect_uri: req.query.redirect_uri,
+          ip: req.ip,
+          consistency: req.consistency,
+        });
+        return redirect(started.location, started.cookie);
+      },
+    }),
+    route<unknown, Record<string, string>>({
+      method: 'get',
+      path: '/authenticate/oidc/callback',
+      summary: "The providers' redirect back: verifies state, exchanges the code, verifies the ID token, signs the person in by email handle",
+      tag: 'authentication',
+      auth: 'none',
+      client: true,
+      headers: ['cookie', 'accept'],
+      query: CallbackQuery,
+      success: {
+        status: 302,
+        result: TokenRet,
+        description: 'redirect to redirect_uri with #token=<JWT> (or #error=&error_description=); with Accept: application/json, 200 {token} or the error',
+      },
+      errors: [400, 401, 403, 404, 429, 502],
+      handler: async (req) => {
+        const outcome = await sso.callback({
+          query: req.query,
+          cookieHeader: req.headers['cookie'],
+          ip: req.ip,
+          origin: req.origin,
+          userAgent: req.userAgent,
+          consistency: req.consistency,
+        });
+        const json = /\bapplication\/json\b/i.test(req.headers['accept'] ?? '');
+        const clear = sso.clearCookie();
+        if (outcome.kind === 'signed_in') {
+          if (json) return { status: 200, result: { token: outcome.token }, headers: { 'Set-Cookie': clear, ...PRIVATE } };
+          return redirect(withFragment(outcome.redirect_uri, { token: outcome.token }), clear);
+        }
+        if (json || outcome.redirect_uri === undefined) {
+          // A state this browser did not start has no redirect_uri that can be trusted: the error is answered here.
+          const e = outcome.error;
+          throw new ServiceError(e.code, e.message, { cause: e.cause, headers: { ...e.headers, 'Set-Cookie': clear, ...PRIVATE } });
+        }
+        return redirect(withFragment(outcome.redirect_uri, { error: outcome.oauth_error, error_description: outcome.error.message }), clear);
+      },
+    }),
+  ];
+}

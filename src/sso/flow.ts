@@ -1,0 +1,393 @@
+// SSO sign-in through an organization's OIDC provider credential: the start (state, nonce and PKCE, bound to
+// the browser) and the callback (state, code exchange and ID-token verification by openid-client), then the
+// person found or registered by verified email handle: the new first step in front of the issuing pipeline.
+import * as oidc from 'openid-client';
+import { badRequest, notFound, quote, ServiceError } from '../errors.js';
+import type { Command } from '../domain/commands.js';
+import { checkFactorAllowed, checkRedirectAllowed, checkSelfRegistration, newPersonActive } from '../domain/org-config.js';
+import { checkHandle } from '../domain/rules.js';
+import { SIGN_IN_DENIED } from '../domain/sign-in.js';
+import { handleKey, type Handle, type Person, type SsoCredential } from '../domain/state.js';
+import type { Clock } from '../lib/clock.js';
+import { rfc3339Nanos } from '../lib/time-text.js';
+import type { Consistency, IssuePipeline, IssuingOrg } from '../auth/issue.js';
+import { appleClientSecret } from './apple.js';
+import { describe, type ProviderEndpoints } from './endpoints.js';
+import { followedGroups } from './groups-claim.js';
+import type { PendingFlow, PendingFlows } from './pending.js';
+import type { SecretSealer } from './secrets.js';
+import { STATE_TTL_MS, type StateCookies } from './state-cookie.js';
+
+const METHOD = 'oidc' as const;
+
+export interface SsoSignInDeps {
+  clock: Clock;
+  endpoints: ProviderEndpoints;
+  sealer: SecretSealer;
+  cookies: StateCookies;
+  pending: PendingFlows;
+  pipeline: Pick<IssuePipeline, 'issue' | 'refuse'>;
+  /** the organization, when it exists here */
+  org(id: string): IssuingOrg | undefined;
+  /** the service's own callback URL, registered with every provider: <issuer>/authenticate/oidc/callback */
+  callbackUrl(): string;
+  /** SERVICE_WEBHOOK_ALLOW_INSECURE: providers on plain http (development, tests) */
+  allowInsecure: boolean;
+  /** where self-registered persons live: the local region */
+  region: string;
+  newPersonId(): string;
+  /** seconds each call to a provider may take */
+  timeoutS?: number;
+}
+
+export interface StartRequest {
+  org: IssuingOrg;
+  client_id: string;
+  redirect_uri: string;
+  /** the browser's address, for the AuthenticationFailed of a refused start */
+  ip: string;
+  consistency: Consistency;
+}
+
+export interface Started {
+  /** the provider's authorization URL */
+  location: string;
+  /** the Set-Cookie value binding the state to this browser */
+  cookie: string;
+}
+
+export interface CallbackRequest {
+  /** the callback's query parameters as received */
+  query: Record<string, string>;
+  cookieHeader: string | undefined;
+  ip: string;
+  origin: string;
+  userAgent: string;
+  consistency: Consistency;
+}
+
+/**
+ * How a callback ended. A failure carries the error to answer and, once the flow is known, the redirect_uri to
+ * send the browser to with `error` (an OAuth error code) and `error_description` (the error's message).
+ */
+export type CallbackOutcome =
+  | { kind: 'signed_in'; token: string; redirect_uri: string }
+  | { kind: 'failed'; error: ServiceError; oauth_error: string; redirect_uri?: string };
+
+export interface SsoSignIn {
+  start(r: StartRequest): Promise<Started>;
+  callback(r: CallbackRequest): Promise<CallbackOutcome>;
+  /** The Set-Cookie value that removes the state cookie; every callback answer carries it. */
+  clearCookie(): string;
+}
+
+/** A failure already known for what it is: recorded as AuthenticationFailed with this reason and detail. */
+class Refusal extends Error {
+  /** once the provider vouched for an email address: the handle, and the person when one has it */
+  handle?: Handle;
+  person_id?: string;
+  constructor(
+    readonly reason: string,
+    readonly error: ServiceError,
+    readonly oauthError: string,
+    /** false when the pipeline recorded it already */
+    readonly record = true,
+  ) {
+    super(error.message);
+  }
+}
+
+const refusal = (reason: string, error: ServiceError, oauthError: string) => new Refusal(reason, error, oauthError);
+const unauthorized = (message: string) => new ServiceError('ERR_UNAUTHORIZED', message);
+
+/** The OAuth error code a provider sent, kept only if it looks like one (it is echoed into a URL). */
+const OAUTH_ERROR = /^[a-z_]{1,64}$/;
+
+export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
+  const { clock } = deps;
+  // Key sets by issuer, kept across sign-ins so that each callback does not fetch the provider's keys again.
+  const jwksCaches = new Map<string, oidc.ExportedJWKSCache>();
+
+  function credentialOf(org: IssuingOrg, clientId: string): SsoCredential {
+    const credential = org.state.sso_credentials.get(clientId);
+    if (!credential) throw notFound(`OIDC provider credential ${quote(clientId)} not found`);
+    return credential;
+  }
+
+  function clientSecret(org: IssuingOrg, credential: SsoCredential): string {
+    if (credential.provider !== 'apple') return deps.sealer.open(org.id, credential.client_id, 'client_secret', credential.client_secret);
+    const options = credential.options['apple'];
+    if (!credential.private_key || !options?.team_id || !options.key_id) {
+      throw badRequest(`credential ${quote(credential.client_id)}: apple sign-in needs options.apple.private_key, team_id and key_id`);
+    }
+    return appleClientSecret(
+      {
+        client_id: credential.client_id,
+        team_id: options.team_id,
+        key_id: options.key_id,
+        private_key: deps.sealer.open(org.id, credential.client_id, 'private_key', credential.private_key),
+        secret_lifetime: options.secret_lifetime ?? '720h',
+      },
+      clock.nowMs(),
+    );
+  }
+
+  async function configuration(credential: SsoCredential, secret: string | undefined): Promise<oidc.Configuration> {
+    const metadata = await deps.endpoints.metadata(credential);
+    const config = new oidc.Configuration(metadata, credential.client_id, undefined, secret === undefined ? oidc.None() : oidc.ClientSecretPost(secret));
+    if (deps.allowInsecure) oidc.allowInsecureRequests(config);
+    config.timeout = deps.timeoutS ?? 10;
+    // The ID token's signature is checked against the provider's key set, not only trusted for arriving over TLS.
+    oidc.enableNonRepudiationChecks(config);
+    const cached = jwksCaches.get(metadata.issuer);
+    if (cached) oidc.setJwksCache(config, cached);
+    return config;
+  }
+
+  async function start(r: StartRequest): Promise<Started> {
+    const credential = credentialOf(r.org, r.client_id);
+    const policy: Array<[string, () => void]> = [
+      ['method_not_allowed', () => checkFactorAllowed(r.org.state.config, METHOD)],
+      ['redirect_uri_not_allowed', () => checkRedirectAllowed(r.org.state.config, r.redirect_uri)],
+    ];
+    for (const [reason, check] of policy) {
+      try {
+        check();
+      } catch (error) {
+        const detail = error instanceof ServiceError ? error.message : String(error);
+        await deps.pipeline.refuse(r.org, r.consistency, { method: METHOD, client_ip_address: r.ip, failure_reason: reason, failure_detail: detail });
+        throw error;
+      }
+    }
+    const config = await configuration(credential, undefined);
+    const flow: PendingFlow = {
+      state: oidc.randomState(),
+      org: r.org.id,
+      client_id: credential.client_id,
+      redirect_uri: r.redirect_uri,
+      nonce: oidc.randomNonce(),
+      code_verifier: oidc.randomPKCECodeVerifier(),
+      expires: clock.nowMs() + STATE_TTL_MS,
+    };
+    const scopes = credential.options[credential.provider]?.authorize_scopes ?? [];
+    const location = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: deps.callbackUrl(),
+      scope: scopes.join(' '),
+      state: flow.state,
+      nonce: flow.nonce,
+      code_challenge: await oidc.calculatePKCECodeChallenge(flow.code_verifier),
+      code_challenge_method: 'S256',
+    });
+    if (!deps.pending.add(flow)) {
+      throw new ServiceError('ERR_TOO_MANY_REQUESTS', 'too many SSO sign-ins are in progress; retry later', { headers: { 'Retry-After': '10' } });
+    }
+    return { location: location.href, cookie: deps.cookies.issue(flow, clock.nowMs()) };
+  }
+
+  /** The state's flow, taken once; a missing, foreign, replayed or lapsed state is a Refusal (recorded when the organization is known). */
+  function takeFlow(r: CallbackRequest): { flow?: PendingFlow; org?: string; refusal?: Refusal } {
+    const state = r.query['state'];
+    const binding = deps.cookies.read(r.cookieHeader);
+    const bad = (reason: string, message: string, org?: string) => ({ ...(org !== undefined && { org }), refusal: refusal(reason, badRequest(message), 'invalid_request') });
+    if (!state) {
+      if (binding) deps.pending.take(binding.state);
+      return bad('invalid_state', 'state: the callback has no state parameter', binding?.org);
+    }
+    const taken = deps.pending.take(state);
+    if (taken.kind === 'used') return bad('state_already_used', 'state: this sign-in was completed or refused already; its state is single use, start again', taken.org);
+    if (taken.kind === 'unknown') {
+      if (binding && binding.state === state) return bad('state_expired', 'state: this sign-in expired (10 minutes) or was started before the service restarted; start again', binding.org);
+      // The browser's own flow, if any, ends too: someone else's state arrived in its place.
+      if (binding) deps.pending.take(binding.state);
+      return bad('invalid_state', 'state: not a sign-in this service started, or not the one this browser started', binding?.org);
+    }
+    if (!binding || binding.state !== state) {
+      if (binding) deps.pending.take(binding.state);
+      return bad('invalid_state', 'state: the sign-in was not started by this browser (its sso_state cookie is missing or names another sign-in)', taken.flow.org);
+    }
+    return { flow: taken.flow, org: taken.flow.org };
+  }
+
+  /** Code exchange and ID-token verification; library errors become refusals naming the cause. */
+  async function exchange(flow: PendingFlow, credential: SsoCredential, secret: string, query: Record<string, string>): Promise<oidc.IDToken> {
+    let config: oidc.Configuration;
+    try {
+      config = await configuration(credential, secret);
+    } catch (error) {
+      if (error instanceof ServiceError && error.status === 502) throw refusal('provider_unreachable', error, 'server_error');
+      throw error;
+    }
+    const current = new URL(deps.callbackUrl());
+    for (const [k, v] of Object.entries(query)) current.searchParams.set(k, v);
+    try {
+      const tokens = await oidc.authorizationCodeGrant(config, current, {
+        pkceCodeVerifier: flow.code_verifier,
+        expectedState: flow.state,
+        expectedNonce: flow.nonce,
+        idTokenExpected: true,
+      });
+      const jwks = oidc.getJwksCache(config);
+      const issuer = config.serverMetadata().issuer;
+      if (jwks) jwksCaches.set(issuer, jwks);
+      const claims = tokens.claims();
+      if (!claims) throw refusal('invalid_id_token', unauthorized('the provider answered without an ID token'), 'access_denied');
+      return claims;
+    } catch (error) {
+      if (error instanceof Refusal) throw error;
+      if (error instanceof oidc.ResponseBodyError) {
+        throw refusal('code_exchange_failed', unauthorized(`the provider refused the code exchange: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`), 'access_denied');
+      }
+      if (isNetworkError(error)) {
+        deps.endpoints.refresh(credential);
+        throw refusal('provider_unreachable', new ServiceError('ERR_BAD_GATEWAY', `the provider could not be reached for the code exchange: ${describe(error)}`, { cause: error }), 'server_error');
+      }
+      if (error instanceof oidc.ClientError || (error instanceof Error && typeof (error as { code?: unknown }).code === 'string')) {
+        deps.endpoints.refresh(credential);
+        throw refusal('invalid_id_token', unauthorized(`the provider's ID token was refused: ${describe(error)}`), 'access_denied');
+      }
+      throw error;
+    }
+  }
+
+  async function signIn(org: IssuingOrg, flow: PendingFlow, r: CallbackRequest): Promise<string> {
+    const providerError = r.query['error'];
+    if (providerError !== undefined) {
+      const code = OAUTH_ERROR.test(providerError) ? providerError : 'server_error';
+      const description = (r.query['error_description'] ?? '').slice(0, 200);
+      throw refusal('provider_error', unauthorized(`the provider ended the sign-in: ${quote(providerError)}${description ? ` (${quote(description, 200)})` : ''}`), code);
+    }
+    if (!r.query['code']) throw refusal('invalid_request', badRequest('code: the callback has neither a code nor an error'), 'invalid_request');
+    const credential = org.state.sso_credentials.get(flow.client_id);
+    if (!credential) throw refusal('credential_not_found', notFound(`OIDC provider credential ${quote(flow.client_id)} was deleted during the sign-in`), 'server_error');
+    try {
+      checkFactorAllowed(org.state.config, METHOD);
+    } catch (error) {
+      throw refusal('method_not_allowed', error as ServiceError, 'access_denied');
+    }
+    const claims = await exchange(flow, credential, clientSecret(org, credential), r.query);
+
+    const email = claims['email'];
+    if (typeof email !== 'string' || claims['email_verified'] !== true) {
+      throw refusal('email_not_verified', unauthorized('the provider did not vouch for an email address (the ID token has no email with email_verified true)'), 'access_denied');
+    }
+    const handle: Handle = { type: 'email_address', value: email };
+    try {
+      checkHandle(handle, 'email');
+    } catch (error) {
+      throw refusal('invalid_email', error as ServiceError, 'access_denied');
+    }
+    try {
+      return await admit(org, r, credential, claims, handle);
+    } catch (error) {
+      if (error instanceof Refusal) {
+        error.handle = handle;
+        const id = org.state.handles.get(handleKey(handle));
+        if (id !== undefined) error.person_id = id;
+      }
+      throw error;
+    }
+  }
+
+  /** The person of a verified handle, found or registered, and their token through the issuing pipeline. */
+  async function admit(org: IssuingOrg, r: CallbackRequest, credential: SsoCredential, claims: oidc.IDToken, handle: Handle): Promise<string> {
+    const groups = followedGroups(credential, claims, org.state);
+    const id = org.state.handles.get(handleKey(handle));
+    let person = id === undefined ? undefined : org.state.persons.get(id);
+    let registration: { groups?: string[] } | undefined;
+    if (person) {
+      if (!person.active) throw refusal('person_not_active', unauthorized(SIGN_IN_DENIED), 'access_denied');
+      if (groups && groups.join('\n') !== person.groups.join('\n')) {
+        await org.execute({ kind: 'SetPersonGroups', person_id: person.person_id, groups });
+        person = org.state.persons.get(person.person_id) ?? person;
+      }
+    } else {
+      try {
+        checkSelfRegistration(org.state.config, METHOD, handle);
+      } catch (error) {
+        throw refusal('self_registration_denied', error as ServiceError, 'access_denied');
+      }
+      if (!newPersonActive(org.state.config)) {
+        // Created, and left for the organization to approve: no token until then.
+        const command: Command = { kind: 'CreatePerson', input: { handles: [handle], region: deps.region, active: false, ...(groups && { groups }) } };
+        await org.execute(command);
+        throw refusal('person_not_active', unauthorized('the person was registered and awaits the organization\'s approval'), 'access_denied');
+      }
+      person = newPerson(handle, groups ?? []);
+      registration = groups ? { groups } : {};
+    }
+    try {
+      const issued = await deps.pipeline.issue(org, {
+        method: METHOD,
+        person,
+        handle,
+        authentications: [{ handle, method: METHOD, timestamp: rfc3339Nanos(clock.nowNs()) }],
+        request_metadata: { client_ip_address: r.ip, origin: r.origin, user_agent: r.userAgent },
+        consistency: r.consistency,
+        registration,
+      });
+      return issued.token;
+    } catch (error) {
+      // The pipeline recorded its own refusals (hook denial or failure, the person changed meanwhile).
+      const e = error instanceof ServiceError ? error : new ServiceError('ERR_INTERNAL', 'internal error', { cause: error });
+      throw new Refusal('pipeline', e, e.status >= 500 ? 'server_error' : 'access_denied', false);
+    }
+  }
+
+  function newPerson(handle: Handle, groups: string[]): Person {
+    return {
+      person_id: deps.newPersonId(),
+      active: true,
+      person_type: 'regular',
+      region: deps.region,
+      handles: [handle],
+      groups,
+      attributes: {},
+      gdpr_consents: [],
+      created: new Date(clock.nowMs()).toISOString(),
+    };
+  }
+
+  async function record(orgId: string | undefined, r: CallbackRequest, f: Refusal): Promise<void> {
+    const org = orgId === undefined ? undefined : deps.org(orgId);
+    if (!org) return;
+    await deps.pipeline.refuse(org, r.consistency, {
+      method: METHOD,
+      client_ip_address: r.ip,
+      failure_reason: f.reason,
+      failure_detail: f.error.message,
+      ...(f.handle && { handle: f.handle }),
+      ...(f.person_id !== undefined && { person_id: f.person_id }),
+    });
+  }
+
+  return {
+    start,
+    clearCookie: () => deps.cookies.clear(),
+    async callback(r) {
+      const taken = takeFlow(r);
+      if (taken.refusal || !taken.flow) {
+        const f = taken.refusal as Refusal;
+        await record(taken.org, r, f);
+        return { kind: 'failed', error: f.error, oauth_error: f.oauthError };
+      }
+      const flow = taken.flow;
+      const org = deps.org(flow.org);
+      if (!org) return { kind: 'failed', error: notFound(`organization ${flow.org} not found`), oauth_error: 'server_error', redirect_uri: flow.redirect_uri };
+      try {
+        return { kind: 'signed_in', token: await signIn(org, flow, r), redirect_uri: flow.redirect_uri };
+      } catch (error) {
+        if (!(error instanceof Refusal)) throw error;
+        if (error.record) await record(flow.org, r, error);
+        return { kind: 'failed', error: error.error, oauth_error: error.oauthError, redirect_uri: flow.redirect_uri };
+      }
+    },
+  };
+}
+
+/** fetch's failures to connect, and its timeouts: the provider is down or too slow, not wrong. */
+function isNetworkError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'AbortError' || error.name === 'TimeoutError') return true;
+  if (error instanceof TypeError && /fetch failed/i.test(error.message)) return true;
+  return error.cause instanceof Error && isNetworkError(error.cause);
+}

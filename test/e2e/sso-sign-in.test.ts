@@ -1,0 +1,271 @@
+// SSO sign-in end to end: a real OpenID provider (oidc-provider) on loopback configured as a `service`
+// credential, walked through with an HTTP client that keeps cookies and submits the provider's forms.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { JWTPayload } from 'jose';
+import { startReceiver } from '../../scripts/webhook-receiver.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { newOrg, recordEvents, verifyIdentityToken, type Org } from '../support/auth.js';
+import { startOidcProvider, WalkingClient, type TestOidcProvider } from '../support/oidc-provider.js';
+
+/** The organization's page that receives the token; nothing listens there: the walk stops before it. */
+const APP = 'http://127.0.0.1:9/signed-in';
+
+let server: TestServer;
+let events: ReturnType<typeof recordEvents>;
+let callback: string;
+
+before(async () => {
+  server = await startTestServer({ SERVICE_WEBHOOK_ALLOW_INSECURE: '1' });
+  events = recordEvents(server);
+  callback = `${server.base}/authenticate/oidc/callback`;
+});
+after(() => server.stop());
+
+interface Setup {
+  org: Org;
+  idp: TestOidcProvider;
+  browser: WalkingClient;
+  startUrl: string;
+  close(): Promise<void>;
+}
+
+/** A fresh organization with the provider as its `service` credential and APP on its redirect allow-list. */
+async function setup(options: Record<string, unknown> = {}): Promise<Setup> {
+  const org = await newOrg(server, 'sso');
+  const idp = await startOidcProvider({ redirectUris: [callback] });
+  const config = await org.admin.patch('/organizations/config', { sso_allowed_redirect_uris: [APP] });
+  assert.equal(config.status, 200, config.text);
+  const cred = await org.admin.post('/organizations/sso/oidc/provider-credentials', {
+    client_id: idp.clientId,
+    client_secret: idp.clientSecret,
+    provider: 'service',
+    options: { service: { organization_url: idp.issuer, ...options } },
+  });
+  assert.equal(cred.status, 201, cred.text);
+  const browser = new WalkingClient();
+  return {
+    org,
+    idp,
+    browser,
+    startUrl: `${server.base}/authenticate/oidc/${idp.clientId}/start?org_id=${org.id}&redirect_uri=${encodeURIComponent(APP)}`,
+    async close() {
+      await browser.close();
+      await idp.stop();
+    },
+  };
+}
+
+const fragment = (url: string) => new URLSearchParams(new URL(url).hash.slice(1));
+const failures = (org: Org) => events(org.id, 'AuthenticationFailed_v1');
+
+/** Walks from the start through the provider's forms up to (not into) the service's callback. */
+async function toCallback(s: Setup, rewrite?: (url: string) => string): Promise<string> {
+  const walk = await s.browser.walk(s.startUrl, { stop: (u) => u.startsWith(callback), ...(rewrite && { rewrite }) });
+  assert.ok(walk.stoppedAt, `the walk ended at ${walk.last.status} ${walk.last.url}: ${walk.last.body.slice(0, 300)}`);
+  return walk.stoppedAt;
+}
+
+/** The callback as the browser calls it; the redirect it answers. */
+async function callBack(s: Setup, url: string): Promise<{ status: number; location: string | null; body: string }> {
+  return s.browser.request(url);
+}
+
+describe('SSO sign-in through a loopback OpenID provider', () => {
+  test('signs a new person in by verified email: token in the fragment, hooks told method oidc, PersonCreated; the next sign-in finds them', async () => {
+    const s = await setup();
+    const seen: JWTPayload[] = [];
+    const receiver = await startReceiver({ serviceUrl: server.base, orgId: s.org.id, claims: (p) => (seen.push(p), { plan: 'pro' }) });
+    try {
+      const w = await s.org.admin.post('/organizations/webhooks', { name: 'hook', target_url: receiver.url });
+      assert.equal(w.status, 201, w.text);
+      const t = await s.org.admin.post(`/organizations/webhooks/${w.body.result.id}/triggers`, { trigger_type: 'sync_hook', trigger_name: 'token_minted' });
+      assert.equal(t.status, 201, t.text);
+
+      const start = await s.browser.request(s.startUrl);
+      assert.equal(start.status, 302);
+      const authorize = new URL(start.location as string);
+      assert.equal(authorize.origin, s.idp.issuer);
+      assert.equal(authorize.searchParams.get('client_id'), s.idp.clientId);
+      assert.equal(authorize.searchParams.get('redirect_uri'), callback);
+      assert.deepEqual(authorize.searchParams.get('scope')?.split(' '), ['openid', 'email', 'profile']);
+      assert.equal(authorize.searchParams.get('code_challenge_method'), 'S256');
+      for (const p of ['state', 'nonce', 'code_challenge']) assert.ok((authorize.searchParams.get(p) ?? '').length >= 32, p);
+
+      const walk = await s.browser.walk(start.location as string, { stop: (u) => u.startsWith(APP) });
+      assert.ok(walk.stoppedAt, `ended at ${walk.last.status} ${walk.last.url}: ${walk.last.body.slice(0, 300)}`);
+      const token = fragment(walk.stoppedAt).get('token');
+      assert.ok(token, walk.stoppedAt);
+      const claims = await verifyIdentityToken(server, token);
+      assert.deepEqual(claims['authenticated_methods'], ['oidc']);
+      assert.equal(claims['plan'], 'pro');
+      const created = events(s.org.id, 'PersonCreated_v1');
+      assert.equal(created.length, 1);
+      assert.equal(claims.sub, created[0]?.['person_id']);
+      assert.equal(claims['person_id'], claims.sub);
+      assert.deepEqual(created[0]?.['handles'], [{ type: 'EmailAddress', value: 'ada@example.com' }]);
+      const succeeded = events(s.org.id, 'AuthenticationSucceeded_v1');
+      assert.equal(succeeded.at(-1)?.['success_authn_method'], 'oidc');
+
+      assert.equal(seen.length, 1);
+      const content = seen[0]?.['trigger_content'] as Record<string, any>;
+      assert.equal(content['authentications'][0].method, 'oidc');
+      assert.deepEqual(content['authentications'][0].handle, { type: 'email_address', value: 'ada@example.com' });
+
+      // Again: the same person, no second registration.
+      const again = await s.browser.walk(s.startUrl, { stop: (u) => u.startsWith(APP) });
+      const second = await verifyIdentityToken(server, fragment(again.stoppedAt as string).get('token') as string);
+      assert.equal(second.sub, claims.sub);
+      assert.equal(events(s.org.id, 'PersonCreated_v1').length, 1);
+      assert.equal(failures(s.org).length, 0);
+    } finally {
+      await receiver.close();
+      await s.close();
+    }
+  });
+
+  test('answers {token} to a client that asks for JSON, and the start takes Service-OrgID in place of org_id', async () => {
+    const s = await setup();
+    try {
+      const start = await s.browser.request(s.startUrl.replace(`org_id=${s.org.id}&`, ''), { headers: { 'Service-OrgID': s.org.id } });
+      assert.equal(start.status, 302, start.body);
+      const at = await s.browser.walk(start.location as string, { stop: (u) => u.startsWith(callback) });
+      const res = await s.browser.request(at.stoppedAt as string, { headers: { accept: 'application/json' } });
+      assert.equal(res.status, 200, res.body);
+      const claims = await verifyIdentityToken(server, JSON.parse(res.body).result.token);
+      assert.deepEqual(claims['authenticated_methods'], ['oidc']);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a state this browser did not start is refused (400 naming the state) and recorded', async () => {
+    const s = await setup();
+    try {
+      const at = new URL(await toCallback(s));
+      at.searchParams.set('state', 'x'.repeat(43));
+      const res = await callBack(s, at.href);
+      assert.equal(res.status, 400);
+      assert.match(JSON.parse(res.body).errors[0].message, /^state: not a sign-in this service started/);
+      assert.equal(failures(s.org).at(-1)?.['failure_reason'], 'invalid_state');
+      assert.equal(failures(s.org).at(-1)?.['failed_authn_method'], 'oidc');
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a replayed state is refused as single use, and recorded', async () => {
+    const s = await setup();
+    try {
+      const at = await toCallback(s);
+      const first = await callBack(s, at);
+      assert.equal(first.status, 302);
+      assert.ok(fragment(first.location as string).get('token'));
+      const replay = await callBack(s, at);
+      assert.equal(replay.status, 400);
+      assert.match(JSON.parse(replay.body).errors[0].message, /single use/);
+      assert.equal(failures(s.org).at(-1)?.['failure_reason'], 'state_already_used');
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('an ID token with another nonce is refused: error redirect naming the nonce, recorded', async () => {
+    const s = await setup();
+    try {
+      // The provider is asked for another nonce than the one the service keeps, so its ID token carries that one.
+      const at = await toCallback(s, (u) => (u.startsWith(s.idp.issuer) && u.includes('nonce=') ? u.replace(/nonce=[^&]+/, 'nonce=forged-nonce-value') : u));
+      const res = await callBack(s, at);
+      assert.equal(res.status, 302);
+      assert.ok(res.location?.startsWith(APP));
+      const f = fragment(res.location as string);
+      assert.equal(f.get('error'), 'access_denied');
+      assert.match(f.get('error_description') ?? '', /nonce/);
+      assert.equal(f.get('token'), null);
+      const failed = failures(s.org).at(-1);
+      assert.equal(failed?.['failure_reason'], 'invalid_id_token');
+      assert.match(failed?.['failure_detail'], /nonce/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a code already redeemed is refused by the provider: the error names invalid_grant, recorded', async () => {
+    const s = await setup();
+    try {
+      const at = await toCallback(s);
+      await s.idp.consumeCode(new URL(at).searchParams.get('code') as string);
+      const res = await callBack(s, at);
+      const f = fragment(res.location as string);
+      assert.equal(f.get('error'), 'access_denied');
+      assert.match(f.get('error_description') ?? '', /refused the code exchange: invalid_grant/);
+      assert.equal(failures(s.org).at(-1)?.['failure_reason'], 'code_exchange_failed');
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('an ID token signed by a key the provider does not publish is refused, recorded', async () => {
+    const s = await setup();
+    try {
+      const at = await toCallback(s);
+      s.idp.publishKeys([await s.idp.otherKey()]);
+      const res = await callBack(s, at);
+      const f = fragment(res.location as string);
+      assert.equal(f.get('error'), 'access_denied');
+      assert.match(f.get('error_description') ?? '', /ID token was refused/);
+      assert.equal(failures(s.org).at(-1)?.['failure_reason'], 'invalid_id_token');
+      assert.equal(events(s.org.id, 'PersonCreated_v1').length, 0);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a redirect_uri off the allow-list is refused at the start (400 naming it), recorded', async () => {
+    const s = await setup();
+    try {
+      const res = await s.browser.request(s.startUrl.replace(encodeURIComponent(APP), encodeURIComponent('https://evil.example/steal')));
+      assert.equal(res.status, 400);
+      assert.match(JSON.parse(res.body).errors[0].message, /^redirect_uri: "https:\/\/evil\.example\/steal" is not on the organization's sso_allowed_redirect_uris/);
+      assert.equal(res.location, null);
+      assert.equal(failures(s.org).at(-1)?.['failure_reason'], 'redirect_uri_not_allowed');
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a provider that is down: the callback redirects with server_error (502 for JSON), recorded; the start answers 502', async () => {
+    const s = await setup();
+    try {
+      const at = await toCallback(s);
+      await s.idp.stop();
+      const res = await callBack(s, at);
+      const f = fragment(res.location as string);
+      assert.equal(f.get('error'), 'server_error');
+      assert.match(f.get('error_description') ?? '', /could not be reached/);
+      assert.equal(failures(s.org).at(-1)?.['failure_reason'], 'provider_unreachable');
+      // Discovery was forgotten on the failure, so the next start looks again and finds nobody.
+      const start = await s.browser.request(s.startUrl);
+      assert.equal(start.status, 502, start.body);
+      assert.match(JSON.parse(start.body).errors[0].message, /could not be reached for OpenID discovery/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("the provider's access_denied ends the flow: a redirect carrying the error, recorded, never a 500", async () => {
+    const s = await setup();
+    try {
+      const interaction = await s.browser.walk(s.startUrl, { stop: (u) => u.includes('/interaction/') });
+      const walk = await s.browser.walk(`${interaction.stoppedAt}/abort`, { stop: (u) => u.startsWith(APP) });
+      const f = fragment(walk.stoppedAt as string);
+      assert.equal(f.get('error'), 'access_denied');
+      assert.match(f.get('error_description') ?? '', /the provider ended the sign-in: "access_denied"/);
+      const failed = failures(s.org).at(-1);
+      assert.equal(failed?.['failure_reason'], 'provider_error');
+      assert.match(failed?.['failure_detail'], /access_denied/);
+    } finally {
+      await s.close();
+    }
+  });
+});
