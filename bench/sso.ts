@@ -2,6 +2,7 @@
 // (oidc-provider) timed hop by hop, beside password sign-ins and bare mint-token calls of the same person on the
 // same service. Sequential flows; medians and p99 in one run.
 //   npm run bench -- sso [--flows 200] [--warmup 10]
+import diagnostics from 'node:diagnostics_channel';
 import { parseArgs } from 'node:util';
 import { SignJWT, createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify } from 'jose';
 import { startOidcProvider, WalkingClient, type Hop } from '../test/support/oidc-provider.js';
@@ -70,18 +71,26 @@ export async function main(argv: string[]): Promise<void> {
 
   const service = await startService({ SERVICE_WEBHOOK_ALLOW_INSECURE: '1' });
   const provider = await startOidcProvider({ redirectUris: [`${service.url}/authenticate/oidc/callback`] });
-  // The provider's own handling time per endpoint, from its first middleware to its answer.
+  // The provider's own handling time per endpoint, from request to finished answer, read off node:http's
+  // diagnostics channels: the provider is the one node:http server in this process (the service runs apart).
   const providerTime = new Map<string, Histogram>();
   let recordProvider = false;
-  (provider.provider as unknown as { use(fn: (ctx: { path: string }, next: () => Promise<void>) => Promise<void>): void }).use(async (ctx, next) => {
-    const t = performance.now();
-    await next();
-    if (!recordProvider) return;
-    const name = ctx.path.replace(/^\/(auth|interaction)\/.+$/, '/$1/:uid');
+  const began = new WeakMap<object, number>();
+  const onStart = (message: unknown) => {
+    const { response } = message as { response: object };
+    began.set(response, performance.now());
+  };
+  const onFinish = (message: unknown) => {
+    const { request, response } = message as { request: { url?: string }; response: object };
+    const t = began.get(response);
+    if (!recordProvider || t === undefined) return;
+    const name = new URL(request.url ?? '/', 'http://x').pathname.replace(/^\/(auth|interaction)\/.+$/, '/$1/:uid');
     let h = providerTime.get(name);
     if (!h) providerTime.set(name, (h = new Histogram()));
     h.record((performance.now() - t) * 1000);
-  });
+  };
+  diagnostics.subscribe('http.server.request.start', onStart);
+  diagnostics.subscribe('http.server.response.finish', onFinish);
   const admin = new WalkingClient();
   const user = new WalkingClient();
   const browser = new WalkingClient();
@@ -189,12 +198,14 @@ export async function main(argv: string[]): Promise<void> {
     row('  reference: POST /persons/{id}/mint-token (API key)', mint.get('total'));
     row('SSO, provider session kept: start → authorize → callback', session.get('total'), true);
     for (const hop of ['start (service)', 'authorize (provider)', 'callback (service)']) row(`  ${hop}`, session.get(hop));
-    for (const [path, h] of [...providerTime].sort()) row(`    provider's own time: ${path}`, h);
+    for (const [path, h] of [...providerTime].sort()) row(`    the provider's own time: ${path}`, h);
     row('  ID token verification, RS256 (jose, in process)', verification.get('total'));
     row('SSO through the login and consent forms, new browser each time', forms.get('total'), true);
     const hops = [...new Set(formHops)].sort((a, b) => a - b).join(' or ');
     if (hops) notes.push(`the form flow takes ${hops} requests (start, authorize, login form and post, consent form and post, resumes, callback); the kept session takes 3`);
   } finally {
+    diagnostics.unsubscribe('http.server.request.start', onStart);
+    diagnostics.unsubscribe('http.server.response.finish', onFinish);
     await Promise.all([admin.close(), user.close(), browser.close()]);
     await provider.stop();
     await service.stop();
