@@ -268,4 +268,63 @@ describe('SSO sign-in through a loopback OpenID provider', () => {
       await s.close();
     }
   });
+
+  test("groups_claim: the person's groups follow the provider's claim at each sign-in, groups the organization lacks ignored", async () => {
+    const s = await setup({ authorize_scopes: ['groups'], groups_claim: 'groups' });
+    try {
+      for (const name of ['admins', 'staff']) assert.equal((await s.org.admin.post('/groups', { name })).status, 201);
+      (s.idp.accounts.get('ada') as { groups?: string[] }).groups = ['admins', 'not-here'];
+      const first = await s.browser.walk(s.startUrl, { stop: (u) => u.startsWith(APP) });
+      const claims = await verifyIdentityToken(server, fragment(first.stoppedAt as string).get('token') as string);
+      assert.deepEqual(claims['groups'], ['admins']);
+
+      (s.idp.accounts.get('ada') as { groups?: string[] }).groups = ['staff'];
+      const second = await s.browser.walk(s.startUrl, { stop: (u) => u.startsWith(APP) });
+      const again = await verifyIdentityToken(server, fragment(second.stoppedAt as string).get('token') as string);
+      assert.deepEqual(again['groups'], ['staff']);
+      const stored = await s.org.admin.get(`/persons/${claims.sub}/groups`);
+      assert.deepEqual(stored.body.result, ['staff']);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('an unknown person is not registered when the organization denies self-registration: 403 reason recorded', async () => {
+    const s = await setup();
+    try {
+      assert.equal((await s.org.admin.patch('/organizations/config', { deny_self_registration: true })).status, 200);
+      const walk = await s.browser.walk(s.startUrl, { stop: (u) => u.startsWith(APP) });
+      const f = fragment(walk.stoppedAt as string);
+      assert.equal(f.get('error'), 'access_denied');
+      assert.match(f.get('error_description') ?? '', /self-registration is disabled/);
+      const failed = failures(s.org).at(-1);
+      assert.equal(failed?.['failure_reason'], 'self_registration_denied');
+      assert.deepEqual(failed?.['handle'], { type: 'EmailAddress', value: 'ada@example.com' });
+      assert.equal(events(s.org.id, 'PersonCreated_v1').length, 0);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('the start: an unknown credential is 404, an unknown organization 404, neither org_id nor Service-OrgID 400, a malformed org_id 400', async () => {
+    const s = await setup();
+    try {
+      const unknown = await s.browser.request(s.startUrl.replace(`/oidc/${s.idp.clientId}/`, '/oidc/nobody/'));
+      assert.equal(unknown.status, 404);
+      assert.match(JSON.parse(unknown.body).errors[0].message, /credential "nobody" not found/);
+      const noOrg = await s.browser.request(s.startUrl.replace(`org_id=${s.org.id}`, 'org_id=no-such-org'));
+      assert.equal(noOrg.status, 404);
+      const none = await s.browser.request(s.startUrl.replace(`org_id=${s.org.id}&`, ''));
+      assert.equal(none.status, 400);
+      assert.match(JSON.parse(none.body).errors[0].message, /org_id/);
+      const malformed = await s.browser.request(s.startUrl.replace(`org_id=${s.org.id}`, 'org_id=bad%20id'));
+      assert.equal(malformed.status, 400);
+      assert.match(JSON.parse(malformed.body).errors[0].message, /^org_id: must be 1-64 characters/);
+      // Service-OrgID wins over org_id when both are given.
+      const both = await s.browser.request(s.startUrl.replace(`org_id=${s.org.id}`, 'org_id=no-such-org'), { headers: { 'Service-OrgID': s.org.id } });
+      assert.equal(both.status, 302, both.body);
+    } finally {
+      await s.close();
+    }
+  });
 });

@@ -152,3 +152,9 @@ describe('apple', () => {
     for (const bad of [other, rsa, sec1, ed, pub, garbled, 'not a key', '']) refused(() => apple({ private_key: bad }), 'ERR_BAD_REQUEST', 'options.apple.private_key');
   });
 });
+
+test('groups_claim: a claim name or empty; anything else is refused naming the field', () => {
+  assert.equal(checkOptions('service', { service: { groups_claim: 'groups' } }, false, false).options.groups_claim, 'groups');
+  assert.equal(checkOptions('google', { google: { groups_claim: '' } }, false, false).options.groups_claim, '');
+  assert.throws(() => checkOptions('google', { google: { groups_claim: 'has space' } }, false, false), /options\.google\.groups_claim/);
+});
