@@ -37,6 +37,8 @@ import { createAccessTokenIssuer } from './oauth/access-tokens.js';
 import { createClientAuthenticator } from './oauth/client-auth.js';
 import { createClientIndex } from './oauth/client-index.js';
 import { createTokenEndpoint } from './oauth/token-endpoint.js';
+import { createAccessTokens } from './oauth/introspect.js';
+import { createAccessTokenVerifier } from './tokens/access-token.js';
 import { createSecretSealer } from './sso/secrets.js';
 import { isNativeUws } from './http/uws.js';
 import { eventSocketBehavior } from './http/ws.js';
@@ -371,10 +373,12 @@ function buildOAuth({ clock, issuer }: Base, { registry, commits }: Organization
   // Access tokens share the identity tokens' keys and signer; only their typ header (and lifetime) differ.
   const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });
   const accessTokens = createAccessTokenIssuer(atIssuer);
+  const verifier = createAccessTokenVerifier({ keys: tokens.keys, issuer, clock });
   return {
     clients,
     clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients)),
     tokens: createTokenEndpoint({ accessTokens, issuer }),
+    accessTokens: createAccessTokens(verifier, clients),
   };
 }
 
@@ -391,6 +395,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   const deps: HandlerDeps = { registry, pager: createPager(storage.cursorSecret), consistency: regions.consistency };
   const passwords = createPasswordHasher();
   const signIn = buildSignIn(base, pipeline, passwords);
+  const oauth = buildOAuth(base, orgs, tokens);
   const routes: Route[] = [];
   routes.push(
     ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views() }, () => routes),
@@ -405,11 +410,11 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhooks.keys.jwks() }),
     ...deadLetterRoutes(deps, webhooks.outbox),
     ...passwordRoutes(deps, { passwords, signIn }),
-    ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer }),
+    ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer, oauth: { grantTypes: oauth.tokens.grantTypes } }),
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer: createSecretSealer(config.secretsKey, config.secretsKeyPrevious) }),
     ...oauthClientRoutes(deps),
-    ...oauthTokenRoutes(buildOAuth(base, orgs, tokens)),
+    ...oauthTokenRoutes({ handlers: deps, ...oauth }),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log }));
   front.mount(routes);
