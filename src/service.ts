@@ -34,6 +34,16 @@ import { createStateCookies, deriveCookieKey } from './sso/state-cookie.js';
 import { tokenRoutes } from './http/handlers/tokens.js';
 import { rbacRoutes } from './http/handlers/rbac.js';
 import { ssoCredentialRoutes } from './http/handlers/sso-credentials.js';
+import { oauthClientRoutes } from './http/handlers/oauth-clients.js';
+import { oauthTokenRoutes } from './http/handlers/oauth-tokens.js';
+import { oauthClientAuthenticator } from './http/oauth-client-auth.js';
+import { ACCESS_TOKEN_DURATION } from './domain/oauth-clients.js';
+import { createAccessTokenIssuer } from './oauth/access-tokens.js';
+import { createClientAuthenticator } from './oauth/client-auth.js';
+import { createClientIndex } from './oauth/client-index.js';
+import { createTokenEndpoint } from './oauth/token-endpoint.js';
+import { createAccessTokens } from './oauth/introspect.js';
+import { createAccessTokenVerifier } from './tokens/access-token.js';
 import { createSecretSealer, type SecretSealer } from './sso/secrets.js';
 import { isNativeUws } from './http/uws.js';
 import { eventSocketBehavior } from './http/ws.js';
@@ -379,6 +389,21 @@ function buildSso({ config, clock, ids, issuer }: Base, cursorSecret: Buffer, pi
   });
 }
 
+/** The authorization server's machine side: the client index, client authentication, the token endpoint. */
+function buildOAuth({ clock, issuer }: Base, { registry, commits }: Organizations, tokens: Tokens) {
+  const clients = createClientIndex(registry, commits);
+  // Access tokens share the identity tokens' keys and signer; only their typ header (and lifetime) differ.
+  const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });
+  const accessTokens = createAccessTokenIssuer(atIssuer);
+  const verifier = createAccessTokenVerifier({ keys: tokens.keys, issuer, clock });
+  return {
+    clients,
+    clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients)),
+    tokens: createTokenEndpoint({ accessTokens, issuer }),
+    accessTokens: createAccessTokens(verifier, clients),
+  };
+}
+
 function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline }: Wings): Front {
   const { config, options, metrics, issuer } = base;
   const { registry } = orgs;
@@ -394,6 +419,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   const signIn = buildSignIn(base, pipeline, passwords);
   const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
   const sso = buildSso(base, storage.cursorSecret, pipeline, registry, sealer);
+  const oauth = buildOAuth(base, orgs, tokens);
   const routes: Route[] = [];
   routes.push(
     ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views() }, () => routes),
@@ -408,10 +434,12 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhooks.keys.jwks() }),
     ...deadLetterRoutes(deps, webhooks.outbox),
     ...passwordRoutes(deps, { passwords, signIn }),
-    ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer }),
+    ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer, oauth: { grantTypes: oauth.tokens.grantTypes } }),
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer }),
     ...ssoSignInRoutes(sso),
+    ...oauthClientRoutes(deps),
+    ...oauthTokenRoutes({ handlers: deps, ...oauth }),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log }));
   front.mount(routes);

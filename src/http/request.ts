@@ -86,11 +86,11 @@ export interface Copied {
  */
 export function buildRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined, ctx: AuthContext): Request | Promise<Request> {
   const principal = parts.authenticator.authenticate(copied.headers, ctx, copied.query);
-  if (principal instanceof Promise) return principal.then((p) => readRequest(parts, copied, raw, p));
-  return readRequest(parts, copied, raw, principal);
+  if (principal instanceof Promise) return principal.then((p) => readRequest(parts, copied, raw, p, ctx));
+  return readRequest(parts, copied, raw, principal, ctx);
 }
 
-function readRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined, principal: Principal): Request {
+function readRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined, principal: Principal, ctx: AuthContext): Request {
   const { route } = parts;
   const headers = copied.headers;
   const params: Record<string, string> = {};
@@ -119,6 +119,7 @@ function readRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined,
     parts.codec.checkType(headers['content-type']);
     body = parts.body(parts.codec.decode(bytes));
   }
+  if (parts.authenticator.authenticateBody) principal = parts.authenticator.authenticateBody(principal, body, ctx);
   return {
     params,
     query,

@@ -53,11 +53,13 @@ export interface TokenIssuerOptions {
   /** default: signing on the calling thread */
   signer?: Signer;
   jti?: () => string;
+  /** the JWS typ header: 'JWT' (identity tokens, the default) or e.g. 'at+jwt' (RFC 9068 access tokens) */
+  typ?: string;
 }
 
 /** The signing input's header for a key: computed once per key, not per token. */
-export function encodedHeader(key: Pick<SigningKey, 'alg' | 'kid'>): string {
-  return Buffer.from(JSON.stringify({ alg: key.alg, typ: 'JWT', kid: key.kid })).toString('base64url');
+export function encodedHeader(key: Pick<SigningKey, 'alg' | 'kid'>, typ = 'JWT'): string {
+  return Buffer.from(JSON.stringify({ alg: key.alg, typ, kid: key.kid })).toString('base64url');
 }
 
 /** node:crypto's sign() arguments per algorithm: one table for this thread and the signing threads. */
@@ -82,7 +84,7 @@ export const inlineSigner: Signer = {
 };
 
 export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
-  const { keys, ttl, clock, signer = inlineSigner } = options;
+  const { keys, ttl, clock, signer = inlineSigner, typ = 'JWT' } = options;
   const newJti = options.jti ?? randomUUID;
   const issuer = typeof options.issuer === 'string' ? () => options.issuer as string : options.issuer;
   let lastKey: SigningKey | undefined;
@@ -95,7 +97,7 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
       const key = keys.current();
       if (key !== lastKey) {
         lastKey = key;
-        header = encodedHeader(key);
+        header = encodedHeader(key, typ);
       }
       const iat = Math.floor(clock.nowMs() / 1000);
       const exp = iat + lifetime;

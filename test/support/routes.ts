@@ -22,6 +22,8 @@ export interface Targets {
   permission?: string;
   /** client_id of an OIDC provider credential; default sample-client, the one the POST case creates */
   credential?: string;
+  /** client_id of an OAuth 2.0 client of the organization (default: a sample ID, which does not exist) */
+  oauthClient?: string;
 }
 
 export function routeCases(t: Targets): RouteCase[] {
@@ -33,6 +35,7 @@ export function routeCases(t: Targets): RouteCase[] {
   const perm = encodeURIComponent(t.permission ?? 'sample.permission');
   const sso = '/organizations/sso/oidc/provider-credentials';
   const cred = encodeURIComponent(t.credential ?? 'sample-client');
+  const oc = encodeURIComponent(t.oauthClient ?? '00000000-0000-7000-8000-000000000000');
   const c = (method: RouteCase['method'], route: string, path: string, body?: unknown): RouteCase => (body === undefined ? { method, route, path } : { method, route, path, body });
   return [
     c('GET', '/organizations', '/organizations'),
@@ -103,6 +106,13 @@ export function routeCases(t: Targets): RouteCase[] {
     c('GET', `${sso}/{oauth_client_id}`, `${sso}/${cred}`),
     c('PATCH', `${sso}/{oauth_client_id}`, `${sso}/${cred}`, { label: 'sample' }),
     c('DELETE', `${sso}/{oauth_client_id}`, `${sso}/${cred}`),
+    // the OAuth 2.0 authorization server's clients
+    c('POST', '/oauth2/clients', '/oauth2/clients', { client_name: 'sample', scopes: ['sample.read'], grant_types: ['client_credentials'] }),
+    c('GET', '/oauth2/clients', '/oauth2/clients'),
+    c('GET', '/oauth2/clients/{oauth_client_id}', `/oauth2/clients/${oc}`),
+    c('PATCH', '/oauth2/clients/{oauth_client_id}', `/oauth2/clients/${oc}`, { client_name: 'sample' }),
+    c('DELETE', '/oauth2/clients/{oauth_client_id}', `/oauth2/clients/${oc}`),
+    c('PUT', '/oauth2/clients/{oauth_client_id}/secret', `/oauth2/clients/${oc}/secret`),
   ];
 }
 
@@ -111,6 +121,9 @@ export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json'
 
 /** End-user routes and the webhook verification keys: Service-OrgID only, no API key. */
 export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password', 'GET /authenticate/oidc/{oauth_client_id}/start'];
+
+/** OAuth 2.0 endpoints that authenticate the client as RFC 6749 2.3 says: no organization header, no API key. */
+export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke'];
 
 /** Operator routes (Service-Operator-Key); they answer 404 while no operator key is configured. */
 export const OPERATOR_ROUTES = ['PUT /ops/regions/{region}', 'POST /ops/keys/rotate'];
