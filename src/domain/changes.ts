@@ -1,5 +1,6 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
 import type { OrgConfig } from './org-config.js';
+import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 import type { AttributeSet, GdprConsent, Handle, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 
 export type Change =
@@ -51,6 +52,14 @@ export type Change =
   | { t: 'SsoCredentialUpdated'; credential: SsoCredential }
   | { t: 'SsoCredentialDeleted'; client_id: string }
   /** the organization's whole configuration after a PATCH */
-  | { t: 'OrgConfigSet'; config: OrgConfig };
+  | { t: 'OrgConfigSet'; config: OrgConfig }
+  // OAuth authorization codes and grants (oauth-grants.ts)
+  | { t: 'OAuthCodeIssued'; code: OAuthCode }
+  /** the code is used; the grant it started begins */
+  | { t: 'OAuthCodeRedeemed'; code_hash: string; grant: OAuthGrant }
+  | { t: 'OAuthRefreshRotated'; grant_id: string; refresh_hash: string; rotated: string[]; expires_at_ms: number }
+  | { t: 'OAuthGrantRevoked'; grant_id: string }
+  /** codes and grants past their time */
+  | { t: 'OAuthPruned'; code_hashes: string[]; grant_ids: string[] };
 
 export type ChangeType = Change['t'];

@@ -2,6 +2,7 @@
 import type { AttributeSet, ConsentLevel, Handle, OnFailure, WebhookTrigger } from './state.js';
 import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
+import type { IssueCodeInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 
 export interface PersonInput {
   handles: Handle[];
@@ -128,6 +129,11 @@ export type Command =
   | { kind: 'UpdateSsoCredential'; client_id: string; provider: string; patch: SsoCredentialPatch }
   | { kind: 'DeleteSsoCredential'; client_id: string }
   /** PATCH /organizations/config: any subset of the fields, checked by decide() */
-  | { kind: 'SetOrgConfig'; patch: unknown };
+  | { kind: 'SetOrgConfig'; patch: unknown }
+  // OAuth authorization codes and grants (oauth-grants.ts)
+  | { kind: 'IssueOAuthCode'; code: IssueCodeInput }
+  | { kind: 'RedeemOAuthCode'; input: RedeemCodeInput }
+  | { kind: 'RotateOAuthRefresh'; input: RotateRefreshInput }
+  | { kind: 'RevokeOAuthGrant'; grant_id: string };
 
 export type CommandKind = Command['kind'];

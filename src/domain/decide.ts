@@ -13,6 +13,7 @@ import type { OrgState } from './state.js';
 import { setOrgConfig } from './org-config.js';
 import { emitOwedTwins, withTwins } from './twins.js';
 import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from './sso-credentials.js';
+import { issueOAuthCode, redeemOAuthCode, revokeOAuthGrant, rotateOAuthRefresh } from './oauth-grants.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 import { createPermission, createRole, deletePermission, deleteRole, setPersonAdditionalPermissions, setPersonRoles, updatePermission, updateRole } from './rbac.js';
 
@@ -91,5 +92,14 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return deleteSsoCredential(state, command.client_id);
     case 'SetOrgConfig':
       return setOrgConfig(state, command.patch);
+    // OAuth authorization codes and grants
+    case 'IssueOAuthCode':
+      return issueOAuthCode(state, command.code, ctx);
+    case 'RedeemOAuthCode':
+      return redeemOAuthCode(state, command.input, ctx);
+    case 'RotateOAuthRefresh':
+      return rotateOAuthRefresh(state, command.input, ctx);
+    case 'RevokeOAuthGrant':
+      return revokeOAuthGrant(state, command.grant_id);
   }
 }

@@ -1,5 +1,6 @@
 // An organization's state: plain in-memory structures, owned by its actor, rebuilt from snapshot + WAL.
 import { defaultOrgConfig, type OrgConfig } from './org-config.js';
+import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 
 export type HandleType = 'email_address' | 'phone_number' | 'username';
 export const HANDLE_TYPES: readonly HandleType[] = ['email_address', 'phone_number', 'username'];
@@ -171,6 +172,10 @@ export interface OrgState extends OrgGenesis {
   roles: Map<string, Role>;
   /** OIDC provider credentials for SSO: client_id → credential, in creation order */
   sso_credentials: Map<string, SsoCredential>;
+  /** OAuth authorization codes by the hash of the code (oauth-grants.ts) */
+  oauth_codes: Map<string, OAuthCode>;
+  /** OAuth grants (refresh-token families) by grant id */
+  oauth_grants: Map<string, OAuthGrant>;
   /** offset of the last WAL entry applied */
   offset: number;
   /** offset of the last event emitted */
@@ -202,6 +207,8 @@ export function emptyState(g: OrgGenesis): OrgState {
     permissions: new Map(),
     roles: new Map(),
     sso_credentials: new Map(),
+    oauth_codes: new Map(),
+    oauth_grants: new Map(),
     offset: 0,
     event_offset: 0,
     // A suborganization starts here too: it does not inherit its parent's configuration.
