@@ -29,6 +29,7 @@ import { webhookRoutes } from './http/handlers/webhooks.js';
 import { tokenRoutes } from './http/handlers/tokens.js';
 import { rbacRoutes } from './http/handlers/rbac.js';
 import { ssoCredentialRoutes } from './http/handlers/sso-credentials.js';
+import { oauthClientRoutes } from './http/handlers/oauth-clients.js';
 import { createSecretSealer } from './sso/secrets.js';
 import { isNativeUws } from './http/uws.js';
 import { eventSocketBehavior } from './http/ws.js';
@@ -387,6 +388,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer }),
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer: createSecretSealer(config.secretsKey, config.secretsKeyPrevious) }),
+    ...oauthClientRoutes(deps),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log }));
   front.mount(routes);

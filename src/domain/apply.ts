@@ -3,6 +3,7 @@
 // replay the WAL deterministically: the actor, recovery and the replicas all go through applyEntry.
 import type { Change } from './changes.js';
 import { withDefaults } from './org-config.js';
+import { withRevoked } from './oauth-clients.js';
 import { emptyState, handleKey, lowerBound, type AttributeSet, type OrgState } from './state.js';
 
 function attributeHome(state: OrgState, personId: string | undefined): { get(b: string): AttributeSet | undefined; set(b: string, a: AttributeSet): void; delete(b: string): void } | undefined {
@@ -219,6 +220,22 @@ export function apply(state: OrgState, change: Change): OrgState {
       return state;
     case 'OrgConfigSet':
       state.config = withDefaults(change.config);
+      return state;
+    // OAuth clients are replaced, never mutated, like webhooks.
+    case 'OAuthClientCreated':
+    case 'OAuthClientUpdated':
+      state.oauth_clients.set(change.client.client_id, change.client);
+      return state;
+    case 'OAuthClientSecretSet': {
+      const c = state.oauth_clients.get(change.client_id);
+      if (c) state.oauth_clients.set(c.client_id, { ...c, secret_hash: change.secret_hash });
+      return state;
+    }
+    case 'OAuthClientDeleted':
+      state.oauth_clients.delete(change.client_id);
+      return state;
+    case 'AccessTokenRevoked':
+      withRevoked(state.oauth_revoked, change.jti, change.exp, change.now);
       return state;
     // OAuth codes and grants are replaced, never mutated: decide() hands them out in its replies.
     case 'OAuthCodeIssued':

@@ -1,7 +1,7 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
 import type { OrgConfig } from './org-config.js';
+import type { AttributeSet, GdprConsent, Handle, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
-import type { AttributeSet, GdprConsent, Handle, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 
 export type Change =
   | { t: 'OrgCreated'; genesis: OrgGenesis }
@@ -53,6 +53,14 @@ export type Change =
   | { t: 'SsoCredentialDeleted'; client_id: string }
   /** the organization's whole configuration after a PATCH */
   | { t: 'OrgConfigSet'; config: OrgConfig }
+  // The OAuth 2.0 authorization server
+  | { t: 'OAuthClientCreated'; client: OAuthClient }
+  /** the whole client after the change (its secret hash unchanged) */
+  | { t: 'OAuthClientUpdated'; client: OAuthClient }
+  | { t: 'OAuthClientSecretSet'; client_id: string; secret_hash: string }
+  | { t: 'OAuthClientDeleted'; client_id: string }
+  /** now: seconds at the decision; revocations whose tokens expired by then are dropped */
+  | { t: 'AccessTokenRevoked'; jti: string; exp: number; now: number }
   // OAuth authorization codes and grants (oauth-grants.ts)
   | { t: 'OAuthCodeIssued'; code: OAuthCode }
   /** the code is used; the grant it started begins */

@@ -2,6 +2,7 @@
 import type { AttributeSet, ConsentLevel, Handle, OnFailure, WebhookTrigger } from './state.js';
 import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
+import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
 import type { IssueCodeInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 
 export interface PersonInput {
@@ -130,6 +131,13 @@ export type Command =
   | { kind: 'DeleteSsoCredential'; client_id: string }
   /** PATCH /organizations/config: any subset of the fields, checked by decide() */
   | { kind: 'SetOrgConfig'; patch: unknown }
+  // The OAuth 2.0 authorization server
+  | { kind: 'CreateOAuthClient'; input: OAuthClientInput }
+  | { kind: 'UpdateOAuthClient'; client_id: string; patch: OAuthClientPatch }
+  | { kind: 'DeleteOAuthClient'; client_id: string }
+  | { kind: 'RotateOAuthClientSecret'; client_id: string }
+  /** an access token of this organization, already verified: jti and exp are its own */
+  | { kind: 'RevokeAccessToken'; jti: string; exp: number }
   // OAuth authorization codes and grants (oauth-grants.ts)
   | { kind: 'IssueOAuthCode'; code: IssueCodeInput }
   | { kind: 'RedeemOAuthCode'; input: RedeemCodeInput }

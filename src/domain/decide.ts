@@ -11,6 +11,7 @@ import { recordAuthenticationFailure, setPassword } from './sign-in.js';
 import { recordToken } from './tokens.js';
 import type { OrgState } from './state.js';
 import { setOrgConfig } from './org-config.js';
+import { createOAuthClient, deleteOAuthClient, revokeAccessToken, rotateOAuthClientSecret, updateOAuthClient } from './oauth-clients.js';
 import { emitOwedTwins, withTwins } from './twins.js';
 import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from './sso-credentials.js';
 import { issueOAuthCode, redeemOAuthCode, revokeOAuthGrant, rotateOAuthRefresh } from './oauth-grants.js';
@@ -92,6 +93,16 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return deleteSsoCredential(state, command.client_id);
     case 'SetOrgConfig':
       return setOrgConfig(state, command.patch);
+    case 'CreateOAuthClient':
+      return createOAuthClient(state, command.input, ctx);
+    case 'UpdateOAuthClient':
+      return updateOAuthClient(state, command.client_id, command.patch);
+    case 'DeleteOAuthClient':
+      return deleteOAuthClient(state, command.client_id);
+    case 'RotateOAuthClientSecret':
+      return rotateOAuthClientSecret(state, command.client_id, ctx);
+    case 'RevokeAccessToken':
+      return revokeAccessToken(state, command.jti, command.exp, ctx);
     // OAuth authorization codes and grants
     case 'IssueOAuthCode':
       return issueOAuthCode(state, command.code, ctx);

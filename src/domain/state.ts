@@ -151,6 +151,22 @@ export interface SsoCredential {
   created: string;
 }
 
+/** An OAuth 2.0 client of the organization's authorization server; its ID is unique across the deployment. */
+export interface OAuthClient {
+  client_id: string;
+  client_name: string;
+  grant_types: string[];
+  scopes: string[];
+  public: boolean;
+  redirect_uris: string[];
+  /** seconds */
+  access_token_duration: number;
+  refresh_token_duration: number;
+  /** SHA-256 (hex) of the secret; '' for a public client. Never returned. */
+  secret_hash: string;
+  created: string;
+}
+
 export interface OrgState extends OrgGenesis {
   /** direct children, in creation order */
   suborganizations: string[];
@@ -172,6 +188,10 @@ export interface OrgState extends OrgGenesis {
   roles: Map<string, Role>;
   /** OIDC provider credentials for SSO: client_id → credential, in creation order */
   sso_credentials: Map<string, SsoCredential>;
+  /** OAuth 2.0 clients: client_id → client, in creation order */
+  oauth_clients: Map<string, OAuthClient>;
+  /** access tokens revoked before they expire: jti → exp (seconds); entries go once their token expired */
+  oauth_revoked: Map<string, number>;
   /** OAuth authorization codes by the hash of the code (oauth-grants.ts) */
   oauth_codes: Map<string, OAuthCode>;
   /** OAuth grants (refresh-token families) by grant id */
@@ -207,6 +227,8 @@ export function emptyState(g: OrgGenesis): OrgState {
     permissions: new Map(),
     roles: new Map(),
     sso_credentials: new Map(),
+    oauth_clients: new Map(),
+    oauth_revoked: new Map(),
     oauth_codes: new Map(),
     oauth_grants: new Map(),
     offset: 0,

@@ -80,6 +80,7 @@ const OAUTH2_CLIENT = [
   str('grant_types', 4, REPEATED),
   str('redirect_uris', 5, REPEATED),
   str('scopes', 6, REPEATED),
+  scalar('public', 7, 'bool'),
 ];
 const AWS_ROLE = [str('account_id', 101), str('role_name', 102)];
 const SPN = ['domain', 'service_class', 'service_name', 'account_name', 'account_type', 'distinguished_name'].map((name, i) =>

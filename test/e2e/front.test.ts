@@ -23,7 +23,8 @@ before(async () => {
   expectNoContent(await c.post('/rbac/permissions', { name: 'sample.permission' }));
   expectNoContent(await c.post('/rbac/roles', { name: 'sample-role', permissions: ['sample.permission'] }));
   await c.post('/organizations/sso/oidc/provider-credentials', { client_id: 'front-client', client_secret: 'front secret', provider: 'github' });
-  cases = routeCases({ person: personId, group: 'staff', webhook, credential: 'front-client' });
+  const oauthClient = expectResult(await c.post('/oauth2/clients', { client_name: 'front', scopes: ['front.read'], grant_types: ['client_credentials'] }), 201).client_id;
+  cases = routeCases({ person: personId, group: 'staff', webhook, credential: 'front-client', oauthClient });
 });
 after(() => server.stop());
 
@@ -186,7 +187,7 @@ describe('consistency headers', () => {
 
   test('a bad level or timeout is a 400 naming the header, on every mutating route, and nothing changes', async () => {
     const routes = cases.filter(mutating);
-    assert.equal(routes.length, 40);
+    assert.equal(routes.length, 44);
     await sweep(routes, async (r) => {
       for (const [header, value, mention] of bad) {
         expectError(await c.request(r.method, r.path, r.body, { [header]: value }), 400, mention, value);

@@ -16,6 +16,7 @@ interface Seeded {
   role: string;
   permission: string;
   credential: string;
+  oauthClient: string;
   /** strings that appear only in this organization's data */
   marks: string[];
 }
@@ -40,7 +41,9 @@ async function seed(c: Client, tag: string): Promise<Seeded> {
   const credential = `${tag}-client`;
   const sso = { client_id: credential, client_secret: `${tag}-client-secret`, provider: 'google', label: `${tag}-sso-label` };
   assert.equal((await c.post('/organizations/sso/oidc/provider-credentials', sso)).status, 201);
+  const oauthClient = expectResult(await c.post('/oauth2/clients', { client_name: `${tag}-oauth-name`, scopes: [`${tag}.scope`], grant_types: ['client_credentials'] }), 201).client_id;
   return {
+    oauthClient,
     person: p.person_id,
     group,
     webhook: w.id,
@@ -48,7 +51,8 @@ async function seed(c: Client, tag: string): Promise<Seeded> {
     permission,
     credential,
     marks: [p.person_id, `${tag}@example.com`, group, `${tag}-person-secret`, `${tag}-org-secret`, w.id, `${tag}-hooks.example.com`, `${tag}-header-secret`,
-      permission, role, `${tag}-permission-secret`, `${tag}-role-secret`, credential, `${tag}-client-secret`, `${tag}-sso-label`],
+      permission, role, `${tag}-permission-secret`, `${tag}-role-secret`, credential, `${tag}-client-secret`, `${tag}-sso-label`,
+      oauthClient, `${tag}-oauth-name`, `${tag}.scope`],
   };
 }
 
@@ -65,7 +69,7 @@ after(() => server.stop());
 /** Every route, called by `actor` at the other organization's person and group; the other reads back unchanged. */
 async function sweep(actor: Client, setActor: (c: Client) => void, victim: Client, target: Seeded): Promise<void> {
   const before = await readAll(victim);
-  for (const r of routeCases({ person: target.person, group: target.group, webhook: target.webhook, role: target.role, permission: target.permission, credential: target.credential })) {
+  for (const r of routeCases({ person: target.person, group: target.group, webhook: target.webhook, role: target.role, permission: target.permission, credential: target.credential, oauthClient: target.oauthClient })) {
     const res = await actor.request(r.method, r.path, r.body);
     const where = `${r.method} ${r.route}`;
     if (r.route.includes('{person_id}')) expectError(res, 404, target.person);
@@ -74,6 +78,7 @@ async function sweep(actor: Client, setActor: (c: Client) => void, victim: Clien
     else if (r.route.includes('{role_name}')) expectError(res, 404, target.role);
     else if (r.route.includes('{permission_name}')) expectError(res, 404, target.permission);
     else if (r.route === '/rbac/check') expectError(res, 404, target.person);
+    else if (r.route.startsWith('/oauth2/clients/')) expectError(res, 404, target.oauthClient);
     else if (r.route.includes('{oauth_client_id}')) expectError(res, 404, target.credential);
     else assert.ok(res.status < 300, `${where}: ${res.status} ${res.text}`);
     // a 404 echoes what was asked for; anything else must hold nothing of the other organization

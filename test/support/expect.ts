@@ -77,7 +77,8 @@ export async function readAll(client: Client): Promise<unknown> {
     }))),
   };
   const sso_credentials = expectResult(await client.get('/organizations/sso/oidc/provider-credentials'), 200);
-  return { organization, config, persons, groups, attributes, webhooks, rbac, sso_credentials };
+  const oauth_clients = expectResult(await client.get('/oauth2/clients'), 200);
+  return { organization, config, persons, groups, attributes, webhooks, rbac, sso_credentials, oauth_clients };
 }
 
 /** The WAL offset of every organization: a write of any kind moves one. */

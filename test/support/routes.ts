@@ -22,6 +22,8 @@ export interface Targets {
   permission?: string;
   /** client_id of an OIDC provider credential; default sample-client, the one the POST case creates */
   credential?: string;
+  /** client_id of an OAuth 2.0 client of the organization (default: a sample ID, which does not exist) */
+  oauthClient?: string;
 }
 
 export function routeCases(t: Targets): RouteCase[] {
@@ -33,6 +35,7 @@ export function routeCases(t: Targets): RouteCase[] {
   const perm = encodeURIComponent(t.permission ?? 'sample.permission');
   const sso = '/organizations/sso/oidc/provider-credentials';
   const cred = encodeURIComponent(t.credential ?? 'sample-client');
+  const oc = encodeURIComponent(t.oauthClient ?? '00000000-0000-7000-8000-000000000000');
   const c = (method: RouteCase['method'], route: string, path: string, body?: unknown): RouteCase => (body === undefined ? { method, route, path } : { method, route, path, body });
   return [
     c('GET', '/organizations', '/organizations'),
@@ -103,6 +106,13 @@ export function routeCases(t: Targets): RouteCase[] {
     c('GET', `${sso}/{oauth_client_id}`, `${sso}/${cred}`),
     c('PATCH', `${sso}/{oauth_client_id}`, `${sso}/${cred}`, { label: 'sample' }),
     c('DELETE', `${sso}/{oauth_client_id}`, `${sso}/${cred}`),
+    // the OAuth 2.0 authorization server's clients
+    c('POST', '/oauth2/clients', '/oauth2/clients', { client_name: 'sample', scopes: ['sample.read'], grant_types: ['client_credentials'] }),
+    c('GET', '/oauth2/clients', '/oauth2/clients'),
+    c('GET', '/oauth2/clients/{oauth_client_id}', `/oauth2/clients/${oc}`),
+    c('PATCH', '/oauth2/clients/{oauth_client_id}', `/oauth2/clients/${oc}`, { client_name: 'sample' }),
+    c('DELETE', '/oauth2/clients/{oauth_client_id}', `/oauth2/clients/${oc}`),
+    c('PUT', '/oauth2/clients/{oauth_client_id}/secret', `/oauth2/clients/${oc}/secret`),
   ];
 }
 

@@ -1,0 +1,205 @@
+// Decisions about the organization's OAuth 2.0 clients and the access tokens revoked before they expire, and
+// the shape the API returns for a client. The secret is decided here (ctx.secret()), returned once in the
+// reply, and stored only as its SHA-256 (ctx.hashKey): never in a change, an event or a view.
+import { ServiceError, badRequest, notFound, quote } from '../errors.js';
+import { decision, type DecideContext, type Decision } from './decision.js';
+import type { OAuthClient, OrgState } from './state.js';
+
+export const OAUTH_GRANT_TYPES = ['client_credentials', 'authorization_code', 'refresh_token'] as const;
+export type OAuthGrantType = (typeof OAUTH_GRANT_TYPES)[number];
+
+export const MAX_OAUTH_CLIENTS = 1000;
+export const MAX_OAUTH_SCOPES = 100;
+export const MAX_REDIRECT_URIS = 16;
+/** defaults and bounds of the token lifetimes, seconds */
+export const ACCESS_TOKEN_DURATION = { default: 3600, min: 60, max: 86_400 };
+export const REFRESH_TOKEN_DURATION = { default: 30 * 86_400, min: 60, max: 365 * 86_400 };
+/** unexpired revoked access tokens an organization keeps at most; dropping one would make its token active again */
+export const MAX_REVOKED_TOKENS = 100_000;
+
+/** RFC 6749 3.3 scope-token: %x21 / %x23-5B / %x5D-7E */
+export const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]{1,256}$/;
+
+export interface OAuthClientInput {
+  client_name: string;
+  scopes: string[];
+  grant_types: string[];
+  redirect_uris?: string[];
+  public?: boolean;
+  access_token_duration?: number;
+  refresh_token_duration?: number;
+}
+
+/** What a PATCH may change; public never changes (a confidential client's tokens assume a secret). */
+export type OAuthClientPatch = Partial<Omit<OAuthClientInput, 'public'>>;
+
+export interface OAuthClientRet {
+  client_id: string;
+  client_name: string;
+  grant_types: string[];
+  response_types: string[];
+  scopes: string[];
+  public: boolean;
+  redirect_uris: string[];
+  access_token_duration: number;
+  refresh_token_duration: number;
+  created_at: string;
+}
+
+export function oauthClientView(c: OAuthClient): OAuthClientRet {
+  return {
+    client_id: c.client_id,
+    client_name: c.client_name,
+    grant_types: [...c.grant_types],
+    // The contract's constant: "code" is the only response type the authorization endpoint answers.
+    response_types: ['code'],
+    scopes: [...c.scopes],
+    public: c.public,
+    redirect_uris: [...c.redirect_uris],
+    access_token_duration: c.access_token_duration,
+    refresh_token_duration: c.refresh_token_duration,
+    created_at: c.created,
+  };
+}
+
+export function requireOAuthClient(state: OrgState, clientId: string): OAuthClient {
+  const c = state.oauth_clients.get(clientId);
+  if (!c) throw notFound(`OAuth client ${quote(clientId)} not found`);
+  return c;
+}
+
+export function listOAuthClients(state: OrgState): OAuthClientRet[] {
+  return [...state.oauth_clients.values()].map(oauthClientView);
+}
+
+function uniqueList(values: readonly string[], field: string, check: (v: string, at: string) => void): string[] {
+  const seen = new Set<string>();
+  values.forEach((v, i) => {
+    check(v, `${field}[${i}]`);
+    if (seen.has(v)) throw badRequest(`${field}[${i}]: ${quote(v)} is given more than once`);
+    seen.add(v);
+  });
+  return [...seen];
+}
+
+function checkScope(v: string, at: string): void {
+  if (!SCOPE_TOKEN.test(v)) throw badRequest(`${at}: a scope is 1-256 printable ASCII characters without spaces, quotes or backslashes, got ${quote(v)}`);
+}
+
+function checkGrantType(v: string, at: string): void {
+  if (!(OAUTH_GRANT_TYPES as readonly string[]).includes(v)) throw badRequest(`${at}: must be one of ${OAUTH_GRANT_TYPES.join(', ')}, got ${quote(v)}`);
+}
+
+/** RFC 6749 3.1.2: absolute, no fragment. http only for loopback; custom schemes for native apps (RFC 8252). */
+function checkRedirectUri(v: string, at: string): void {
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw badRequest(`${at}: ${quote(v)} is not an absolute URI`);
+  }
+  if (v.length > 2048) throw badRequest(`${at}: longer than 2048 characters`);
+  if (url.hash !== '' || v.includes('#')) throw badRequest(`${at}: a redirect URI must not have a fragment`);
+  if (url.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
+    throw badRequest(`${at}: http is allowed only for localhost, 127.0.0.1 and [::1]; use https`);
+  }
+  if (url.protocol === 'javascript:' || url.protocol === 'data:' || url.protocol === 'file:') throw badRequest(`${at}: the ${url.protocol} scheme is not allowed`);
+}
+
+function checkDuration(v: number | undefined, field: string, bounds: { default: number; min: number; max: number }): number {
+  if (v === undefined) return bounds.default;
+  if (!Number.isInteger(v) || v < bounds.min || v > bounds.max) throw badRequest(`${field}: must be an integer from ${bounds.min} to ${bounds.max} seconds, got ${v}`);
+  return v;
+}
+
+/** The settings a client would have, checked as a whole (the rules span fields). */
+function settled(input: Omit<OAuthClientInput, 'public'> & { redirect_uris: string[] }, isPublic: boolean): Omit<OAuthClient, 'client_id' | 'public' | 'secret_hash' | 'created'> {
+  const client_name = input.client_name.trim();
+  if (client_name === '' || client_name.length > 256) throw badRequest('client_name: must be 1-256 characters');
+  const grant_types = uniqueList(input.grant_types, 'grant_types', checkGrantType);
+  if (grant_types.length === 0) throw badRequest('grant_types: at least one grant type is required');
+  if (isPublic && grant_types.includes('client_credentials')) throw badRequest('grant_types: a public client has no secret, so it may not use client_credentials');
+  if (grant_types.includes('refresh_token') && !grant_types.includes('authorization_code')) throw badRequest('grant_types: refresh_token needs authorization_code, which issues the first refresh token');
+  if (input.scopes.length > MAX_OAUTH_SCOPES) throw badRequest(`scopes: at most ${MAX_OAUTH_SCOPES}`);
+  const scopes = uniqueList(input.scopes, 'scopes', checkScope);
+  if (input.redirect_uris.length > MAX_REDIRECT_URIS) throw badRequest(`redirect_uris: at most ${MAX_REDIRECT_URIS}`);
+  const redirect_uris = uniqueList(input.redirect_uris, 'redirect_uris', checkRedirectUri);
+  if (grant_types.includes('authorization_code') && redirect_uris.length === 0) throw badRequest('redirect_uris: authorization_code needs at least one redirect URI');
+  return {
+    client_name,
+    grant_types,
+    scopes,
+    redirect_uris,
+    access_token_duration: checkDuration(input.access_token_duration, 'access_token_duration', ACCESS_TOKEN_DURATION),
+    refresh_token_duration: checkDuration(input.refresh_token_duration, 'refresh_token_duration', REFRESH_TOKEN_DURATION),
+  };
+}
+
+function createdEvent(c: OAuthClient) {
+  return {
+    name: 'OAuth2ClientCreated_v1',
+    body: { client_id: c.client_id, client_name: c.client_name, grant_types: c.grant_types, redirect_uris: c.redirect_uris, scopes: c.scopes, public: c.public },
+    regional: true as const,
+  };
+}
+
+/** The client ID is a fresh UUIDv7: unique across the deployment without asking the other organizations. */
+export function createOAuthClient(state: OrgState, input: OAuthClientInput, ctx: DecideContext): Decision<OAuthClientRet & { client_secret?: string }> {
+  if (state.oauth_clients.size >= MAX_OAUTH_CLIENTS) throw badRequest(`an organization may have at most ${MAX_OAUTH_CLIENTS} OAuth clients`);
+  const isPublic = input.public === true;
+  const settings = settled({ ...input, redirect_uris: input.redirect_uris ?? [] }, isPublic);
+  const secret = isPublic ? undefined : ctx.secret();
+  const client: OAuthClient = {
+    client_id: ctx.uuid(),
+    ...settings,
+    public: isPublic,
+    secret_hash: secret === undefined ? '' : ctx.hashKey(secret),
+    created: new Date(ctx.nowMs).toISOString(),
+  };
+  const view = oauthClientView(client);
+  return decision(secret === undefined ? view : { ...view, client_secret: secret }, [{ t: 'OAuthClientCreated', client }], [createdEvent(client)]);
+}
+
+export function updateOAuthClient(state: OrgState, clientId: string, patch: OAuthClientPatch): Decision<OAuthClientRet> {
+  const current = requireOAuthClient(state, clientId);
+  const next: OAuthClient = { ...current, ...settled({ ...current, ...stripUndefined(patch) }, current.public) };
+  if (JSON.stringify(next) === JSON.stringify(current)) return decision(oauthClientView(current));
+  return decision(oauthClientView(next), [{ t: 'OAuthClientUpdated', client: next }]);
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** Its access tokens stop being active with it: introspection and userinfo require the client to exist. */
+export function deleteOAuthClient(state: OrgState, clientId: string): Decision<null> {
+  requireOAuthClient(state, clientId);
+  return decision(null, [{ t: 'OAuthClientDeleted', client_id: clientId }]);
+}
+
+export function rotateOAuthClientSecret(state: OrgState, clientId: string, ctx: DecideContext): Decision<{ client_secret: string }> {
+  const current = requireOAuthClient(state, clientId);
+  if (current.public) throw badRequest(`OAuth client ${quote(clientId)} is public: it has no secret`);
+  const secret = ctx.secret();
+  return decision({ client_secret: secret }, [{ t: 'OAuthClientSecretSet', client_id: clientId, secret_hash: ctx.hashKey(secret) }]);
+}
+
+/**
+ * RFC 7009: an access token revoked before it expires. Idempotent; a token already expired needs no entry.
+ * `exp` is the token's own (seconds), so the entry is dropped once the token could not be active anyway.
+ */
+export function revokeAccessToken(state: OrgState, jti: string, exp: number, ctx: DecideContext): Decision<null> {
+  const nowS = Math.floor(ctx.nowMs / 1000);
+  if (exp <= nowS || state.oauth_revoked.has(jti)) return decision(null);
+  if (state.oauth_revoked.size >= MAX_REVOKED_TOKENS && [...state.oauth_revoked.values()].filter((until) => until > nowS).length >= MAX_REVOKED_TOKENS) {
+    throw new ServiceError('ERR_TOO_MANY_REQUESTS', `more than ${MAX_REVOKED_TOKENS} unexpired access tokens are revoked; retry once some expire`);
+  }
+  return decision(null, [{ t: 'AccessTokenRevoked', jti, exp, now: nowS }]);
+}
+
+/** apply(): the revocation list after adding one token, without entries whose tokens expired by `now`. */
+export function withRevoked(revoked: Map<string, number>, jti: string, exp: number, now: number): Map<string, number> {
+  for (const [id, until] of revoked) if (until <= now) revoked.delete(id);
+  revoked.set(jti, exp);
+  return revoked;
+}

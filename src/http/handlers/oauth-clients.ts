@@ -1,0 +1,131 @@
+// OAuth 2.0 clients of the organization's authorization server: create (the secret shown once), list, get,
+// change, delete, and a new secret. Management routes: API key, envelope.
+import { Type, type Static } from '@sinclair/typebox';
+import { ACCESS_TOKEN_DURATION, MAX_OAUTH_SCOPES, MAX_REDIRECT_URIS, OAUTH_GRANT_TYPES, REFRESH_TOKEN_DURATION, oauthClientView, requireOAuthClient, type OAuthClientInput, type OAuthClientPatch } from '../../domain/oauth-clients.js';
+import type { OAuthClient } from '../../domain/state.js';
+import { PagingQuery, PaginationMeta, type PagingParams } from '../paging.js';
+import { route, type Request, type Route } from '../route.js';
+import { execute, type HandlerDeps } from './deps.js';
+
+const PATH = '/oauth2/clients';
+const WRITE_ERRORS = [400, 401, 403, 404, 408];
+const READ_ERRORS = [400, 401, 403, 404];
+
+const GrantType = Type.Union(OAUTH_GRANT_TYPES.map((g) => Type.Literal(g)));
+const Fields = {
+  client_name: Type.String({ minLength: 1, maxLength: 256 }),
+  scopes: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: MAX_OAUTH_SCOPES, description: 'the scopes the client may ask for (RFC 6749 3.3 scope tokens)' }),
+  grant_types: Type.Array(GrantType, { minItems: 1, maxItems: 3 }),
+  redirect_uris: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: MAX_REDIRECT_URIS, description: 'exact-match redirect URIs: absolute, no fragment; http only for loopback' }),
+  access_token_duration: Type.Integer({ minimum: ACCESS_TOKEN_DURATION.min, maximum: ACCESS_TOKEN_DURATION.max, description: `seconds, default ${ACCESS_TOKEN_DURATION.default}` }),
+  refresh_token_duration: Type.Integer({ minimum: REFRESH_TOKEN_DURATION.min, maximum: REFRESH_TOKEN_DURATION.max, description: `seconds, default ${REFRESH_TOKEN_DURATION.default}` }),
+};
+const CreateBody = Type.Object(
+  {
+    client_name: Fields.client_name,
+    scopes: Fields.scopes,
+    grant_types: Fields.grant_types,
+    redirect_uris: Type.Optional(Fields.redirect_uris),
+    public: Type.Optional(Type.Boolean({ description: 'a public client has no secret, may not use client_credentials, and must use PKCE' })),
+    access_token_duration: Type.Optional(Fields.access_token_duration),
+    refresh_token_duration: Type.Optional(Fields.refresh_token_duration),
+  },
+  { additionalProperties: false },
+);
+const PatchBody = Type.Partial(Type.Object(Fields), { additionalProperties: false, description: 'client_id and public never change' });
+const Client = Type.Object({
+  client_id: Type.String(),
+  client_name: Type.String(),
+  grant_types: Type.Array(GrantType),
+  response_types: Type.Array(Type.Literal('code')),
+  scopes: Type.Array(Type.String()),
+  public: Type.Boolean(),
+  redirect_uris: Type.Array(Type.String()),
+  access_token_duration: Type.Integer(),
+  refresh_token_duration: Type.Integer(),
+  created_at: Type.String(),
+});
+const Created = Type.Composite([Client, Type.Object({ client_secret: Type.Optional(Type.String({ description: 'shown only here; absent for a public client' })) })]);
+const ListQuery = Type.Object(PagingQuery, { additionalProperties: false });
+
+/** Optional fields go into a command only when given, so that commands stay exact-optional. */
+function given<T extends object>(fields: T): T {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as T;
+}
+
+export function oauthClientRoutes(deps: HandlerDeps): Route[] {
+  const id = (req: Request<unknown, unknown>) => req.params['oauth_client_id'] as string;
+  return [
+    route<Static<typeof CreateBody>>({
+      method: 'post',
+      path: PATH,
+      summary: 'Create an OAuth 2.0 client; its secret is in this answer only',
+      tag: 'oauth2',
+      auth: 'key',
+      body: CreateBody,
+      success: { status: 201, result: Created },
+      errors: WRITE_ERRORS,
+      handler: async (req) => ({ status: 201, result: await execute(deps, req, { kind: 'CreateOAuthClient', input: given(req.body) as OAuthClientInput }) }),
+    }),
+    route<unknown, PagingParams>({
+      method: 'get',
+      path: PATH,
+      summary: "List the organization's OAuth 2.0 clients, without secrets (offset or cursor paging)",
+      tag: 'oauth2',
+      auth: 'key',
+      query: ListQuery,
+      success: { status: 200, result: Type.Array(Client), meta: PaginationMeta },
+      errors: READ_ERRORS,
+      handler: (req) => {
+        const clients = req.org.state.oauth_clients;
+        // Client IDs are UUIDv7: key order is creation order.
+        const page = deps.pager.page([...clients.keys()].sort(), req.query, { org: req.org.id, list: 'oauth2/clients' });
+        return { status: 200, result: page.keys.map((k) => oauthClientView(clients.get(k) as OAuthClient)), meta: page.meta };
+      },
+    }),
+    route({
+      method: 'get',
+      path: `${PATH}/{oauth_client_id}`,
+      summary: 'Get an OAuth 2.0 client, without its secret',
+      tag: 'oauth2',
+      auth: 'key',
+      success: { status: 200, result: Client },
+      errors: READ_ERRORS,
+      handler: (req) => ({ status: 200, result: oauthClientView(requireOAuthClient(req.org.state, id(req))) }),
+    }),
+    route<Static<typeof PatchBody>>({
+      method: 'patch',
+      path: `${PATH}/{oauth_client_id}`,
+      summary: "Change an OAuth 2.0 client's name, scopes, grant types, redirect URIs or token durations",
+      tag: 'oauth2',
+      auth: 'key',
+      body: PatchBody,
+      success: { status: 200, result: Client },
+      errors: WRITE_ERRORS,
+      handler: async (req) => ({ status: 200, result: await execute(deps, req, { kind: 'UpdateOAuthClient', client_id: id(req), patch: given(req.body) as OAuthClientPatch }) }),
+    }),
+    route({
+      method: 'delete',
+      path: `${PATH}/{oauth_client_id}`,
+      summary: 'Delete an OAuth 2.0 client; its access tokens stop being active',
+      tag: 'oauth2',
+      auth: 'key',
+      success: { status: 204 },
+      errors: WRITE_ERRORS,
+      handler: async (req) => {
+        await execute(deps, req, { kind: 'DeleteOAuthClient', client_id: id(req) });
+        return { status: 204 };
+      },
+    }),
+    route({
+      method: 'put',
+      path: `${PATH}/{oauth_client_id}/secret`,
+      summary: 'Give a confidential OAuth 2.0 client a new secret (in this answer only); the old one stops working',
+      tag: 'oauth2',
+      auth: 'key',
+      success: { status: 200, result: Type.Object({ client_secret: Type.String() }) },
+      errors: WRITE_ERRORS,
+      handler: async (req) => ({ status: 200, result: await execute(deps, req, { kind: 'RotateOAuthClientSecret', client_id: id(req) }) }),
+    }),
+  ];
+}
