@@ -10,7 +10,7 @@ import type { Handle, OrgState, Person } from '../domain/state.js';
 import { rfc3339Seconds } from '../lib/time-text.js';
 import type { ConsistencyWaiter } from '../regions/consistency.js';
 import { admitCustomClaims, groupsClaimName, identityClaims, type ClaimsProfile } from '../tokens/claims.js';
-import type { IssuedToken, TokenIssuer } from '../tokens/sign.js';
+import type { IssuedToken, PendingToken, TokenIssuer } from '../tokens/sign.js';
 import type { SyncHooks } from '../webhooks/sync-hook.js';
 
 /** The consistency a request asked for, as the waiter takes it. */
@@ -33,6 +33,8 @@ interface IssueCommon {
   consistency: Consistency;
   /** what kind of token; the identity token when absent */
   profile?: ClaimsProfile | undefined;
+  /** how it is signed; the identity-token issuer when absent (an OAuth access token: typ at+jwt, the client's lifetime) */
+  sign?: ((claims: Record<string, unknown>) => PendingToken) | undefined;
 }
 
 export interface ApiIssue extends IssueCommon {
@@ -40,6 +42,8 @@ export interface ApiIssue extends IssueCommon {
   person_id: string;
   /** a reserved name among them is refused with a 400 naming it */
   custom_claims?: Record<string, unknown> | undefined;
+  /** false for a token of an OAuth grant: issued for the person's earlier sign-in, not by the mint-token API */
+  mint_token_api?: boolean | undefined;
 }
 
 export interface SignInIssue extends IssueCommon {
@@ -115,8 +119,8 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
    * both are done the token is the person's newest, so a token issued meanwhile follows it. Called in the
    * same turn as previousToken was read, or the chain could fork.
    */
-  async function signAndRecord(org: IssuingOrg, record: TokenRecord, claims: Record<string, unknown>, consistency: Consistency): Promise<Issued> {
-    const issued = issuer.issue(claims);
+  async function signAndRecord(org: IssuingOrg, record: TokenRecord, claims: Record<string, unknown>, r: IssueCommon): Promise<Issued> {
+    const issued = r.sign === undefined ? issuer.issue(claims) : r.sign(claims);
     record.token_id = issued.jti;
     // The token's own iat and exp, so that the event and the token agree to the second.
     record.issued_at = rfc3339Seconds(issued.iat);
@@ -131,7 +135,7 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
     } finally {
       if (pending.get(key) === issued.jti) pending.delete(key);
     }
-    await waiter.wait(org.id, outcome.offset, consistency);
+    await waiter.wait(org.id, outcome.offset, r.consistency);
     return { ...issued, token, offset: outcome.offset };
   }
 
@@ -159,8 +163,8 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
     } catch (error) {
       return Promise.reject(error);
     }
-    const record: TokenRecord = { person_id: personId, token_id: '', mint_token_api: true, first_token: false, issued_at: '', expires_at: '', authentications: [] };
-    return signAndRecord(org, record, claims, r.consistency);
+    const record: TokenRecord = { person_id: personId, token_id: '', mint_token_api: r.mint_token_api ?? true, first_token: false, issued_at: '', expires_at: '', authentications: [] };
+    return signAndRecord(org, record, claims, r);
   }
 
   async function signIn(org: IssuingOrg, r: SignInIssue): Promise<Issued> {
@@ -214,7 +218,7 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
       sign_in,
     };
     try {
-      return await signAndRecord(org, record, claims, r.consistency);
+      return await signAndRecord(org, record, claims, r);
     } catch (error) {
       // The person changed while the hooks ran: deactivated or deleted, or the handle registered meanwhile.
       if (error instanceof ServiceError && (error.status === 401 || error.status === 409)) {
