@@ -34,13 +34,16 @@ export class ServiceError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly headers: Record<string, string> | undefined;
+  /** the RFC 6749 5.2 error code (invalid_client, invalid_scope, ...) on routes that answer OAuth errors */
+  readonly oauth: string | undefined;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; headers?: Record<string, string> }) {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; headers?: Record<string, string>; oauth?: string }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ServiceError';
     this.code = code;
     this.status = STATUS[code];
     this.headers = options?.headers;
+    this.oauth = options?.oauth;
   }
 }
 

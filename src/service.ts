@@ -30,6 +30,13 @@ import { tokenRoutes } from './http/handlers/tokens.js';
 import { rbacRoutes } from './http/handlers/rbac.js';
 import { ssoCredentialRoutes } from './http/handlers/sso-credentials.js';
 import { oauthClientRoutes } from './http/handlers/oauth-clients.js';
+import { oauthTokenRoutes } from './http/handlers/oauth-tokens.js';
+import { oauthClientAuthenticator } from './http/oauth-client-auth.js';
+import { ACCESS_TOKEN_DURATION } from './domain/oauth-clients.js';
+import { createAccessTokenIssuer } from './oauth/access-tokens.js';
+import { createClientAuthenticator } from './oauth/client-auth.js';
+import { createClientIndex } from './oauth/client-index.js';
+import { createTokenEndpoint } from './oauth/token-endpoint.js';
 import { createSecretSealer } from './sso/secrets.js';
 import { isNativeUws } from './http/uws.js';
 import { eventSocketBehavior } from './http/ws.js';
@@ -358,6 +365,19 @@ function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, pass
   });
 }
 
+/** The authorization server's machine side: the client index, client authentication, the token endpoint. */
+function buildOAuth({ clock, issuer }: Base, { registry, commits }: Organizations, tokens: Tokens) {
+  const clients = createClientIndex(registry, commits);
+  // Access tokens share the identity tokens' keys and signer; only their typ header (and lifetime) differ.
+  const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });
+  const accessTokens = createAccessTokenIssuer(atIssuer);
+  return {
+    clients,
+    clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients)),
+    tokens: createTokenEndpoint({ accessTokens, issuer }),
+  };
+}
+
 function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline }: Wings): Front {
   const { config, options, metrics, issuer } = base;
   const { registry } = orgs;
@@ -389,6 +409,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer: createSecretSealer(config.secretsKey, config.secretsKeyPrevious) }),
     ...oauthClientRoutes(deps),
+    ...oauthTokenRoutes(buildOAuth(base, orgs, tokens)),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log }));
   front.mount(routes);

@@ -1,5 +1,6 @@
 // Who is calling: the principal every request carries, and the authenticators that routes declare to produce it.
 import { ServiceError, badRequest } from '../errors.js';
+import type { OAuthClient } from '../domain/state.js';
 import type { OrgActor } from '../org/actor.js';
 import type { Registry } from '../org/registry.js';
 
@@ -26,7 +27,9 @@ export type Principal =
   /** an organization, by Service-OrgID and its Service-API-Key */
   | { readonly kind: 'organization'; readonly org: OrgActor }
   /** an end user of an organization named by Service-OrgID alone (sign-in, registration) */
-  | { readonly kind: 'end_user'; readonly org: OrgActor };
+  | { readonly kind: 'end_user'; readonly org: OrgActor }
+  /** an OAuth 2.0 client of the organization, authenticated as RFC 6749 2.3 says (src/http/oauth-client-auth.ts) */
+  | { readonly kind: 'oauth_client'; readonly org: OrgActor; readonly client: OAuthClient; readonly method: 'client_secret_basic' | 'client_secret_post' | 'none' };
 
 /** What authenticators may consult; built once per front. */
 export interface AuthContext {
@@ -77,6 +80,11 @@ export interface Authenticator {
    * principal lets the front answer within uWebSockets.js's callback.
    */
   authenticate(headers: Record<string, string>, ctx: AuthContext): Principal | Promise<Principal>;
+  /**
+   * A second step for credentials that travel in the body (OAuth's client_secret_post): the front calls it
+   * with the first step's principal once the body is decoded and valid, and the request gets what it returns.
+   */
+  authenticateBody?(principal: Principal, body: unknown, ctx: AuthContext): Principal;
 }
 
 const PUBLIC: Principal = Object.freeze({ kind: 'public' });

@@ -85,11 +85,11 @@ export interface Copied {
  */
 export function buildRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined, ctx: AuthContext): Request | Promise<Request> {
   const principal = parts.authenticator.authenticate(copied.headers, ctx);
-  if (principal instanceof Promise) return principal.then((p) => readRequest(parts, copied, raw, p));
-  return readRequest(parts, copied, raw, principal);
+  if (principal instanceof Promise) return principal.then((p) => readRequest(parts, copied, raw, p, ctx));
+  return readRequest(parts, copied, raw, principal, ctx);
 }
 
-function readRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined, principal: Principal): Request {
+function readRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined, principal: Principal, ctx: AuthContext): Request {
   const { route } = parts;
   const headers = copied.headers;
   const params: Record<string, string> = {};
@@ -118,6 +118,7 @@ function readRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined,
     parts.codec.checkType(headers['content-type']);
     body = parts.body(parts.codec.decode(bytes));
   }
+  if (parts.authenticator.authenticateBody) principal = parts.authenticator.authenticateBody(principal, body, ctx);
   return {
     params,
     query,

@@ -19,6 +19,15 @@ export function envelope(r: Response): string {
   return JSON.stringify(body);
 }
 
+/**
+ * RFC 6749 5.2, for the routes standard OAuth clients call: `{error, error_description}`. An error raised
+ * without an OAuth code (the front's own: validation, media type, size) gets the one its status means.
+ */
+export function oauthErrorBody(error: ServiceError): string {
+  const code = error.oauth ?? (error.status === 401 ? 'invalid_client' : error.status === 503 ? 'temporarily_unavailable' : error.status >= 500 ? 'server_error' : 'invalid_request');
+  return JSON.stringify({ error: code, error_description: error.message });
+}
+
 export function errorBody(error: ServiceError): string {
   return JSON.stringify({ errors: [{ httpcode: error.status, message: error.message }] });
 }

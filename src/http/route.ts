@@ -64,6 +64,8 @@ export interface Route<B = any, Q = any> {
   success: { status: number; result?: TSchema; meta?: TSchema; document?: TSchema; description?: string };
   /** error statuses this route may answer, for the document */
   errors?: number[];
+  /** how errors are written: the envelope (default), or 'oauth' for RFC 6749 5.2 `{error, error_description}` */
+  errorFormat?: 'envelope' | 'oauth';
   handler(req: Request<B, Q>): Response | Promise<Response>;
 }
 

@@ -7,7 +7,7 @@ import type { BoundCounter, BoundHistogram, Counter, Histogram, Metrics } from '
 import type { Registry } from '../org/registry.js';
 import { createAuthContext, type AuthContext } from './auth.js';
 import { buildRequest, compileRoute, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
-import { errorBody, envelope } from './respond.js';
+import { errorBody, envelope, oauthErrorBody } from './respond.js';
 import type { Response, Route } from './route.js';
 import { pathOf, queryOf, uws } from './uws.js';
 
@@ -259,7 +259,7 @@ export class Front {
       if (error.status >= 500) this.options.log(`${x.method.toUpperCase()} ${x.url}: ${String((error.cause as Error | undefined)?.stack ?? error.message)}`);
       status = error.status;
       headers = error.headers;
-      body = errorBody(error);
+      body = x.compiled?.route.errorFormat === 'oauth' ? oauthErrorBody(error) : errorBody(error);
     }
     this.count(x, status);
     if (x.done) return;

@@ -33,9 +33,10 @@ export interface Signer {
 export interface TokenIssuer {
   /**
    * Signs `claims` with the current key after setting iss, iat, exp and jti on them (the object is
-   * changed in place; see identityClaims for the order the claims appear in).
+   * changed in place; see identityClaims for the order the claims appear in). `ttl`: this token's
+   * lifetime in seconds, the issuer's default when absent.
    */
-  issue(claims: Record<string, unknown>): PendingToken;
+  issue(claims: Record<string, unknown>, ttl?: number): PendingToken;
   /** the iss claim of the tokens */
   issuer(): string;
   /** token lifetime, seconds */
@@ -51,11 +52,13 @@ export interface TokenIssuerOptions {
   /** default: signing on the calling thread */
   signer?: Signer;
   jti?: () => string;
+  /** the JWS typ header: 'JWT' (identity tokens, the default) or e.g. 'at+jwt' (RFC 9068 access tokens) */
+  typ?: string;
 }
 
 /** The signing input's header for a key: computed once per key, not per token. */
-export function encodedHeader(key: Pick<SigningKey, 'alg' | 'kid'>): string {
-  return Buffer.from(JSON.stringify({ alg: key.alg, typ: 'JWT', kid: key.kid })).toString('base64url');
+export function encodedHeader(key: Pick<SigningKey, 'alg' | 'kid'>, typ = 'JWT'): string {
+  return Buffer.from(JSON.stringify({ alg: key.alg, typ, kid: key.kid })).toString('base64url');
 }
 
 /** node:crypto's sign() arguments per algorithm: one table for this thread and the signing threads. */
@@ -80,7 +83,7 @@ export const inlineSigner: Signer = {
 };
 
 export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
-  const { keys, ttl, clock, signer = inlineSigner } = options;
+  const { keys, ttl, clock, signer = inlineSigner, typ = 'JWT' } = options;
   const newJti = options.jti ?? randomUUID;
   const issuer = typeof options.issuer === 'string' ? () => options.issuer as string : options.issuer;
   let lastKey: SigningKey | undefined;
@@ -89,14 +92,14 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
   return {
     ttl,
     issuer,
-    issue(claims) {
+    issue(claims, lifetime = ttl) {
       const key = keys.current();
       if (key !== lastKey) {
         lastKey = key;
-        header = encodedHeader(key);
+        header = encodedHeader(key, typ);
       }
       const iat = Math.floor(clock.nowMs() / 1000);
-      const exp = iat + ttl;
+      const exp = iat + lifetime;
       const jti = newJti();
       claims['iss'] = issuer();
       claims['iat'] = iat;

@@ -122,6 +122,9 @@ export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json'
 /** End-user routes and the webhook verification keys: Service-OrgID only, no API key. */
 export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password'];
 
+/** OAuth 2.0 endpoints that authenticate the client as RFC 6749 2.3 says: no organization header, no API key. */
+export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens'];
+
 /** Operator routes (Service-Operator-Key); they answer 404 while no operator key is configured. */
 export const OPERATOR_ROUTES = ['PUT /ops/regions/{region}', 'POST /ops/keys/rotate'];
 
