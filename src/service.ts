@@ -37,6 +37,14 @@ import { createAccessTokenIssuer } from './oauth/access-tokens.js';
 import { createClientAuthenticator } from './oauth/client-auth.js';
 import { createClientIndex } from './oauth/client-index.js';
 import { createTokenEndpoint } from './oauth/token-endpoint.js';
+import { createAuthorize } from './oauth/authorize.js';
+import { createSealer } from './oauth/session.js';
+import { createUserInfo } from './oauth/userinfo.js';
+import { createUserTokens } from './oauth/user-tokens.js';
+import { oauthError } from './oauth/errors.js';
+import { oauthAuthorizeRoutes } from './http/handlers/oauth-authorize.js';
+import { oauthUserInfoRoutes } from './http/handlers/oauth-userinfo.js';
+import { createAccessTokenVerifier } from './tokens/access-token-verify.js';
 import { createSecretSealer } from './sso/secrets.js';
 import { isNativeUws } from './http/uws.js';
 import { eventSocketBehavior } from './http/ws.js';
@@ -366,7 +374,7 @@ function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, pass
 }
 
 /** The authorization server's machine side: the client index, client authentication, the token endpoint. */
-function buildOAuth({ clock, issuer }: Base, { registry, commits }: Organizations, tokens: Tokens) {
+function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline) {
   const clients = createClientIndex(registry, commits);
   // Access tokens share the identity tokens' keys and signer; only their typ header (and lifetime) differ.
   const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });
@@ -374,8 +382,16 @@ function buildOAuth({ clock, issuer }: Base, { registry, commits }: Organization
   return {
     clients,
     clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients)),
-    tokens: createTokenEndpoint({ accessTokens, issuer }),
+    tokens: createTokenEndpoint({ accessTokens, issuer, users: createUserTokens({ pipeline, signAccessToken: (claims, ttl) => atIssuer.issue(claims, ttl), issuer, newGrantId: () => ids.uuid(), refuse: oauthError }) }),
   };
+}
+
+/** The authorization server's person side: the authorization endpoint with its hosted sign-in page, and userinfo. */
+function buildOAuthUser({ clock, issuer }: Base, storage: Storage, registry: Registry, tokens: Tokens, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>): Route[] {
+  const authorize = createAuthorize({ clients: oauth.clients, sealer: createSealer(storage.cursorSecret), clock, signIn, issuer });
+  const verifier = createAccessTokenVerifier({ keys: tokens.keys, issuer, clock });
+  const userinfo = createUserInfo({ verifier, org: (id) => registry.get(id), nowMs: () => clock.nowMs() });
+  return [...oauthAuthorizeRoutes(authorize), ...oauthUserInfoRoutes(userinfo)];
 }
 
 function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline }: Wings): Front {
@@ -391,6 +407,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   const deps: HandlerDeps = { registry, pager: createPager(storage.cursorSecret), consistency: regions.consistency };
   const passwords = createPasswordHasher();
   const signIn = buildSignIn(base, pipeline, passwords);
+  const oauth = buildOAuth(base, orgs, tokens, pipeline);
   const routes: Route[] = [];
   routes.push(
     ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views() }, () => routes),
@@ -409,7 +426,8 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer: createSecretSealer(config.secretsKey, config.secretsKeyPrevious) }),
     ...oauthClientRoutes(deps),
-    ...oauthTokenRoutes(buildOAuth(base, orgs, tokens)),
+    ...oauthTokenRoutes(oauth),
+    ...buildOAuthUser(base, storage, registry, tokens, oauth, signIn),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log }));
   front.mount(routes);
