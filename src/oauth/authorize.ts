@@ -242,7 +242,9 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       try {
         checked = check(query, found.client, redirect_uri);
       } catch (error) {
-        if (error instanceof RedirectError) return back(redirect_uri, { error: error.error, error_description: error.description, state: typeof query['state'] === 'string' ? query['state'] : undefined });
+        const state = query['state'];
+        // The state goes back with the refusal too, unless it is the refusal.
+        if (error instanceof RedirectError) return back(redirect_uri, { error: error.error, error_description: error.description, state: typeof state === 'string' && state.length <= MAX_STATE ? state : undefined });
         throw error;
       }
       const { request, prompts } = checked;
