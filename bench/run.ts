@@ -12,6 +12,7 @@ const BENCHES: Record<string, Entry> = {
   regions: { about: 'PUT attributes with local_region and all_regions consistency over 1 and 3 regions, 0 and 25 ms links', load: () => import('./regions.js') },
   events: { about: 'event fan-out to 0, 1, 10 and 100 WebSocket subscribers while persons are created; stamp-to-receipt latency', load: () => import('./events.js') },
   'sync-hook': { about: 'what a token_minted sync hook call adds next to a bare keep-alive round trip', load: () => import('./sync-hook.js') },
+  oauth2: { about: 'client_credentials access tokens per second and p50/p99 beside mint-token, and beside oidc-provider doing the same grant', load: () => import('./oauth2.js') },
   codec: { about: 'event protobuf encode/decode/validate against JSON.stringify/parse, in process', load: () => import('./codec.js') },
   'profile-summary': { about: '(tool) self time of a CPU profile (mint --profile, node --cpu-prof) by module and function', load: () => import('./profile-summary.js') },
 };

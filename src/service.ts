@@ -37,6 +37,8 @@ import { createAccessTokenIssuer } from './oauth/access-tokens.js';
 import { createClientAuthenticator } from './oauth/client-auth.js';
 import { createClientIndex } from './oauth/client-index.js';
 import { createTokenEndpoint } from './oauth/token-endpoint.js';
+import { createAccessTokens } from './oauth/introspect.js';
+import { createAccessTokenVerifier } from './tokens/access-token.js';
 import { createAuthorize } from './oauth/authorize.js';
 import { createSealer } from './oauth/session.js';
 import { createUserInfo } from './oauth/userinfo.js';
@@ -44,7 +46,6 @@ import { createUserTokens } from './oauth/user-tokens.js';
 import { oauthError } from './oauth/errors.js';
 import { oauthAuthorizeRoutes } from './http/handlers/oauth-authorize.js';
 import { oauthUserInfoRoutes } from './http/handlers/oauth-userinfo.js';
-import { createAccessTokenVerifier } from './tokens/access-token-verify.js';
 import { createSecretSealer } from './sso/secrets.js';
 import { isNativeUws } from './http/uws.js';
 import { eventSocketBehavior } from './http/ws.js';
@@ -379,18 +380,19 @@ function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organiz
   // Access tokens share the identity tokens' keys and signer; only their typ header (and lifetime) differ.
   const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });
   const accessTokens = createAccessTokenIssuer(atIssuer);
+  const verifier = createAccessTokenVerifier({ keys: tokens.keys, issuer, clock });
   return {
     clients,
     clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients)),
     tokens: createTokenEndpoint({ accessTokens, issuer, users: createUserTokens({ pipeline, signAccessToken: (claims, ttl) => atIssuer.issue(claims, ttl), issuer, newGrantId: () => ids.uuid(), refuse: oauthError }) }),
+    accessTokens: createAccessTokens(verifier, clients),
   };
 }
 
 /** The authorization server's person side: the authorization endpoint with its hosted sign-in page, and userinfo. */
-function buildOAuthUser({ clock, issuer }: Base, storage: Storage, registry: Registry, tokens: Tokens, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>): Route[] {
+function buildOAuthUser({ clock, issuer }: Base, storage: Storage, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>): Route[] {
   const authorize = createAuthorize({ clients: oauth.clients, sealer: createSealer(storage.cursorSecret), clock, signIn, issuer });
-  const verifier = createAccessTokenVerifier({ keys: tokens.keys, issuer, clock });
-  const userinfo = createUserInfo({ verifier, org: (id) => registry.get(id), nowMs: () => clock.nowMs() });
+  const userinfo = createUserInfo({ tokens: oauth.accessTokens });
   return [...oauthAuthorizeRoutes(authorize), ...oauthUserInfoRoutes(userinfo)];
 }
 
@@ -422,12 +424,12 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhooks.keys.jwks() }),
     ...deadLetterRoutes(deps, webhooks.outbox),
     ...passwordRoutes(deps, { passwords, signIn }),
-    ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer }),
+    ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer, oauth: { grantTypes: oauth.tokens.grantTypes } }),
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer: createSecretSealer(config.secretsKey, config.secretsKeyPrevious) }),
     ...oauthClientRoutes(deps),
-    ...oauthTokenRoutes(oauth),
-    ...buildOAuthUser(base, storage, registry, tokens, oauth, signIn),
+    ...oauthTokenRoutes({ handlers: deps, ...oauth }),
+    ...buildOAuthUser(base, storage, oauth, signIn),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log }));
   front.mount(routes);

@@ -160,7 +160,7 @@ export function revokeOAuthGrant(state: OrgState, grantId: string): Decision<nul
 }
 
 /** Whether tokens naming this grant (claim sid) may still be honoured. */
-export function grantActive(state: OrgState, grantId: string, nowMs: number): boolean {
+export function grantActive(state: OrgState, grantId: string): boolean {
   const grant = state.oauth_grants.get(grantId);
-  return grant !== undefined && !grant.revoked && grant.created_ms <= nowMs;
+  return grant !== undefined && !grant.revoked;
 }

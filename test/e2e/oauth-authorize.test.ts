@@ -31,15 +31,7 @@ describe('OAuth 2.0 authorization code flow', () => {
 
   async function rp(c: RegisteredClient): Promise<oidc.Configuration> {
     const auth = c.client_secret === undefined ? oidc.None() : oidc.ClientSecretBasic(c.client_secret);
-    const iss = server.service.issuer;
-    const config = new oidc.Configuration(
-      { issuer: iss, authorization_endpoint: `${iss}/oauth2/authorize`, token_endpoint: `${iss}/oauth2/tokens`, userinfo_endpoint: `${iss}/oauth2/userinfo`, jwks_uri: `${iss}/.well-known/jwks.json`, id_token_signing_alg_values_supported: ['ES256'] },
-      c.client_id,
-      undefined,
-      auth,
-    );
-    oidc.allowInsecureRequests(config);
-    return config;
+    return oidc.discovery(new URL(server.service.issuer), c.client_id, undefined, auth, { execute: [oidc.allowInsecureRequests] });
   }
 
   /** The authorization request of a relying party, and its checks for the callback. */
@@ -187,14 +179,20 @@ describe('OAuth 2.0 authorization code flow', () => {
     await browser.close();
   });
 
-  test('a refresh token of another client is refused, and the family stays usable by its own client', async () => {
+  test('a refresh token of another client is refused and cannot be revoked by it; revoked by its own, its family is inactive', async () => {
     const config = await rp(confidential);
     const other = await rp(expectResult(await org.admin.post('/oauth2/clients', { client_name: 'Other', scopes: ['openid'], grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [REDIRECT] }), 201));
     const browser = new Browser();
     const r = request(config);
     const tokens = await oidc.authorizationCodeGrant(config, await signInThrough(browser, await r.url()), { pkceCodeVerifier: r.verifier, expectedState: r.state, expectedNonce: r.nonce });
     await assert.rejects(oidc.refreshTokenGrant(other, tokens.refresh_token as string), (e: any) => e.error === 'invalid_grant');
-    assert.ok((await oidc.refreshTokenGrant(config, tokens.refresh_token as string)).access_token);
+    const rotated = await oidc.refreshTokenGrant(config, tokens.refresh_token as string);
+    // RFC 7009: revoking the refresh token revokes its family, the access tokens included.
+    await oidc.tokenRevocation(other, rotated.refresh_token as string);
+    assert.ok((await oidc.tokenIntrospection(config, rotated.access_token)).active, 'another client cannot revoke it');
+    await oidc.tokenRevocation(config, rotated.refresh_token as string);
+    await assert.rejects(oidc.refreshTokenGrant(config, rotated.refresh_token as string), (e: any) => e.error === 'invalid_grant');
+    assert.equal((await oidc.tokenIntrospection(config, rotated.access_token)).active, false);
     await browser.close();
   });
 

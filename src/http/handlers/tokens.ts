@@ -3,6 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { IssuePipeline } from '../../auth/issue.js';
 import { IDENTITY_CLAIMS } from '../../tokens/claims.js';
 import type { KeyRing } from '../../tokens/keys.js';
+import { oauthMetadata, type OAuthServerFacts } from '../../oauth/discovery.js';
 import type { TokenValidator } from '../../tokens/validate.js';
 import { route, type Route } from '../route.js';
 
@@ -13,6 +14,8 @@ export interface TokenRouteDeps {
   validator: TokenValidator;
   /** the issuer URL; known only after listening when the port was 0 */
   issuer(): string;
+  /** the OAuth 2.0 authorization server, for the discovery document */
+  oauth?: OAuthServerFacts;
 }
 
 const MintBody = Type.Object(
@@ -47,7 +50,7 @@ export function tokenRoutes(tokens: TokenRouteDeps): Route[] {
     route({
       method: 'get',
       path: '/.well-known/openid-configuration',
-      summary: 'OpenID discovery document of the token issuer',
+      summary: 'OpenID Connect discovery document: the token issuer and the OAuth 2.0 authorization server',
       tag: 'tokens',
       auth: 'none',
       success: { status: 200, document: Type.Object({ issuer: Type.String(), jwks_uri: Type.String() }, { additionalProperties: true }) },
@@ -58,6 +61,7 @@ export function tokenRoutes(tokens: TokenRouteDeps): Route[] {
           document: {
             issuer: iss,
             jwks_uri: `${iss}/.well-known/jwks.json`,
+            ...(tokens.oauth ? oauthMetadata(iss, tokens.oauth) : {}),
             id_token_signing_alg_values_supported: [...new Set(keys.published().map((k) => k.alg))],
             subject_types_supported: ['public'],
             claims_supported: IDENTITY_CLAIMS,

@@ -1,0 +1,30 @@
+// The authorization server's part of /.well-known/openid-configuration (OpenID Connect Discovery 1.0 3,
+// RFC 8414 2): its endpoints and what each supports, derived from what is built, not a fixed list.
+import { CLIENT_AUTH_METHODS } from './client-auth.js';
+
+export interface OAuthServerFacts {
+  /** the token endpoint's grant types (the grant table's) */
+  grantTypes: readonly string[];
+}
+
+/** Scopes with a meaning here besides those organizations give their clients. */
+export const STANDARD_SCOPES = ['openid', 'email', 'phone'];
+
+export function oauthMetadata(iss: string, facts: OAuthServerFacts): Record<string, unknown> {
+  return {
+    authorization_endpoint: `${iss}/oauth2/authorize`,
+    token_endpoint: `${iss}/oauth2/tokens`,
+    userinfo_endpoint: `${iss}/oauth2/userinfo`,
+    revocation_endpoint: `${iss}/oauth2/tokens/revoke`,
+    introspection_endpoint: `${iss}/oauth2/tokens/introspect`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: [...facts.grantTypes],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+    // Introspection and revocation are for confidential clients (resource servers, the token's own client).
+    introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.filter((m) => m !== 'none'),
+    revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+    scopes_supported: STANDARD_SCOPES,
+  };
+}
