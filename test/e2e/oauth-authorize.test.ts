@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as oidc from 'openid-client';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { expectResult } from '../support/expect.js';
-import { newOrg, personWithPassword, recordEvents, type Org } from '../support/auth.js';
+import { newOrg, personWithPassword, recordEvents, sameOrgOn, type Org } from '../support/auth.js';
 import { Browser } from '../support/oauth-browser.js';
 import { removeDir, startTestServer, tempDir, type TestServer } from '../support/server.js';
 
@@ -215,6 +215,36 @@ describe('OAuth 2.0 authorization code flow', () => {
     assert.equal(forged.status, 400);
     assert.equal(forged.location, undefined);
     await Promise.all([browser.close(), stranger.close()]);
+  });
+
+  test('the hosted page links the SSO providers enabled for it, and only those', async () => {
+    const sso = '/organizations/sso/oidc/provider-credentials';
+    assert.equal((await org.admin.post(sso, { client_id: 'google-on', client_secret: 'a-secret-value', provider: 'google', label: 'Google', enable_in_slashid_oidc_authz_server: true })).status, 201);
+    assert.equal((await org.admin.post(sso, { client_id: 'github-off', client_secret: 'a-secret-value', provider: 'github', label: 'GitHub' })).status, 201);
+    const browser = new Browser();
+    const page = await browser.get(await request(await rp(confidential)).url());
+    const links = [...page.html.matchAll(/<a class="sso" href="([^"]+)">([^<]+)<\/a>/g)];
+    assert.deepEqual(links.map((m) => m[2]), ['Sign in with Google']);
+    const href = new URL((links[0]?.[1] as string).replace(/&amp;/g, '&'), server.base);
+    assert.equal(href.pathname, '/authenticate/oidc/google-on/start');
+    assert.equal(new URL(href.searchParams.get('redirect_uri') as string).pathname, '/oauth2/authorize', 'back to this authorization request');
+    await browser.close();
+  });
+
+  test('grants survive a restart: the refresh token rotates afterwards, and a rotated one still revokes', async () => {
+    const config = await rp(confidential);
+    const browser = new Browser();
+    const r = request(config);
+    const tokens = await oidc.authorizationCodeGrant(config, await signInThrough(browser, await r.url()), { pkceCodeVerifier: r.verifier, expectedState: r.state, expectedNonce: r.nonce });
+    await browser.close();
+    await server.stop();
+    server = await startTestServer({}, {}, dataDir);
+    org = sameOrgOn(server, org);
+    const again = await rp(confidential);
+    const rotated = await oidc.refreshTokenGrant(again, tokens.refresh_token as string);
+    assert.equal(rotated.claims()?.sub, personId);
+    await assert.rejects(oidc.refreshTokenGrant(again, tokens.refresh_token as string), (e: any) => e.error === 'invalid_grant');
+    await assert.rejects(oidc.refreshTokenGrant(again, rotated.refresh_token as string), (e: any) => e.error === 'invalid_grant');
   });
 
   test('userinfo: no token, a forged alg none token and an identity token are refused with WWW-Authenticate', async () => {
