@@ -90,8 +90,9 @@ describe('OAuth 2.0 token endpoint: client credentials, introspection, revocatio
     });
   }
 
-  test('no scope asked: all of the client\'s scopes; a resource indicator becomes the audience', async () => {
-    const all = await post('/oauth2/tokens', { grant_type: 'client_credentials' }, { Authorization: basic(machine.client_id, machine.client_secret) });
+  test('no scope asked: all of the client\'s scopes; unknown parameters ignored; a resource indicator becomes the audience', async () => {
+    // Unknown parameters are ignored (RFC 6749 3.2).
+    const all = await post('/oauth2/tokens', { grant_type: 'client_credentials', unknown_extension: 'x' }, { Authorization: basic(machine.client_id, machine.client_secret) });
     assert.equal(all.status, 200, all.text);
     assert.equal(all.body.scope, 'invoices.read invoices.write');
     assert.equal(all.headers.get('cache-control'), 'no-store');
