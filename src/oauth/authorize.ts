@@ -10,6 +10,7 @@ import type { SignInFacts } from '../domain/oauth-grants.js';
 import type { Clock } from '../lib/clock.js';
 import { identityClaims } from '../tokens/claims.js';
 import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readCookie, readSession, sessionCookie, setCookie, type Sealer } from './session.js';
+import { STANDARD_SCOPES } from './discovery.js';
 import { errorPage, signInPage, type SsoButton } from './sign-in-page.js';
 
 /** What the authorization endpoint needs of a client (the clients' own module owns the rest). */
@@ -26,8 +27,6 @@ export interface ClientFinder {
   find(clientId: string): { org: IssuingOrg & { state: OrgState }; client: AuthorizeClient } | undefined;
 }
 
-/** OpenID Connect's own scopes: any client may ask for them; others must be among the client's scopes. */
-export const OIDC_SCOPES: readonly string[] = ['openid', 'email', 'phone', 'profile', 'offline_access'];
 
 /** RFC 7636 4.1: 43-128 characters of the unreserved set; an S256 challenge is the same alphabet. */
 const PKCE_VALUE = /^[A-Za-z0-9._~-]{43,128}$/;
@@ -144,7 +143,8 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     if (responseType !== 'code') throw new RedirectError('unsupported_response_type', 'only response_type=code is supported');
     if (!client.grant_types.includes('authorization_code')) throw new RedirectError('unauthorized_client', 'the client may not use the authorization_code grant');
     const scope = [...new Set((text('scope') ?? '').split(' ').filter((s) => s !== ''))];
-    const unknown = scope.find((s) => !OIDC_SCOPES.includes(s) && !client.scopes.includes(s));
+    // The standard scopes (discovery.ts) any client may ask for; others must be among the client's own.
+    const unknown = scope.find((s) => !STANDARD_SCOPES.includes(s) && !client.scopes.includes(s));
     if (unknown !== undefined) throw new RedirectError('invalid_scope', `scope "${unknown.slice(0, 100)}" is not allowed for this client`);
     const state = text('state');
     if (state !== undefined && state.length > MAX_STATE) throw new RedirectError('invalid_request', `state is longer than ${MAX_STATE} characters`);

@@ -126,6 +126,11 @@ describe('OAuth 2.0 authorization code flow', () => {
     const login = await browser.get(await request(config, { prompt: 'login' }).url());
     assert.equal(login.status, 200);
     await browser.close();
+    // Nobody signed in: prompt=none goes back at once with login_required (OpenID Connect Core 3.1.2.6).
+    const stranger = new Browser();
+    const none = await stranger.get(await request(config, { prompt: 'none' }).url());
+    assert.equal(new URL(none.location as string).searchParams.get('error'), 'login_required');
+    await stranger.close();
   });
 
   test('a public client: PKCE required, a wrong verifier refused, and a replayed code revokes what it issued', async () => {
