@@ -9,6 +9,7 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { expectResult } from '../support/expect.js';
 import { newOrg, personWithPassword, recordEvents, sameOrgOn, type Org } from '../support/auth.js';
 import { Browser } from '../support/oauth-browser.js';
+import { startFaultReceiver } from '../support/receivers.js';
 import { removeDir, startTestServer, tempDir, type TestServer } from '../support/server.js';
 
 const REDIRECT = 'https://app.example/cb';
@@ -57,7 +58,7 @@ describe('OAuth 2.0 authorization code flow', () => {
   }
 
   before(async () => {
-    server = await startTestServer({}, {}, dataDir);
+    server = await startTestServer({ SERVICE_WEBHOOK_ALLOW_INSECURE: '1' }, {}, dataDir);
     events = recordEvents(server);
     org = await newOrg(server);
     personId = await personWithPassword(org, EMAIL, PASSWORD);
@@ -222,6 +223,37 @@ describe('OAuth 2.0 authorization code flow', () => {
     await Promise.all([browser.close(), stranger.close()]);
   });
 
+  test('the token_minted hooks run at the hosted sign-in: their claims reach the ID token, and a denial signs nobody in', async () => {
+    const hooks = await startFaultReceiver();
+    const own = await newOrg(server, 'hooked');
+    const person = await personWithPassword(own, EMAIL, PASSWORD);
+    const addHook = async (path: string) => {
+      const w = await own.admin.post('/organizations/webhooks', { name: `hook ${path}`, target_url: hooks.url(path) });
+      assert.equal((await own.admin.post(`/organizations/webhooks/${w.body.result.id}/triggers`, { trigger_type: 'sync_hook', trigger_name: 'token_minted' })).status, 201);
+      return w.body.result.id as string;
+    };
+    const claims = await addHook('/claims/plan_pro');
+    const app = expectResult(await own.admin.post('/oauth2/clients', { client_name: 'Hooked', scopes: ['openid'], grant_types: ['authorization_code'], redirect_uris: [REDIRECT] }), 201);
+    const config = await rp(app);
+    const browser = new Browser();
+    const r = request(config, { scope: 'openid' });
+    const page = await browser.get(await r.url());
+    const done = await browser.signIn(page, server.base, EMAIL, PASSWORD);
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(done.location as string), { pkceCodeVerifier: r.verifier, expectedState: r.state, expectedNonce: r.nonce });
+    assert.equal(tokens.claims()?.['plan_pro'], true);
+    assert.equal(tokens.claims()?.sub, person);
+    assert.equal(hooks.received.length, 1, 'the hooks ran once, at the sign-in');
+
+    await own.admin.delete(`/organizations/webhooks/${claims}`);
+    await addHook('/status/403');
+    const denied = await browser.signIn(await browser.get(await request(config, { scope: 'openid', prompt: 'login' }).url()), server.base, EMAIL, PASSWORD);
+    assert.equal(denied.status, 401);
+    assert.equal(denied.location, undefined);
+    assert.ok(events(own.id, 'AuthenticationFailed_v1').some((e) => e['failure_reason'] === 'hook_denied'));
+    await browser.close();
+    await hooks.close();
+  });
+
   test('the hosted page links the SSO providers enabled for it, and only those', async () => {
     const sso = '/organizations/sso/oidc/provider-credentials';
     assert.equal((await org.admin.post(sso, { client_id: 'google-on', client_secret: 'a-secret-value', provider: 'google', label: 'Google', enable_in_slashid_oidc_authz_server: true })).status, 201);
@@ -243,7 +275,7 @@ describe('OAuth 2.0 authorization code flow', () => {
     const tokens = await oidc.authorizationCodeGrant(config, await signInThrough(browser, await r.url()), { pkceCodeVerifier: r.verifier, expectedState: r.state, expectedNonce: r.nonce });
     await browser.close();
     await server.stop();
-    server = await startTestServer({}, {}, dataDir);
+    server = await startTestServer({ SERVICE_WEBHOOK_ALLOW_INSECURE: '1' }, {}, dataDir);
     org = sameOrgOn(server, org);
     const again = await rp(confidential);
     const rotated = await oidc.refreshTokenGrant(again, tokens.refresh_token as string);
