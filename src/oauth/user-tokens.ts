@@ -12,6 +12,7 @@ import { accessTokenProfile, idTokenProfile, type GrantContext } from './id-toke
 export interface UserTokenClient {
   client_id: string;
   grant_types: readonly string[];
+  redirect_uris: readonly string[];
   /** seconds */
   access_token_duration: number;
   refresh_token_duration: number;
@@ -89,7 +90,10 @@ export function createUserTokens(deps: UserTokenDeps): UserTokens {
     async authorizationCode(org, client, params, consistency) {
       if (!client.grant_types.includes('authorization_code')) throw deps.refuse('unauthorized_client', 'the client may not use the authorization_code grant');
       if (!params.code) throw deps.refuse('invalid_request', 'code is required');
-      if (!params.redirect_uri) throw deps.refuse('invalid_request', 'redirect_uri is required: the one of the authorization request');
+      // RFC 6749 4.1.3: required when the authorization request had it; it could omit it only for a client
+      // with one registered redirect URI, which the code is then bound to.
+      const redirectUri = params.redirect_uri || (client.redirect_uris.length === 1 ? client.redirect_uris[0] : undefined);
+      if (!redirectUri) throw deps.refuse('invalid_request', 'redirect_uri is required: the one of the authorization request');
       if (params.code_verifier !== undefined && !VERIFIER.test(params.code_verifier)) throw deps.refuse('invalid_grant', 'code_verifier must be 43-128 characters of A-Z a-z 0-9 - . _ ~');
       const grantId = deps.newGrantId();
       const refresh = client.grant_types.includes('refresh_token') ? newRefreshToken(grantId) : undefined;
@@ -101,7 +105,7 @@ export function createUserTokens(deps: UserTokenDeps): UserTokens {
         input: {
           code_hash: sha256(params.code),
           client_id: client.client_id,
-          redirect_uri: params.redirect_uri,
+          redirect_uri: redirectUri,
           verifier_challenge: params.code_verifier === undefined ? undefined : sha256(params.code_verifier),
           grant_id: grantId,
           ...(refresh !== undefined && { refresh_hash: sha256(refresh) }),
