@@ -44,6 +44,13 @@ import { createClientIndex } from './oauth/client-index.js';
 import { createTokenEndpoint } from './oauth/token-endpoint.js';
 import { createAccessTokens } from './oauth/introspect.js';
 import { createAccessTokenVerifier } from './tokens/access-token.js';
+import { createAuthorize } from './oauth/authorize.js';
+import { createSealer } from './oauth/session.js';
+import { createUserInfo } from './oauth/userinfo.js';
+import { createUserTokens } from './oauth/user-tokens.js';
+import { oauthError } from './oauth/errors.js';
+import { oauthAuthorizeRoutes } from './http/handlers/oauth-authorize.js';
+import { oauthUserInfoRoutes } from './http/handlers/oauth-userinfo.js';
 import { createSecretSealer, type SecretSealer } from './sso/secrets.js';
 import { isNativeUws } from './http/uws.js';
 import { eventSocketBehavior } from './http/ws.js';
@@ -390,7 +397,7 @@ function buildSso({ config, clock, ids, issuer }: Base, cursorSecret: Buffer, pi
 }
 
 /** The authorization server's machine side: the client index, client authentication, the token endpoint. */
-function buildOAuth({ clock, issuer }: Base, { registry, commits }: Organizations, tokens: Tokens) {
+function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline) {
   const clients = createClientIndex(registry, commits);
   // Access tokens share the identity tokens' keys and signer; only their typ header (and lifetime) differ.
   const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });
@@ -399,9 +406,16 @@ function buildOAuth({ clock, issuer }: Base, { registry, commits }: Organization
   return {
     clients,
     clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients)),
-    tokens: createTokenEndpoint({ accessTokens, issuer }),
+    tokens: createTokenEndpoint({ accessTokens, issuer, users: createUserTokens({ pipeline, signAccessToken: (claims, ttl) => atIssuer.issue(claims, ttl), issuer, newGrantId: () => ids.uuid(), refuse: oauthError }) }),
     accessTokens: createAccessTokens(verifier, clients),
   };
+}
+
+/** The authorization server's person side: the authorization endpoint with its hosted sign-in page, and userinfo. */
+function buildOAuthUser({ clock, issuer }: Base, storage: Storage, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>): Route[] {
+  const authorize = createAuthorize({ clients: oauth.clients, sealer: createSealer(storage.cursorSecret), clock, signIn, issuer });
+  const userinfo = createUserInfo({ tokens: oauth.accessTokens });
+  return [...oauthAuthorizeRoutes(authorize), ...oauthUserInfoRoutes(userinfo)];
 }
 
 function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline }: Wings): Front {
@@ -419,7 +433,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   const signIn = buildSignIn(base, pipeline, passwords);
   const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
   const sso = buildSso(base, storage.cursorSecret, pipeline, registry, sealer);
-  const oauth = buildOAuth(base, orgs, tokens);
+  const oauth = buildOAuth(base, orgs, tokens, pipeline);
   const routes: Route[] = [];
   routes.push(
     ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views() }, () => routes),
@@ -440,6 +454,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...ssoSignInRoutes(sso),
     ...oauthClientRoutes(deps),
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
+    ...buildOAuthUser(base, storage, oauth, signIn),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log }));
   front.mount(routes);

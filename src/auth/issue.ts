@@ -12,7 +12,7 @@ import { rfc3339Seconds } from '../lib/time-text.js';
 import type { ConsistencyWaiter } from '../regions/consistency.js';
 import { AWAITING_APPROVAL } from '../domain/tokens.js';
 import { admitCustomClaims, identityClaims, type ClaimsProfile } from '../tokens/claims.js';
-import type { IssuedToken, TokenIssuer } from '../tokens/sign.js';
+import type { IssuedToken, PendingToken, TokenIssuer } from '../tokens/sign.js';
 import type { SyncHooks } from '../webhooks/sync-hook.js';
 
 /** The consistency a request asked for, as the waiter takes it. */
@@ -35,6 +35,8 @@ interface IssueCommon {
   consistency: Consistency;
   /** what kind of token; the identity token when absent */
   profile?: ClaimsProfile | undefined;
+  /** how it is signed; the identity-token issuer when absent (an OAuth access token: typ at+jwt, the client's lifetime) */
+  sign?: ((claims: Record<string, unknown>) => PendingToken) | undefined;
 }
 
 export interface ApiIssue extends IssueCommon {
@@ -42,6 +44,8 @@ export interface ApiIssue extends IssueCommon {
   person_id: string;
   /** a reserved name among them is refused with a 400 naming it */
   custom_claims?: Record<string, unknown> | undefined;
+  /** false for a token of an OAuth grant: issued for the person's earlier sign-in, not by the mint-token API */
+  mint_token_api?: boolean | undefined;
 }
 
 export interface SignInIssue extends IssueCommon {
@@ -135,8 +139,8 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
    * both are done the token is the person's newest, so a token issued meanwhile follows it. Called in the
    * same turn as previousToken was read, or the chain could fork.
    */
-  async function signAndRecord(org: IssuingOrg, record: TokenRecord, claims: Record<string, unknown>, ttl: number, consistency: Consistency): Promise<Issued> {
-    const issued = issuer.issue(claims, ttl);
+  async function signAndRecord(org: IssuingOrg, record: TokenRecord, claims: Record<string, unknown>, ttl: number, r: IssueCommon): Promise<Issued> {
+    const issued = r.sign === undefined ? issuer.issue(claims, ttl) : r.sign(claims);
     record.token_id = issued.jti;
     // The token's own iat and exp, so that the event and the token agree to the second.
     record.issued_at = rfc3339Seconds(issued.iat);
@@ -151,7 +155,7 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
     } finally {
       if (pending.get(key) === issued.jti) pending.delete(key);
     }
-    await waiter.wait(org.id, outcome.offset, consistency);
+    await waiter.wait(org.id, outcome.offset, r.consistency);
     // The signed token was not recorded and never leaves: the person awaits approval.
     if (outcome.reply === AWAITING_APPROVAL) throw new AwaitingApproval(record.person_id);
     return { ...issued, token, offset: outcome.offset };
@@ -184,8 +188,8 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
     } catch (error) {
       return Promise.reject(error);
     }
-    const record: TokenRecord = { person_id: personId, token_id: '', mint_token_api: true, first_token: false, issued_at: '', expires_at: '', authentications: [] };
-    return signAndRecord(org, record, claims, ttl, r.consistency);
+    const record: TokenRecord = { person_id: personId, token_id: '', mint_token_api: r.mint_token_api ?? true, first_token: false, issued_at: '', expires_at: '', authentications: [] };
+    return signAndRecord(org, record, claims, ttl, r);
   }
 
   async function signIn(org: IssuingOrg, r: SignInIssue): Promise<Issued> {
@@ -243,7 +247,7 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
     };
     try {
       // The lifetime as configured now, when the token is signed.
-      return await signAndRecord(org, record, claims, tokenLifetime(org.state.config, issuer.ttl), r.consistency);
+      return await signAndRecord(org, record, claims, tokenLifetime(org.state.config, issuer.ttl), r);
     } catch (error) {
       // The configuration changed while the hooks ran (re-checked where the token is recorded), or the person
       // did: deactivated or deleted, or the handle registered meanwhile.

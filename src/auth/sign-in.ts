@@ -8,6 +8,7 @@ import { checkHandle } from '../domain/rules.js';
 import { handleKey, type Handle, type Person } from '../domain/state.js';
 import { rfc3339Nanos } from '../lib/time-text.js';
 import type { Clock } from '../lib/clock.js';
+import type { ClaimsProfile } from '../tokens/claims.js';
 import { checkPasswordPolicy, type PasswordHasher } from './password-hash.js';
 import type { Limiter } from './throttle.js';
 import { AwaitingApproval, type Consistency, type IssuePipeline, type IssuingOrg } from './issue.js';
@@ -34,6 +35,8 @@ export interface SignInAttempt {
   userAgent: string;
   /** what the answer waits for, recorded failures included */
   consistency: Consistency;
+  /** the token's claims profile; the identity token when absent (the hosted OAuth page passes its own) */
+  profile?: ClaimsProfile | undefined;
 }
 
 /** A registration's outcome: the person's token, or no token while the organization must approve them first. */
@@ -92,6 +95,7 @@ export function createSignIn(deps: SignInDeps): SignInService {
       authentications: [{ handle: a.handle, method: METHOD, timestamp: rfc3339Nanos(deps.clock.nowNs()) }],
       request_metadata: { client_ip_address: a.ip, origin: a.origin, user_agent: a.userAgent },
       consistency: a.consistency,
+      profile: a.profile,
       registration: password_hash === undefined ? undefined : { password_hash },
     });
     return issued.token;

@@ -237,5 +237,29 @@ export function apply(state: OrgState, change: Change): OrgState {
     case 'AccessTokenRevoked':
       withRevoked(state.oauth_revoked, change.jti, change.exp, change.now);
       return state;
+    // OAuth codes and grants are replaced, never mutated: decide() hands them out in its replies.
+    case 'OAuthCodeIssued':
+      state.oauth_codes.set(change.code.code_hash, change.code);
+      return state;
+    case 'OAuthCodeRedeemed': {
+      const code = state.oauth_codes.get(change.code_hash);
+      if (code) state.oauth_codes.set(code.code_hash, { ...code, redeemed_grant: change.grant.grant_id });
+      state.oauth_grants.set(change.grant.grant_id, change.grant);
+      return state;
+    }
+    case 'OAuthRefreshRotated': {
+      const grant = state.oauth_grants.get(change.grant_id);
+      if (grant) state.oauth_grants.set(grant.grant_id, { ...grant, refresh_hash: change.refresh_hash, rotated: change.rotated, expires_at_ms: change.expires_at_ms });
+      return state;
+    }
+    case 'OAuthGrantRevoked': {
+      const grant = state.oauth_grants.get(change.grant_id);
+      if (grant) state.oauth_grants.set(grant.grant_id, { ...grant, revoked: true });
+      return state;
+    }
+    case 'OAuthPruned':
+      for (const h of change.code_hashes) state.oauth_codes.delete(h);
+      for (const id of change.grant_ids) state.oauth_grants.delete(id);
+      return state;
   }
 }

@@ -1,6 +1,7 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
 import type { OrgConfig } from './org-config.js';
 import type { AttributeSet, GdprConsent, Handle, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
+import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 
 export type Change =
   | { t: 'OrgCreated'; genesis: OrgGenesis }
@@ -59,6 +60,14 @@ export type Change =
   | { t: 'OAuthClientSecretSet'; client_id: string; secret_hash: string }
   | { t: 'OAuthClientDeleted'; client_id: string }
   /** now: seconds at the decision; revocations whose tokens expired by then are dropped */
-  | { t: 'AccessTokenRevoked'; jti: string; exp: number; now: number };
+  | { t: 'AccessTokenRevoked'; jti: string; exp: number; now: number }
+  // OAuth authorization codes and grants (oauth-grants.ts)
+  | { t: 'OAuthCodeIssued'; code: OAuthCode }
+  /** the code is used; the grant it started begins */
+  | { t: 'OAuthCodeRedeemed'; code_hash: string; grant: OAuthGrant }
+  | { t: 'OAuthRefreshRotated'; grant_id: string; refresh_hash: string; rotated: string[]; expires_at_ms: number }
+  | { t: 'OAuthGrantRevoked'; grant_id: string }
+  /** codes and grants past their time */
+  | { t: 'OAuthPruned'; code_hashes: string[]; grant_ids: string[] };
 
 export type ChangeType = Change['t'];

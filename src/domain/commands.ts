@@ -3,6 +3,7 @@ import type { AttributeSet, ConsentLevel, Handle, OnFailure, WebhookTrigger } fr
 import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
 import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
+import type { IssueCodeInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 
 export interface PersonInput {
   handles: Handle[];
@@ -138,6 +139,11 @@ export type Command =
   | { kind: 'DeleteOAuthClient'; client_id: string }
   | { kind: 'RotateOAuthClientSecret'; client_id: string }
   /** an access token of this organization, already verified: jti and exp are its own */
-  | { kind: 'RevokeAccessToken'; jti: string; exp: number };
+  | { kind: 'RevokeAccessToken'; jti: string; exp: number }
+  // OAuth authorization codes and grants (oauth-grants.ts)
+  | { kind: 'IssueOAuthCode'; code: IssueCodeInput }
+  | { kind: 'RedeemOAuthCode'; input: RedeemCodeInput }
+  | { kind: 'RotateOAuthRefresh'; input: RotateRefreshInput }
+  | { kind: 'RevokeOAuthGrant'; grant_id: string };
 
 export type CommandKind = Command['kind'];

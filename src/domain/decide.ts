@@ -14,6 +14,7 @@ import { setOrgConfig } from './org-config.js';
 import { createOAuthClient, deleteOAuthClient, revokeAccessToken, rotateOAuthClientSecret, updateOAuthClient } from './oauth-clients.js';
 import { emitOwedTwins, withTwins } from './twins.js';
 import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from './sso-credentials.js';
+import { issueOAuthCode, redeemOAuthCode, revokeOAuthGrant, rotateOAuthRefresh } from './oauth-grants.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 import { createPermission, createRole, deletePermission, deleteRole, setPersonAdditionalPermissions, setPersonRoles, updatePermission, updateRole } from './rbac.js';
 
@@ -102,5 +103,14 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return rotateOAuthClientSecret(state, command.client_id, ctx);
     case 'RevokeAccessToken':
       return revokeAccessToken(state, command.jti, command.exp, ctx);
+    // OAuth authorization codes and grants
+    case 'IssueOAuthCode':
+      return issueOAuthCode(state, command.code, ctx);
+    case 'RedeemOAuthCode':
+      return redeemOAuthCode(state, command.input, ctx);
+    case 'RotateOAuthRefresh':
+      return rotateOAuthRefresh(state, command.input, ctx);
+    case 'RevokeOAuthGrant':
+      return revokeOAuthGrant(state, command.grant_id);
   }
 }

@@ -4,9 +4,11 @@ import { withDefaults, type OrgConfig } from './org-config.js';
 import { currentVersion, upgrade, type Format, type StoredRecord } from '../lib/versions.js';
 import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role, type SsoCredential, type OAuthClient } from './state.js';
 
+import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
+
 export interface StateSnapshot {
   v: number;
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'config'> & {
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'oauth_codes' | 'oauth_grants' | 'config'> & {
     /** fields added to the configuration later read as their defaults */
     config: Partial<OrgConfig>;
   };
@@ -22,6 +24,9 @@ export interface StateSnapshot {
   oauth_clients: OAuthClient[];
   /** [jti, exp] of access tokens revoked before they expire */
   oauth_revoked: Array<[string, number]>;
+  /** hashes only, never a usable code or refresh token */
+  oauth_codes: OAuthCode[];
+  oauth_grants: OAuthGrant[];
 }
 
 /**
@@ -42,13 +47,15 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, org: { ...s['org'], config: {} } }),
     // 4 → 5: the OAuth 2.0 authorization server's clients and revoked access tokens; older snapshots have none.
     (s) => ({ ...s, oauth_clients: [], oauth_revoked: [] }),
+    // 5 → 6: OAuth authorization codes and grants; older snapshots have none.
+    (s) => ({ ...s, oauth_codes: [], oauth_grants: [] }),
   ],
 };
 
 const VERSION = currentVersion(SNAPSHOT_FORMAT);
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, oauth_codes, oauth_grants, ...org } = s;
   return {
     v: VERSION,
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
@@ -61,6 +68,8 @@ export function toSnapshot(s: OrgState): StateSnapshot {
     sso_credentials: [...sso_credentials.values()],
     oauth_clients: [...oauth_clients.values()],
     oauth_revoked: [...oauth_revoked.entries()],
+    oauth_codes: [...oauth_codes.values()],
+    oauth_grants: [...oauth_grants.values()],
   };
 }
 
@@ -81,6 +90,8 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord): OrgState {
     sso_credentials: new Map(snap.sso_credentials.map((c) => [c.client_id, c])),
     oauth_clients: new Map(snap.oauth_clients.map((c) => [c.client_id, c])),
     oauth_revoked: new Map(snap.oauth_revoked),
+    oauth_codes: new Map(snap.oauth_codes.map((c) => [c.code_hash, c])),
+    oauth_grants: new Map(snap.oauth_grants.map((g) => [g.grant_id, g])),
   };
   for (const p of snap.persons) {
     state.persons.set(p.person_id, p);

@@ -1,5 +1,6 @@
 // An organization's state: plain in-memory structures, owned by its actor, rebuilt from snapshot + WAL.
 import { defaultOrgConfig, type OrgConfig } from './org-config.js';
+import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 
 export type HandleType = 'email_address' | 'phone_number' | 'username';
 export const HANDLE_TYPES: readonly HandleType[] = ['email_address', 'phone_number', 'username'];
@@ -193,6 +194,10 @@ export interface OrgState extends OrgGenesis {
   oauth_clients: Map<string, OAuthClient>;
   /** access tokens revoked before they expire: jti → exp (seconds); entries go once their token expired */
   oauth_revoked: Map<string, number>;
+  /** OAuth authorization codes by the hash of the code (oauth-grants.ts) */
+  oauth_codes: Map<string, OAuthCode>;
+  /** OAuth grants (refresh-token families) by grant id */
+  oauth_grants: Map<string, OAuthGrant>;
   /** offset of the last WAL entry applied */
   offset: number;
   /** offset of the last event emitted */
@@ -226,6 +231,8 @@ export function emptyState(g: OrgGenesis): OrgState {
     sso_credentials: new Map(),
     oauth_clients: new Map(),
     oauth_revoked: new Map(),
+    oauth_codes: new Map(),
+    oauth_grants: new Map(),
     offset: 0,
     event_offset: 0,
     // A suborganization starts here too: it does not inherit its parent's configuration.

@@ -10,6 +10,9 @@ export interface OAuthServerFacts {
 /** Scopes with a meaning here besides those organizations give their clients. */
 export const STANDARD_SCOPES = ['openid', 'email', 'phone'];
 
+/** Claims of ID tokens and userinfo beyond the identity token's (id-token.ts, userinfo.ts). */
+export const OIDC_CLAIMS = ['azp', 'nonce', 'auth_time', 'amr', 'at_hash', 'sid', 'email', 'email_verified', 'phone_number', 'phone_number_verified'];
+
 export function oauthMetadata(iss: string, facts: OAuthServerFacts): Record<string, unknown> {
   return {
     authorization_endpoint: `${iss}/oauth2/authorize`,
@@ -19,6 +22,9 @@ export function oauthMetadata(iss: string, facts: OAuthServerFacts): Record<stri
     introspection_endpoint: `${iss}/oauth2/tokens/introspect`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
+    // RFC 9207: every authorization response carries iss (authorize.ts).
+    authorization_response_iss_parameter_supported: true,
+    prompt_values_supported: ['none', 'login'],
     grant_types_supported: [...facts.grantTypes],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],

@@ -1,7 +1,9 @@
 // Introspection (RFC 7662) and revocation (RFC 7009) of access tokens. An access token is active while its
 // signature, issuer and expiry hold, its client still exists, and its jti is not on its organization's
 // revocation list. A client sees only tokens of its own organization: any other is simply not active.
+import { createHash } from 'node:crypto';
 import type { Command } from '../domain/commands.js';
+import { grantActive } from '../domain/oauth-grants.js';
 import type { OrgActor } from '../org/actor.js';
 import type { AccessTokenClaims, AccessTokenVerifier } from '../tokens/access-token.js';
 import type { AuthenticatedClient } from './client-auth.js';
@@ -30,6 +32,19 @@ export interface AccessTokens {
 
 const INACTIVE = Object.freeze({ active: false as const });
 
+/**
+ * RFC 7009 2.1: a refresh token of the caller revokes its whole grant (its access tokens too). Its form names
+ * the grant (user-tokens.ts); the current token and the ones rotated away are all the grant's.
+ */
+function refreshRevocation(caller: AuthenticatedClient, token: string): Command | undefined {
+  const dot = token.indexOf('.');
+  if (dot <= 0 || token.indexOf('.', dot + 1) >= 0) return undefined;
+  const grant = caller.org.state.oauth_grants.get(token.slice(0, dot));
+  if (!grant || grant.revoked || grant.client_id !== caller.client.client_id) return undefined;
+  const hash = createHash('sha256').update(token).digest('base64url');
+  return grant.refresh_hash === hash || grant.rotated.includes(hash) ? { kind: 'RevokeOAuthGrant', grant_id: grant.grant_id } : undefined;
+}
+
 export function createAccessTokens(verifier: AccessTokenVerifier, clients: ClientIndex): AccessTokens {
   const active = async (token: string): Promise<ActiveToken | undefined> => {
     const claims = await verifier.verify(token);
@@ -37,6 +52,8 @@ export function createAccessTokens(verifier: AccessTokenVerifier, clients: Clien
     // A deleted client's tokens die with it.
     const found = clients.find(claims.client_id);
     if (!found || found.org.state.oauth_revoked.has(claims.jti)) return undefined;
+    // A person's token names its grant (sid): a replayed code or a reused refresh token revoked them all.
+    if (typeof claims['sid'] === 'string' && !grantActive(found.org.state, claims['sid'])) return undefined;
     return { claims, org: found.org };
   };
   return {
@@ -48,6 +65,8 @@ export function createAccessTokens(verifier: AccessTokenVerifier, clients: Clien
       return { active: true, scope: c.scope, client_id: c.client_id, sub: c.sub, aud: c.aud, iss: c.iss as string, exp: c.exp, iat: c.iat, jti: c.jti, token_type: 'Bearer' };
     },
     async revocation(caller, token) {
+      const refresh = refreshRevocation(caller, token);
+      if (refresh !== undefined) return refresh;
       const t = await active(token);
       if (!t || t.org.id !== caller.org.id || t.claims.client_id !== caller.client.client_id) return undefined;
       return { kind: 'RevokeAccessToken', jti: t.claims.jti, exp: t.claims.exp };

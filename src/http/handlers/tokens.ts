@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { IssuePipeline } from '../../auth/issue.js';
 import { IDENTITY_CLAIMS } from '../../tokens/claims.js';
 import type { KeyRing } from '../../tokens/keys.js';
-import { oauthMetadata, type OAuthServerFacts } from '../../oauth/discovery.js';
+import { OIDC_CLAIMS, oauthMetadata, type OAuthServerFacts } from '../../oauth/discovery.js';
 import type { TokenValidator } from '../../tokens/validate.js';
 import { route, type Route } from '../route.js';
 
@@ -64,7 +64,7 @@ export function tokenRoutes(tokens: TokenRouteDeps): Route[] {
             ...(tokens.oauth ? oauthMetadata(iss, tokens.oauth) : {}),
             id_token_signing_alg_values_supported: [...new Set(keys.published().map((k) => k.alg))],
             subject_types_supported: ['public'],
-            claims_supported: IDENTITY_CLAIMS,
+            claims_supported: tokens.oauth ? [...IDENTITY_CLAIMS, ...OIDC_CLAIMS] : IDENTITY_CLAIMS,
             token_validation_endpoint: `${iss}/token/validate`,
             service_documentation: `${iss}/openapi.json`,
           },

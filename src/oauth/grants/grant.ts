@@ -3,6 +3,7 @@
 import type { Consistency } from '../../regions/consistency.js';
 import type { AccessTokenIssuer } from '../access-tokens.js';
 import type { AuthenticatedClient } from '../client-auth.js';
+import type { UserTokens } from '../user-tokens.js';
 
 /** The token endpoint's form: RFC 6749 4.x parameters; unknown ones are ignored, as 3.2 requires. */
 export interface TokenParams {
@@ -33,6 +34,8 @@ export interface GrantDeps {
   accessTokens: AccessTokenIssuer;
   /** the deployment's issuer URL, read per use */
   issuer(): string;
+  /** a person's grants: authorization codes and refresh tokens (user-tokens.ts) */
+  users: UserTokens;
 }
 
 export interface GrantRequest {

@@ -1,7 +1,11 @@
 // The token endpoint's grants by grant_type; a new grant is one file and one line here.
+import { authorizationCode } from './authorization-code.js';
 import { clientCredentials } from './client-credentials.js';
+import { refreshToken } from './refresh-token.js';
 import type { Grant } from './grant.js';
 
 export const GRANTS: Readonly<Record<string, Grant>> = {
   client_credentials: clientCredentials,
+  authorization_code: authorizationCode,
+  refresh_token: refreshToken,
 };

@@ -1,0 +1,305 @@
+// The authorization endpoint's use case (RFC 6749 4.1, RFC 7636, OpenID Connect Core 3.1.2): checking the
+// request, the hosted sign-in (a password sign-in through the issuing pipeline, so hooks, events and
+// throttling are those of any sign-in), the browser session, and the single-use code it ends with.
+import { createHash, randomBytes } from 'node:crypto';
+import { ServiceError } from '../errors.js';
+import type { Consistency, IssuingOrg } from '../auth/issue.js';
+import type { SignInService } from '../auth/sign-in.js';
+import { HANDLE_TYPES, type HandleType, type OrgState } from '../domain/state.js';
+import type { SignInFacts } from '../domain/oauth-grants.js';
+import type { Clock } from '../lib/clock.js';
+import { identityClaims } from '../tokens/claims.js';
+import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readCookie, readSession, sessionCookie, setCookie, type Sealer } from './session.js';
+import { STANDARD_SCOPES } from './discovery.js';
+import { errorPage, signInPage, type SsoButton } from './sign-in-page.js';
+
+/** What the authorization endpoint needs of a client (the clients' own module owns the rest). */
+export interface AuthorizeClient {
+  client_id: string;
+  client_name: string;
+  grant_types: readonly string[];
+  scopes: readonly string[];
+  public: boolean;
+  redirect_uris: readonly string[];
+}
+
+export interface ClientFinder {
+  find(clientId: string): { org: IssuingOrg & { state: OrgState }; client: AuthorizeClient } | undefined;
+}
+
+
+/** RFC 7636 4.1: 43-128 characters of the unreserved set; an S256 challenge is the same alphabet. */
+const PKCE_VALUE = /^[A-Za-z0-9._~-]{43,128}$/;
+const MAX_STATE = 2048;
+const MAX_NONCE = 512;
+
+/** A checked authorization request, sealed into the sign-in form so that it comes back unaltered. */
+export interface AuthorizationRequest {
+  client_id: string;
+  redirect_uri: string;
+  scope: string[];
+  state?: string;
+  nonce?: string;
+  code_challenge?: string;
+  max_age?: number;
+  login_hint?: string;
+  csrf: string;
+}
+
+/** What the endpoint answers: an HTML page, or a redirect back to the client. */
+export type AuthorizeAnswer =
+  | { kind: 'page'; status: number; html: string; headers?: Record<string, string> }
+  | { kind: 'redirect'; location: string; headers?: Record<string, string> };
+
+export interface AuthorizeDeps {
+  clients: ClientFinder;
+  sealer: Sealer;
+  clock: Clock;
+  signIn: Pick<SignInService, 'authenticate'>;
+  issuer(): string;
+}
+
+export interface SignInForm {
+  request: string;
+  csrf: string;
+  handle_type: string;
+  handle: string;
+  password: string;
+}
+
+export interface Caller {
+  cookie: string | undefined;
+  ip: string;
+  origin: string;
+  userAgent: string;
+  consistency: Consistency;
+}
+
+export interface Authorize {
+  start(query: Record<string, unknown>, caller: Caller): Promise<AuthorizeAnswer>;
+  signIn(form: Partial<SignInForm>, caller: Caller): Promise<AuthorizeAnswer>;
+}
+
+/** The handle type a login_hint most likely is, to preselect it. */
+function guessHandleType(hint: string | undefined): HandleType {
+  if (hint === undefined || hint.includes('@')) return 'email_address';
+  return /^\+\d+$/.test(hint) ? 'phone_number' : 'username';
+}
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
+
+/** A refusal that goes back to the client's redirect_uri (RFC 6749 4.1.2.1). */
+class RedirectError extends Error {
+  constructor(readonly error: string, readonly description: string) {
+    super(description);
+  }
+}
+
+export function createAuthorize(deps: AuthorizeDeps): Authorize {
+  const now = () => Math.floor(deps.clock.nowMs() / 1000);
+  const secure = () => deps.issuer().startsWith('https:');
+
+  const badPage = (error: string, description: string): AuthorizeAnswer => ({ kind: 'page', status: 400, html: errorPage(error, description) });
+
+  function back(redirectUri: string, params: Record<string, string | undefined>, headers?: Record<string, string>): AuthorizeAnswer {
+    const url = new URL(redirectUri);
+    for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.set(k, v);
+    // RFC 9207: the issuer, so a client talking to several servers knows which one answered (mix-up defence).
+    url.searchParams.set('iss', deps.issuer());
+    return { kind: 'redirect', location: url.href, ...(headers && { headers }) };
+  }
+
+  /** Steps that cannot redirect: the client and its redirect_uri. Undefined: the page to show instead. */
+  function clientOf(query: Record<string, unknown>): { found: NonNullable<ReturnType<ClientFinder['find']>>; redirect_uri: string } | AuthorizeAnswer {
+    const clientId = query['client_id'];
+    if (typeof clientId !== 'string' || clientId === '') return badPage('invalid_request', 'client_id is required');
+    const found = deps.clients.find(clientId);
+    if (!found) return badPage('invalid_client', 'no such client');
+    const given = query['redirect_uri'];
+    let redirect_uri: string;
+    if (given === undefined || given === '') {
+      // RFC 6749 3.1.2.3: optional only when exactly one is registered.
+      if (found.client.redirect_uris.length !== 1) return badPage('invalid_request', 'redirect_uri is required');
+      redirect_uri = found.client.redirect_uris[0] as string;
+    } else if (typeof given !== 'string' || !found.client.redirect_uris.includes(given)) {
+      // Exact string comparison (RFC 9700 4.1.3): never a prefix, never a pattern, so no open redirect.
+      return badPage('invalid_request', 'redirect_uri is not one of the client\'s registered redirect URIs');
+    } else redirect_uri = given;
+    return { found, redirect_uri };
+  }
+
+  /** The remaining checks; their refusals redirect. */
+  function check(query: Record<string, unknown>, client: AuthorizeClient, redirect_uri: string): { request: AuthorizationRequest; prompts: string[] } {
+    const text = (name: string): string | undefined => {
+      const v = query[name];
+      if (v === undefined || v === '') return undefined;
+      if (typeof v !== 'string') throw new RedirectError('invalid_request', `${name} must be a string`);
+      return v;
+    };
+    if (query['request'] !== undefined) throw new RedirectError('request_not_supported', 'request objects are not supported');
+    if (query['request_uri'] !== undefined) throw new RedirectError('request_uri_not_supported', 'request_uri is not supported');
+    const responseType = text('response_type');
+    if (responseType === undefined) throw new RedirectError('invalid_request', 'response_type is required');
+    if (responseType !== 'code') throw new RedirectError('unsupported_response_type', 'only response_type=code is supported');
+    if (!client.grant_types.includes('authorization_code')) throw new RedirectError('unauthorized_client', 'the client may not use the authorization_code grant');
+    const scope = [...new Set((text('scope') ?? '').split(' ').filter((s) => s !== ''))];
+    // The standard scopes (discovery.ts) any client may ask for; others must be among the client's own.
+    const unknown = scope.find((s) => !STANDARD_SCOPES.includes(s) && !client.scopes.includes(s));
+    if (unknown !== undefined) throw new RedirectError('invalid_scope', `scope "${unknown.slice(0, 100)}" is not allowed for this client`);
+    const state = text('state');
+    if (state !== undefined && state.length > MAX_STATE) throw new RedirectError('invalid_request', `state is longer than ${MAX_STATE} characters`);
+    const nonce = text('nonce');
+    if (nonce !== undefined && nonce.length > MAX_NONCE) throw new RedirectError('invalid_request', `nonce is longer than ${MAX_NONCE} characters`);
+    const challenge = text('code_challenge');
+    const method = text('code_challenge_method');
+    if (challenge === undefined) {
+      if (method !== undefined) throw new RedirectError('invalid_request', 'code_challenge_method without code_challenge');
+      if (client.public) throw new RedirectError('invalid_request', 'code_challenge is required: a public client must use PKCE (S256)');
+    } else {
+      // RFC 7636 4.3: an absent method means plain, which is refused (RFC 9700 2.1.1).
+      if (method !== 'S256') throw new RedirectError('invalid_request', 'code_challenge_method must be S256; plain is not supported');
+      if (!PKCE_VALUE.test(challenge)) throw new RedirectError('invalid_request', 'code_challenge must be 43-128 characters of A-Z a-z 0-9 - . _ ~');
+    }
+    const prompts = (text('prompt') ?? '').split(' ').filter((p) => p !== '');
+    const badPrompt = prompts.find((p) => p !== 'none' && p !== 'login');
+    if (badPrompt !== undefined) throw new RedirectError('invalid_request', `prompt "${badPrompt.slice(0, 50)}" is not supported; use none or login`);
+    if (prompts.includes('none') && prompts.length > 1) throw new RedirectError('invalid_request', 'prompt=none cannot be combined with another value');
+    const maxAgeText = text('max_age');
+    if (maxAgeText !== undefined && !/^\d{1,9}$/.test(maxAgeText)) throw new RedirectError('invalid_request', 'max_age must be a non-negative integer of seconds');
+    const loginHint = text('login_hint');
+    const request: AuthorizationRequest = {
+      client_id: client.client_id,
+      redirect_uri,
+      scope,
+      ...(state !== undefined && { state }),
+      ...(nonce !== undefined && { nonce }),
+      ...(challenge !== undefined && { code_challenge: challenge }),
+      ...(maxAgeText !== undefined && { max_age: Number(maxAgeText) }),
+      ...(loginHint !== undefined && { login_hint: loginHint.slice(0, 256) }),
+      csrf: '',
+    };
+    return { request, prompts };
+  }
+
+  /** The code is redeemed at this region's token endpoint, on this actor: no consistency wait is needed. */
+  async function issueCode(org: IssuingOrg, request: AuthorizationRequest, facts: SignInFacts, headers?: Record<string, string>): Promise<AuthorizeAnswer> {
+    const code = randomBytes(32).toString('base64url');
+    await org.execute({
+      kind: 'IssueOAuthCode',
+      code: {
+        code_hash: sha256(code),
+        client_id: request.client_id,
+        redirect_uri: request.redirect_uri,
+        ...(request.code_challenge !== undefined && { code_challenge: request.code_challenge }),
+        scope: request.scope,
+        ...(request.nonce !== undefined && { nonce: request.nonce }),
+        ...facts,
+      },
+    });
+    return back(request.redirect_uri, { code, state: request.state }, headers);
+  }
+
+  function ssoButtons(state: OrgState, authorizeUrl: string): SsoButton[] {
+    const out: SsoButton[] = [];
+    for (const c of state.sso_credentials.values()) {
+      if (!c.enable_in_slashid_oidc_authz_server) continue;
+      out.push({ label: c.label || c.provider, href: `/authenticate/oidc/${encodeURIComponent(c.client_id)}/start?redirect_uri=${encodeURIComponent(authorizeUrl)}` });
+    }
+    return out;
+  }
+
+  function page(found: NonNullable<ReturnType<ClientFinder['find']>>, request: AuthorizationRequest, status: number, error?: string, handleType?: HandleType): AuthorizeAnswer {
+    const csrf = newCsrf();
+    const sealed = deps.sealer.seal('authorize-request', { ...request, csrf }, now() + FORM_TTL_S);
+    const again = new URL('/oauth2/authorize', deps.issuer());
+    for (const [k, v] of Object.entries({ response_type: 'code', client_id: request.client_id, redirect_uri: request.redirect_uri, scope: request.scope.join(' '), state: request.state, nonce: request.nonce, code_challenge: request.code_challenge, code_challenge_method: request.code_challenge && 'S256' })) {
+      if (v !== undefined && v !== '') again.searchParams.set(k, v);
+    }
+    const hint = request.login_hint;
+    return {
+      kind: 'page',
+      status,
+      html: signInPage({
+        org_name: found.org.state.org_name,
+        client_name: found.client.client_name,
+        request: sealed,
+        csrf,
+        handle_type: handleType ?? guessHandleType(hint),
+        ...(hint !== undefined && { login_hint: hint }),
+        ...(error !== undefined && { error }),
+        sso: ssoButtons(found.org.state, again.href),
+      }),
+      headers: { 'Set-Cookie': setCookie(CSRF_COOKIE, csrf, FORM_TTL_S, secure()) },
+    };
+  }
+
+  return {
+    async start(query, caller) {
+      const resolved = clientOf(query);
+      if ('kind' in resolved) return resolved;
+      const { found, redirect_uri } = resolved;
+      let checked: ReturnType<typeof check>;
+      try {
+        checked = check(query, found.client, redirect_uri);
+      } catch (error) {
+        const state = query['state'];
+        // The state goes back with the refusal too, unless it is the refusal.
+        if (error instanceof RedirectError) return back(redirect_uri, { error: error.error, error_description: error.description, state: typeof state === 'string' && state.length <= MAX_STATE ? state : undefined });
+        throw error;
+      }
+      const { request, prompts } = checked;
+      const session = readSession(deps.sealer, caller.cookie, now());
+      const person = session && session.org === found.org.id ? found.org.state.persons.get(session.person_id) : undefined;
+      const fresh = session !== undefined && person?.active === true && !prompts.includes('login') && (request.max_age === undefined || now() - session.auth_time <= request.max_age);
+      if (fresh) {
+        const { org: _org, expires: _expires, ...facts } = session;
+        return issueCode(found.org, request, facts);
+      }
+      if (prompts.includes('none')) return back(redirect_uri, { error: 'login_required', error_description: 'the person must sign in', state: request.state });
+      return page(found, request, 200);
+    },
+
+    async signIn(form, caller) {
+      const request = deps.sealer.open<AuthorizationRequest>('authorize-request', form.request ?? '', now());
+      if (!request) return badPage('invalid_request', 'the sign-in form expired or was altered; start again from the application');
+      // Double submit: the form's value and the cookie set with it, so another site cannot sign the browser in.
+      const cookieCsrf = readCookie(caller.cookie, CSRF_COOKIE);
+      if (form.csrf !== request.csrf || cookieCsrf !== request.csrf) return badPage('invalid_request', 'the sign-in form did not come from this browser; start again from the application');
+      const found = deps.clients.find(request.client_id);
+      if (!found || !found.client.redirect_uris.includes(request.redirect_uri)) return badPage('invalid_client', 'the client or its redirect_uri no longer exists');
+      const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
+      let facts: SignInFacts | undefined;
+      try {
+        await deps.signIn.authenticate({
+          org: found.org,
+          handle: { type: handleType, value: form.handle ?? '' },
+          password: form.password ?? '',
+          ip: caller.ip,
+          origin: caller.origin,
+          userAgent: caller.userAgent,
+          consistency: caller.consistency,
+          // The session token the pipeline signs is never handed out; what it established is kept for the
+          // client's tokens: the person, the time, and the hooks' claims.
+          profile: (input) => {
+            facts = {
+              person_id: input.person.person_id,
+              auth_time: now(),
+              amr: [...input.authenticated_methods],
+              ...(input.custom_claims !== undefined && Object.keys(input.custom_claims).length > 0 && { custom_claims: input.custom_claims }),
+            };
+            return identityClaims(input);
+          },
+        });
+      } catch (error) {
+        if (!(error instanceof ServiceError) || (error.status >= 500 && error.status !== 502)) throw error;
+        const answer = page(found, request, error.status, error.message, handleType);
+        if (error.headers?.['Retry-After'] !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': error.headers['Retry-After'] };
+        return answer;
+      }
+      const signedIn = facts as SignInFacts;
+      const cookie = sessionCookie(deps.sealer, { org: found.org.id, ...signedIn }, now(), secure());
+      return issueCode(found.org, request, signedIn, { 'Set-Cookie': cookie });
+    },
+  };
+}
+

@@ -1,0 +1,49 @@
+// The UserInfo endpoint (OpenID Connect Core 5.3): a person's access token with the openid scope → claims
+// about the person, read from the organization's state now; refusals per RFC 6750 3 (WWW-Authenticate).
+import { scopedClaims } from './id-token.js';
+import type { AccessTokens } from './introspect.js';
+
+export interface UserInfoDeps {
+  /** the access tokens' activity: signature, expiry, client, revocation, grant (introspect.ts) */
+  tokens: Pick<AccessTokens, 'active'>;
+}
+
+export type UserInfoAnswer = { ok: true; claims: Record<string, unknown> } | { ok: false; status: 400 | 401 | 403; challenge: string; error?: string; description?: string };
+
+const REALM = 'realm="oauth2"';
+
+function refuse(status: 400 | 401 | 403, error: string, description: string, extra = ''): UserInfoAnswer {
+  return { ok: false, status, error, description, challenge: `Bearer ${REALM}, error="${error}", error_description="${description}"${extra}` };
+}
+
+/** The bearer token of an Authorization header (RFC 6750 2.1), or of the form (2.2); both at once is an error. */
+export function bearerOf(authorization: string | undefined, formToken: string | undefined): string | undefined | 'both' {
+  const header = authorization !== undefined && /^bearer /i.test(authorization) ? authorization.slice(7).trim() : undefined;
+  if (header !== undefined && formToken !== undefined) return 'both';
+  return header ?? formToken;
+}
+
+export function createUserInfo(deps: UserInfoDeps) {
+  return {
+    async answer(token: string | undefined | 'both'): Promise<UserInfoAnswer> {
+      // RFC 6750 3.1: a request without credentials gets the challenge alone, no error code.
+      if (token === undefined || token === '') return { ok: false, status: 401, challenge: `Bearer ${REALM}` };
+      if (token === 'both') return refuse(400, 'invalid_request', 'the access token was given in both the header and the body');
+      const active = await deps.tokens.active(token);
+      if (!active) return refuse(401, 'invalid_token', 'the access token is invalid, expired or revoked');
+      const { claims, org } = active;
+      // A client's own token (client_credentials) names no grant of a person.
+      if (typeof claims['sid'] !== 'string') return refuse(401, 'invalid_token', 'the access token is not a token of a person');
+      const scope = claims.scope.split(' ');
+      if (!scope.includes('openid')) return refuse(403, 'insufficient_scope', 'the access token lacks the openid scope', ', scope="openid"');
+      const person = org.state.persons.get(claims.sub);
+      if (!person || !person.active) return refuse(401, 'invalid_token', 'the person of this token is no longer active');
+      const out: Record<string, unknown> = { sub: person.person_id, ...scopedClaims(person, scope) };
+      if (person.groups.length > 0) out['groups'] = [...person.groups];
+      if (person.roles !== undefined && person.roles.length > 0) out['roles'] = [...person.roles];
+      return { ok: true, claims: out };
+    },
+  };
+}
+
+export type UserInfo = ReturnType<typeof createUserInfo>;
