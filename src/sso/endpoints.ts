@@ -140,7 +140,8 @@ export interface EndpointsDeps {
   timeoutS?: number;
   /**
    * Tests only, never read from the environment: calls to these origins (`https://github.com`) go to the
-   * given base URLs instead (loopback stand-ins). The URLs the browser is sent to are left as published.
+   * given base URLs instead (loopback stand-ins), as the object says at the time of each call. The URLs the
+   * browser is sent to are left as published.
    */
   reroute?: Readonly<Record<string, string>>;
 }
@@ -155,11 +156,12 @@ export function createProviderEndpoints(deps: EndpointsDeps): ProviderEndpoints 
   const ttl = deps.discoveryTtlMs ?? 3_600_000;
   const timeout = deps.timeoutS ?? 10;
   const discovered = new Map<string, Discovered>();
-  const reroute = Object.entries(deps.reroute ?? {});
+  const reroute = deps.reroute;
 
   /** fetch, with the test reroutes applied. */
   const send: oidc.CustomFetch = (url, options) => {
-    for (const [origin, base] of reroute) {
+    // Read at each call: a test may fill in its stand-ins' addresses after the service started.
+    for (const [origin, base] of Object.entries(reroute ?? {})) {
       if (url === origin || url.startsWith(`${origin}/`)) return fetch(base + url.slice(origin.length), options);
     }
     return fetch(url, options);
@@ -203,7 +205,7 @@ export function createProviderEndpoints(deps: EndpointsDeps): ProviderEndpoints 
   function finish(config: oidc.Configuration): oidc.Configuration {
     if (deps.allowInsecure) oidc.allowInsecureRequests(config);
     config.timeout = timeout;
-    if (reroute.length > 0) config[oidc.customFetch] = send;
+    if (reroute) config[oidc.customFetch] = send;
     return config;
   }
 

@@ -18,6 +18,8 @@ import type { PendingFlow, PendingFlows } from './pending.js';
 import type { SecretSealer } from './secrets.js';
 import { STATE_TTL_MS, type StateCookies } from './state-cookie.js';
 import { readApiPerson, UserApiError } from './user-api.js';
+import { verifiedEmail } from './verified-email.js';
+import type { SsoProvider } from './providers.js';
 
 const METHOD = 'oidc' as const;
 
@@ -106,7 +108,7 @@ const OAUTH_ERROR = /^[a-z_]{1,64}$/;
 
 export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
   const { clock } = deps;
-  // Key sets by issuer, kept across sign-ins so that each callback does not fetch the provider's keys again.
+  // Key sets by their URL, kept across sign-ins so that each callback does not fetch the provider's keys again.
   const jwksCaches = new Map<string, oidc.ExportedJWKSCache>();
 
   function credentialOf(org: IssuingOrg, clientId: string): SsoCredential {
@@ -138,7 +140,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
     const { config } = setup;
     // The ID token's signature is checked against the provider's key set, not only trusted for arriving over TLS.
     oidc.enableNonRepudiationChecks(config);
-    const cached = jwksCaches.get(config.serverMetadata().issuer);
+    const cached = jwksCaches.get(keySetOf(config));
     if (cached) oidc.setJwksCache(config, cached);
     return setup;
   }
@@ -240,8 +242,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
         return { ...person.claims, email: person.email, email_verified: true };
       }
       const jwks = oidc.getJwksCache(config);
-      const issuer = config.serverMetadata().issuer;
-      if (jwks) jwksCaches.set(issuer, jwks);
+      if (jwks) jwksCaches.set(keySetOf(config), jwks);
       const claims = tokens.claims();
       if (!claims) throw refusal('invalid_id_token', unauthorized('the provider answered without an ID token'), 'access_denied');
       return claims;
@@ -283,9 +284,10 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
     }
     const claims = await exchange(flow, credential, clientSecret(org, credential), r.query);
 
-    const email = claims['email'];
-    if (typeof email !== 'string' || claims['email_verified'] !== true) {
-      throw refusal('email_not_verified', unauthorized('the provider did not vouch for an email address (the ID token has no email with email_verified true)'), 'access_denied');
+    const email = verifiedEmail(credential.provider as SsoProvider, claims);
+    if (email === undefined) {
+      const how = credential.provider === 'azuread' ? 'email_verified true or xms_edov true' : 'email_verified true';
+      throw refusal('email_not_verified', unauthorized(`the provider did not vouch for an email address (the ID token has no email with ${how})`), 'access_denied');
     }
     const handle: Handle = { type: 'email_address', value: email };
     try {
@@ -416,6 +418,12 @@ function oauthBodyError(error: unknown): { error: string; description?: string }
     }
   }
   return undefined;
+}
+
+/** Where a provider's keys are published: what its key-set cache is kept under. */
+function keySetOf(config: oidc.Configuration): string {
+  const metadata = config.serverMetadata();
+  return metadata.jwks_uri ?? metadata.issuer;
 }
 
 function isNetworkError(error: unknown): boolean {
