@@ -375,7 +375,6 @@ function buildSso({ config, clock, ids, issuer, options }: Base, cursorSecret: B
     pipeline,
     org: (id) => registry.get(id),
     callbackUrl: () => `${issuer()}/authenticate/oidc/callback`,
-    allowInsecure: config.webhookAllowInsecure,
     region: config.regions[0] as string,
     newPersonId: () => ids.uuid(),
   });

@@ -34,13 +34,9 @@ export interface SsoSignInDeps {
   org(id: string): IssuingOrg | undefined;
   /** the service's own callback URL, registered with every provider: <issuer>/authenticate/oidc/callback */
   callbackUrl(): string;
-  /** SERVICE_WEBHOOK_ALLOW_INSECURE: providers on plain http (development, tests) */
-  allowInsecure: boolean;
   /** where self-registered persons live: the local region */
   region: string;
   newPersonId(): string;
-  /** seconds each call to a provider may take */
-  timeoutS?: number;
 }
 
 export interface StartRequest {
