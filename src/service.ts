@@ -113,6 +113,8 @@ export interface ServiceOptions {
   random?: () => number;
   /** how webhook target host names are resolved before the address check; DNS by default */
   resolveHost?: Resolver;
+  /** tests only: SSO provider origins (https://github.com) answered by loopback stand-ins instead */
+  ssoReroute?: Readonly<Record<string, string>>;
 }
 
 const TOKEN_KEYS = 'token_keys';
@@ -379,18 +381,17 @@ function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, pass
   });
 }
 
-function buildSso({ config, clock, ids, issuer }: Base, cursorSecret: Buffer, pipeline: IssuePipeline, registry: Registry, sealer: SecretSealer) {
+function buildSso({ config, clock, ids, issuer, options }: Base, cursorSecret: Buffer, pipeline: IssuePipeline, registry: Registry, sealer: SecretSealer) {
   // Sign-ins in flight live in memory: after a restart their callbacks fail as expired and the person starts again.
   return createSsoSignIn({
     clock,
-    endpoints: createProviderEndpoints({ clock, allowInsecure: config.webhookAllowInsecure }),
+    endpoints: createProviderEndpoints({ clock, allowInsecure: config.webhookAllowInsecure, ...(options.ssoReroute && { reroute: options.ssoReroute }) }),
     sealer,
     cookies: createStateCookies(deriveCookieKey(cursorSecret), config.issuer.startsWith('https:')),
     pending: createPendingFlows(clock),
     pipeline,
     org: (id) => registry.get(id),
     callbackUrl: () => `${issuer()}/authenticate/oidc/callback`,
-    allowInsecure: config.webhookAllowInsecure,
     region: config.regions[0] as string,
     newPersonId: () => ids.uuid(),
   });

@@ -1,73 +1,131 @@
-// Where each provider signs people in: its published endpoints in one table, the azuread tenant's, and the
-// `service` provider's by OpenID discovery at options.service.organization_url (cached, refreshed on failure).
+// Where each provider signs people in, in one table: published endpoints, how the client authenticates, PKCE,
+// the response mode, and for the plain OAuth 2.0 providers (no ID token) their user API; `service` and
+// `azuread` by OpenID discovery (cached, refreshed on failure). The table's origins can be rerouted for tests.
 import * as oidc from 'openid-client';
 import { badRequest, quote, ServiceError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { SsoCredential } from '../domain/state.js';
 import type { SsoProvider } from './providers.js';
+import type { UserApi } from './user-api.js';
 
 /** The endpoints openid-client needs: issuer, authorization, token and the key set of the ID tokens. */
 export type ProviderMetadata = oidc.ServerMetadata;
 
+/** What a provider takes beyond its endpoints. */
+interface Traits {
+  /** it answers with an access token only: the person is read from its user API, not from an ID token */
+  userApi?: UserApi;
+  /** it documents PKCE (RFC 7636); unset: the code_challenge is sent */
+  pkce?: false;
+  /** how the client secret reaches the token endpoint; client_secret_post unless said */
+  clientAuth?: 'basic';
+  /** Apple answers with an HTML form POSTed to the callback when name or email is asked for */
+  responseMode?: 'form_post';
+}
+
+interface Published extends Traits {
+  metadata: ProviderMetadata;
+}
+
 /**
  * The published endpoints of the providers with a fixed issuer. github and bitbucket issue no ID token (plain
- * OAuth 2.0), so they cannot sign in through this OIDC flow; facebook and gitlab do once `openid` is among the
- * credential's scopes.
+ * OAuth 2.0): their `issuer` is only the name openid-client files the server under. facebook and gitlab issue
+ * one once `openid` is among the credential's scopes.
  */
-const PUBLISHED: Partial<Record<SsoProvider, ProviderMetadata>> = {
+const PUBLISHED: Partial<Record<SsoProvider, Published>> = {
   google: {
-    issuer: 'https://accounts.google.com',
-    authorization_endpoint: 'https://accounts.google.com/o/oauth2/v2/auth',
-    token_endpoint: 'https://oauth2.googleapis.com/token',
-    jwks_uri: 'https://www.googleapis.com/oauth2/v3/certs',
+    metadata: {
+      issuer: 'https://accounts.google.com',
+      authorization_endpoint: 'https://accounts.google.com/o/oauth2/v2/auth',
+      token_endpoint: 'https://oauth2.googleapis.com/token',
+      jwks_uri: 'https://www.googleapis.com/oauth2/v3/certs',
+    },
+  },
+  github: {
+    metadata: {
+      issuer: 'https://github.com',
+      authorization_endpoint: 'https://github.com/login/oauth/authorize',
+      token_endpoint: 'https://github.com/login/oauth/access_token',
+    },
+    userApi: { kind: 'github', base: 'https://api.github.com' },
+  },
+  bitbucket: {
+    metadata: {
+      issuer: 'https://bitbucket.org',
+      authorization_endpoint: 'https://bitbucket.org/site/oauth2/authorize',
+      token_endpoint: 'https://bitbucket.org/site/oauth2/access_token',
+    },
+    userApi: { kind: 'bitbucket', base: 'https://api.bitbucket.org/2.0' },
+    // Bitbucket Cloud documents neither PKCE nor the secret in the body: HTTP Basic, as its examples show.
+    pkce: false,
+    clientAuth: 'basic',
   },
   gitlab: {
-    issuer: 'https://gitlab.com',
-    authorization_endpoint: 'https://gitlab.com/oauth/authorize',
-    token_endpoint: 'https://gitlab.com/oauth/token',
-    jwks_uri: 'https://gitlab.com/oauth/discovery/keys',
+    metadata: {
+      issuer: 'https://gitlab.com',
+      authorization_endpoint: 'https://gitlab.com/oauth/authorize',
+      token_endpoint: 'https://gitlab.com/oauth/token',
+      jwks_uri: 'https://gitlab.com/oauth/discovery/keys',
+    },
   },
   facebook: {
-    issuer: 'https://www.facebook.com',
-    authorization_endpoint: 'https://www.facebook.com/v19.0/dialog/oauth',
-    token_endpoint: 'https://graph.facebook.com/v19.0/oauth/access_token',
-    jwks_uri: 'https://www.facebook.com/.well-known/oauth/openid/jwks/',
+    metadata: {
+      issuer: 'https://www.facebook.com',
+      authorization_endpoint: 'https://www.facebook.com/v19.0/dialog/oauth',
+      token_endpoint: 'https://graph.facebook.com/v19.0/oauth/access_token',
+      jwks_uri: 'https://www.facebook.com/.well-known/oauth/openid/jwks/',
+    },
   },
   line: {
-    issuer: 'https://access.line.me',
-    authorization_endpoint: 'https://access.line.me/oauth2/v2.1/authorize',
-    token_endpoint: 'https://api.line.me/oauth2/v2.1/token',
-    jwks_uri: 'https://api.line.me/oauth2/v2.1/certs',
+    metadata: {
+      issuer: 'https://access.line.me',
+      authorization_endpoint: 'https://access.line.me/oauth2/v2.1/authorize',
+      token_endpoint: 'https://api.line.me/oauth2/v2.1/token',
+      jwks_uri: 'https://api.line.me/oauth2/v2.1/certs',
+    },
   },
   apple: {
-    issuer: 'https://appleid.apple.com',
-    authorization_endpoint: 'https://appleid.apple.com/auth/authorize',
-    token_endpoint: 'https://appleid.apple.com/auth/token',
-    jwks_uri: 'https://appleid.apple.com/auth/keys',
+    metadata: {
+      issuer: 'https://appleid.apple.com',
+      authorization_endpoint: 'https://appleid.apple.com/auth/authorize',
+      token_endpoint: 'https://appleid.apple.com/auth/token',
+      jwks_uri: 'https://appleid.apple.com/auth/keys',
+    },
+    responseMode: 'form_post',
   },
 };
 
-/** Providers that answer with an access token only: no ID token to verify, so no sign-in here. */
-const NO_ID_TOKEN: readonly SsoProvider[] = ['github', 'bitbucket'];
+/** Microsoft's login host: openid-client recognizes Entra ID by it (see azureDiscoveryUrl). */
+export const AZURE_LOGIN = 'https://login.microsoftonline.com';
 
 /**
- * Azure AD v2.0 endpoints of a tenant. With a pseudo tenant (common, organizations, consumer) the ID token's
- * issuer names the person's own tenant, which no fixed issuer can match: such credentials are refused with a
- * message saying to configure the tenant itself.
+ * The v2.0 discovery URL of an azuread tenant. The seed's `consumer` is Microsoft's `consumers`. For the
+ * multi-tenant ones (common, organizations, consumers) Microsoft's document names the issuer as the template
+ * `https://login.microsoftonline.com/{tenantid}/v2.0`; openid-client, finding that document at Microsoft's
+ * host, checks each ID token's `iss` against the template filled with the token's own `tid` claim, after the
+ * signature (against the tenant-independent key set), audience, nonce and expiry: the rule Microsoft documents.
  */
-export function azureMetadata(tenant: string): ProviderMetadata {
-  const base = `https://login.microsoftonline.com/${encodeURIComponent(tenant)}`;
-  return {
-    issuer: `${base}/v2.0`,
-    authorization_endpoint: `${base}/oauth2/v2.0/authorize`,
-    token_endpoint: `${base}/oauth2/v2.0/token`,
-    jwks_uri: `${base}/discovery/v2.0/keys`,
-  };
+export function azureDiscoveryUrl(tenant: string): string {
+  const name = tenant === 'consumer' ? 'consumers' : tenant;
+  return `${AZURE_LOGIN}/${encodeURIComponent(name)}/v2.0`;
+}
+
+/** A provider's configuration for one client, ready for openid-client, and what the flow must do with it. */
+export interface ProviderSetup {
+  config: oidc.Configuration;
+  /** set for plain OAuth 2.0 providers: no ID token, the person's verified email from this API */
+  userApi?: UserApi;
+  /** send a PKCE code_challenge and verifier */
+  pkce: boolean;
+  responseMode?: 'form_post';
 }
 
 export interface ProviderEndpoints {
-  /** The credential's provider endpoints; `service` ones are discovered (502 when the provider cannot be reached). */
-  metadata(credential: SsoCredential): Promise<ProviderMetadata>;
+  /**
+   * The credential's provider, configured for its client_id and, at the callback, its client secret (the
+   * start needs none). Discovery failures are 502; a credential that cannot sign in is 400 naming why.
+   */
+  setup(credential: SsoCredential, clientSecret: string | undefined): Promise<ProviderSetup>;
   /** Forget what discovery found at this credential's provider: a call to it failed, so look again next time. */
   refresh(credential: SsoCredential): void;
 }
@@ -80,62 +138,121 @@ export interface EndpointsDeps {
   discoveryTtlMs?: number;
   /** seconds each call to a provider may take */
   timeoutS?: number;
+  /**
+   * Tests only, never read from the environment: calls to these origins (`https://github.com`) go to the
+   * given base URLs instead (loopback stand-ins), as the object says at the time of each call. The URLs the
+   * browser is sent to are left as published.
+   */
+  reroute?: Readonly<Record<string, string>>;
 }
 
-const PSEUDO_TENANTS = ['common', 'organizations', 'consumer', 'consumers'];
+/** openid-client's call to the discovery document, answered from this cache when it is fresh. */
+interface Discovered {
+  at: number;
+  document: Promise<string>;
+}
 
 export function createProviderEndpoints(deps: EndpointsDeps): ProviderEndpoints {
   const ttl = deps.discoveryTtlMs ?? 3_600_000;
-  const discovered = new Map<string, { at: number; metadata: Promise<ProviderMetadata> }>();
+  const timeout = deps.timeoutS ?? 10;
+  const discovered = new Map<string, Discovered>();
+  const reroute = deps.reroute;
 
-  function discover(url: string): Promise<ProviderMetadata> {
+  /** fetch, with the test reroutes applied. */
+  const send: oidc.CustomFetch = (url, options) => {
+    // Read at each call: a test may fill in its stand-ins' addresses after the service started.
+    for (const [origin, base] of Object.entries(reroute ?? {})) {
+      if (url === origin || url.startsWith(`${origin}/`)) return fetch(base + url.slice(origin.length), options);
+    }
+    return fetch(url, options);
+  };
+
+  /**
+   * The well-known document, fetched once per TTL; a failure is not kept. openid-client still parses and
+   * checks it each time, so what it knows about the provider (Entra ID's issuer template) holds for every copy.
+   */
+  const cachingSend: oidc.CustomFetch = async (url, options) => {
+    if (!url.includes('/.well-known/openid-configuration')) return send(url, options);
     const now = deps.clock.monoMs();
-    const cached = discovered.get(url);
-    if (cached && now - cached.at < ttl) return cached.metadata;
-    const metadata = oidc
-      .discovery(new URL(url), 'discovery', undefined, undefined, {
+    let entry = discovered.get(url);
+    if (!entry || now - entry.at >= ttl) {
+      const document = send(url, options).then(async (res) => {
+        if (res.status !== 200) throw new Error(`the discovery document answered HTTP ${res.status}`);
+        return res.text();
+      });
+      entry = { at: now, document };
+      discovered.set(url, entry);
+      const kept = entry;
+      document.catch(() => {
+        if (discovered.get(url) === kept) discovered.delete(url);
+      });
+    }
+    return new Response(await entry.document, { status: 200, headers: { 'content-type': 'application/json' } });
+  };
+
+  /** Drops the cached discovery document of this provider URL. */
+  function forget(url: string): void {
+    const prefix = url.replace(/\/$/, '');
+    for (const key of discovered.keys()) if (key.startsWith(prefix)) discovered.delete(key);
+  }
+
+  function clientAuth(traits: Traits, secret: string | undefined): oidc.ClientAuth {
+    if (secret === undefined) return oidc.None();
+    return traits.clientAuth === 'basic' ? oidc.ClientSecretBasic(secret) : oidc.ClientSecretPost(secret);
+  }
+
+  /** Settings every configuration shares: the timeout, plain http when allowed, the reroutes. */
+  function finish(config: oidc.Configuration): oidc.Configuration {
+    if (deps.allowInsecure) oidc.allowInsecureRequests(config);
+    config.timeout = timeout;
+    if (reroute) config[oidc.customFetch] = send;
+    return config;
+  }
+
+  async function discover(url: string, credential: SsoCredential, secret: string | undefined): Promise<oidc.Configuration> {
+    try {
+      const config = await oidc.discovery(new URL(url), credential.client_id, undefined, clientAuth({}, secret), {
         execute: deps.allowInsecure ? [oidc.allowInsecureRequests] : [],
-        timeout: deps.timeoutS ?? 10,
-      })
-      .then((config) => config.serverMetadata() as ProviderMetadata);
-    discovered.set(url, { at: now, metadata });
-    // A failed discovery is not kept: the next sign-in tries again.
-    metadata.catch(() => {
-      if (discovered.get(url)?.metadata === metadata) discovered.delete(url);
-    });
-    return metadata.catch((error: unknown) => {
+        timeout,
+        [oidc.customFetch]: cachingSend,
+      });
+      return finish(config);
+    } catch (error) {
+      forget(url);
       throw new ServiceError('ERR_BAD_GATEWAY', `the provider at ${url} could not be reached for OpenID discovery: ${describe(error)}`, { cause: error });
-    });
+    }
+  }
+
+  function discoveryUrl(credential: SsoCredential): string | undefined {
+    if (credential.provider === 'service') return credential.options['service']?.organization_url;
+    if (credential.provider === 'azuread') return azureDiscoveryUrl(credential.options['azuread']?.tenant ?? 'common');
+    return undefined;
   }
 
   return {
-    async metadata(credential) {
+    async setup(credential, secret) {
       const provider = credential.provider as SsoProvider;
       const options = credential.options[provider];
-      if (NO_ID_TOKEN.includes(provider)) {
-        throw badRequest(`credential ${quote(credential.client_id)}: ${provider} issues no OpenID ID token, so it cannot be used for OIDC sign-in`);
+      const published = PUBLISHED[provider];
+      if (published?.userApi) {
+        const config = finish(new oidc.Configuration(published.metadata, credential.client_id, undefined, clientAuth(published, secret)));
+        return { config, userApi: published.userApi, pkce: published.pkce !== false };
       }
       if (!options?.authorize_scopes.includes('openid')) {
         throw badRequest(`credential ${quote(credential.client_id)}: its authorize_scopes lack "openid", so ${provider} would issue no ID token`);
       }
-      if (provider === 'service') {
-        if (!options.organization_url) throw badRequest(`credential ${quote(credential.client_id)}: options.service.organization_url is not set`);
-        return discover(options.organization_url);
+      if (provider === 'service' || provider === 'azuread') {
+        const url = discoveryUrl(credential);
+        if (!url) throw badRequest(`credential ${quote(credential.client_id)}: options.service.organization_url is not set`);
+        return { config: await discover(url, credential, secret), pkce: true };
       }
-      if (provider === 'azuread') {
-        const tenant = options.tenant ?? 'common';
-        if (PSEUDO_TENANTS.includes(tenant)) {
-          throw badRequest(`credential ${quote(credential.client_id)}: options.azuread.tenant ${quote(tenant)} is not one tenant, so its ID tokens' issuer cannot be checked; set the tenant's GUID or domain`);
-        }
-        return azureMetadata(tenant);
-      }
-      const published = PUBLISHED[provider];
       if (!published) throw badRequest(`credential ${quote(credential.client_id)}: provider ${quote(credential.provider)} has no known endpoints`);
-      return published;
+      const config = finish(new oidc.Configuration(published.metadata, credential.client_id, undefined, clientAuth(published, secret)));
+      return { config, pkce: published.pkce !== false, ...(published.responseMode && { responseMode: published.responseMode }) };
     },
     refresh(credential) {
-      const url = credential.options['service']?.organization_url;
-      if (credential.provider === 'service' && url) discovered.delete(url);
+      const url = discoveryUrl(credential);
+      if (url) forget(url);
     },
   };
 }

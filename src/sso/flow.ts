@@ -12,11 +12,14 @@ import type { Clock } from '../lib/clock.js';
 import { rfc3339Nanos } from '../lib/time-text.js';
 import type { Consistency, IssuePipeline, IssuingOrg } from '../auth/issue.js';
 import { appleClientSecret } from './apple.js';
-import { describe, type ProviderEndpoints } from './endpoints.js';
+import { describe, type ProviderEndpoints, type ProviderSetup } from './endpoints.js';
 import { followedGroups } from './groups-claim.js';
 import type { PendingFlow, PendingFlows } from './pending.js';
 import type { SecretSealer } from './secrets.js';
 import { STATE_TTL_MS, type StateCookies } from './state-cookie.js';
+import { readApiPerson, UserApiError } from './user-api.js';
+import { verifiedEmail } from './verified-email.js';
+import type { SsoProvider } from './providers.js';
 
 const METHOD = 'oidc' as const;
 
@@ -31,13 +34,9 @@ export interface SsoSignInDeps {
   org(id: string): IssuingOrg | undefined;
   /** the service's own callback URL, registered with every provider: <issuer>/authenticate/oidc/callback */
   callbackUrl(): string;
-  /** SERVICE_WEBHOOK_ALLOW_INSECURE: providers on plain http (development, tests) */
-  allowInsecure: boolean;
   /** where self-registered persons live: the local region */
   region: string;
   newPersonId(): string;
-  /** seconds each call to a provider may take */
-  timeoutS?: number;
 }
 
 export interface StartRequest {
@@ -105,7 +104,7 @@ const OAUTH_ERROR = /^[a-z_]{1,64}$/;
 
 export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
   const { clock } = deps;
-  // Key sets by issuer, kept across sign-ins so that each callback does not fetch the provider's keys again.
+  // Key sets by their URL, kept across sign-ins so that each callback does not fetch the provider's keys again.
   const jwksCaches = new Map<string, oidc.ExportedJWKSCache>();
 
   function credentialOf(org: IssuingOrg, clientId: string): SsoCredential {
@@ -132,16 +131,14 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
     );
   }
 
-  async function configuration(credential: SsoCredential, secret: string | undefined): Promise<oidc.Configuration> {
-    const metadata = await deps.endpoints.metadata(credential);
-    const config = new oidc.Configuration(metadata, credential.client_id, undefined, secret === undefined ? oidc.None() : oidc.ClientSecretPost(secret));
-    if (deps.allowInsecure) oidc.allowInsecureRequests(config);
-    config.timeout = deps.timeoutS ?? 10;
+  async function configuration(credential: SsoCredential, secret: string | undefined): Promise<ProviderSetup> {
+    const setup = await deps.endpoints.setup(credential, secret);
+    const { config } = setup;
     // The ID token's signature is checked against the provider's key set, not only trusted for arriving over TLS.
     oidc.enableNonRepudiationChecks(config);
-    const cached = jwksCaches.get(metadata.issuer);
+    const cached = jwksCaches.get(keySetOf(config));
     if (cached) oidc.setJwksCache(config, cached);
-    return config;
+    return setup;
   }
 
   async function start(r: StartRequest): Promise<Started> {
@@ -159,7 +156,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
         throw error;
       }
     }
-    const config = await configuration(credential, undefined);
+    const { config, userApi, pkce, responseMode } = await configuration(credential, undefined);
     const flow: PendingFlow = {
       state: oidc.randomState(),
       org: r.org.id,
@@ -174,9 +171,10 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
       redirect_uri: deps.callbackUrl(),
       scope: scopes.join(' '),
       state: flow.state,
-      nonce: flow.nonce,
-      code_challenge: await oidc.calculatePKCECodeChallenge(flow.code_verifier),
-      code_challenge_method: 'S256',
+      // A provider without ID tokens has nothing to carry a nonce back in.
+      ...(!userApi && { nonce: flow.nonce }),
+      ...(pkce && { code_challenge: await oidc.calculatePKCECodeChallenge(flow.code_verifier), code_challenge_method: 'S256' }),
+      ...(responseMode && { response_mode: responseMode }),
     });
     if (!deps.pending.add(flow)) {
       throw new ServiceError('ERR_TOO_MANY_REQUESTS', 'too many SSO sign-ins are in progress; retry later', { headers: { 'Retry-After': '10' } });
@@ -208,41 +206,57 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
     return { flow: taken.flow, org: taken.flow.org };
   }
 
-  /** Code exchange and ID-token verification; library errors become refusals naming the cause. */
-  async function exchange(flow: PendingFlow, credential: SsoCredential, secret: string, query: Record<string, string>): Promise<oidc.IDToken> {
-    let config: oidc.Configuration;
+  /**
+   * Code exchange, then the ID token verified, or for a provider without one its user API read; library errors
+   * become refusals naming the cause. The claims returned carry `email` and `email_verified` either way.
+   */
+  async function exchange(flow: PendingFlow, credential: SsoCredential, secret: string, query: Record<string, string>): Promise<Record<string, unknown>> {
+    let setup: ProviderSetup;
     try {
-      config = await configuration(credential, secret);
+      setup = await configuration(credential, secret);
     } catch (error) {
       if (error instanceof ServiceError && error.status === 502) throw refusal('provider_unreachable', error, 'server_error');
       throw error;
     }
+    const { config, userApi } = setup;
     const current = new URL(deps.callbackUrl());
     for (const [k, v] of Object.entries(query)) current.searchParams.set(k, v);
+    let stage = 'the code exchange';
     try {
       const tokens = await oidc.authorizationCodeGrant(config, current, {
-        pkceCodeVerifier: flow.code_verifier,
+        ...(setup.pkce && { pkceCodeVerifier: flow.code_verifier }),
         expectedState: flow.state,
-        expectedNonce: flow.nonce,
-        idTokenExpected: true,
+        ...(!userApi && { expectedNonce: flow.nonce }),
+        idTokenExpected: !userApi,
       });
+      if (userApi) {
+        stage = `${userApi.kind}'s user API`;
+        const person = await readApiPerson(config, tokens.access_token, userApi);
+        if (person.email === undefined) {
+          throw refusal('email_not_verified', unauthorized(`${credential.provider} lists no verified email address for this account (GET /user/emails)`), 'access_denied');
+        }
+        return { ...person.claims, email: person.email, email_verified: true };
+      }
       const jwks = oidc.getJwksCache(config);
-      const issuer = config.serverMetadata().issuer;
-      if (jwks) jwksCaches.set(issuer, jwks);
+      if (jwks) jwksCaches.set(keySetOf(config), jwks);
       const claims = tokens.claims();
       if (!claims) throw refusal('invalid_id_token', unauthorized('the provider answered without an ID token'), 'access_denied');
       return claims;
     } catch (error) {
       if (error instanceof Refusal) throw error;
-      if (error instanceof oidc.ResponseBodyError) {
-        throw refusal('code_exchange_failed', unauthorized(`the provider refused the code exchange: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`), 'access_denied');
+      if (error instanceof UserApiError) throw refusal('user_api_failed', unauthorized(error.message), 'access_denied');
+      const refused = oauthBodyError(error);
+      if (refused) {
+        throw refusal('code_exchange_failed', unauthorized(`the provider refused the code exchange: ${refused.error}${refused.description ? ` (${quote(refused.description, 200)})` : ''}`), 'access_denied');
       }
       if (isNetworkError(error)) {
         deps.endpoints.refresh(credential);
-        throw refusal('provider_unreachable', new ServiceError('ERR_BAD_GATEWAY', `the provider could not be reached for the code exchange: ${describe(error)}`, { cause: error }), 'server_error');
+        throw refusal('provider_unreachable', new ServiceError('ERR_BAD_GATEWAY', `the provider could not be reached for ${stage}: ${describe(error)}`, { cause: error }), 'server_error');
       }
+      if (userApi && stage !== 'the code exchange') throw refusal('user_api_failed', unauthorized(`${stage} failed: ${describe(error)}`), 'access_denied');
       if (error instanceof oidc.ClientError || (error instanceof Error && typeof (error as { code?: unknown }).code === 'string')) {
         deps.endpoints.refresh(credential);
+        if (userApi) throw refusal('code_exchange_failed', unauthorized(`the provider's token response was refused: ${describe(error)}`), 'access_denied');
         throw refusal('invalid_id_token', unauthorized(`the provider's ID token was refused: ${describe(error)}`), 'access_denied');
       }
       throw error;
@@ -266,9 +280,10 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
     }
     const claims = await exchange(flow, credential, clientSecret(org, credential), r.query);
 
-    const email = claims['email'];
-    if (typeof email !== 'string' || claims['email_verified'] !== true) {
-      throw refusal('email_not_verified', unauthorized('the provider did not vouch for an email address (the ID token has no email with email_verified true)'), 'access_denied');
+    const email = verifiedEmail(credential.provider as SsoProvider, claims);
+    if (email === undefined) {
+      const how = credential.provider === 'azuread' ? 'email_verified true or xms_edov true' : 'email_verified true';
+      throw refusal('email_not_verified', unauthorized(`the provider did not vouch for an email address (the ID token has no email with ${how})`), 'access_denied');
     }
     const handle: Handle = { type: 'email_address', value: email };
     try {
@@ -289,7 +304,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
   }
 
   /** The person of a verified handle, found or registered, and their token through the issuing pipeline. */
-  async function admit(org: IssuingOrg, r: CallbackRequest, credential: SsoCredential, claims: oidc.IDToken, handle: Handle): Promise<string> {
+  async function admit(org: IssuingOrg, r: CallbackRequest, credential: SsoCredential, claims: Record<string, unknown>, handle: Handle): Promise<string> {
     const groups = followedGroups(credential, claims, org.state);
     const id = org.state.handles.get(handleKey(handle));
     let person = id === undefined ? undefined : org.state.persons.get(id);
@@ -385,6 +400,28 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
 }
 
 /** fetch's failures to connect, and its timeouts: the provider is down or too slow, not wrong. */
+/**
+ * The OAuth error a token endpoint answered: in an error status (RFC 6749 §5.2, openid-client's
+ * ResponseBodyError), or in a 200 body, as GitHub does (openid-client then finds no access_token).
+ */
+function oauthBodyError(error: unknown): { error: string; description?: string } | undefined {
+  if (error instanceof oidc.ResponseBodyError) return { error: error.error, ...(error.error_description && { description: error.error_description }) };
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const body = (e.cause as { body?: unknown } | undefined)?.body as Record<string, unknown> | undefined;
+    if (body && typeof body['error'] === 'string') {
+      const description = body['error_description'];
+      return { error: OAUTH_ERROR.test(body['error']) ? body['error'] : 'invalid_request', ...(typeof description === 'string' && { description }) };
+    }
+  }
+  return undefined;
+}
+
+/** Where a provider's keys are published: what its key-set cache is kept under. */
+function keySetOf(config: oidc.Configuration): string {
+  const metadata = config.serverMetadata();
+  return metadata.jwks_uri ?? metadata.issuer;
+}
+
 function isNetworkError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error.name === 'AbortError' || error.name === 'TimeoutError') return true;

@@ -1,5 +1,6 @@
 // SSO sign-in: the start (302 to the provider, state cookie set) and the provider's callback (302 to the
-// organization's redirect_uri with the token or the error in the fragment, or {token} JSON for API clients).
+// organization's redirect_uri with the token or the error in the fragment, or {token} JSON for API clients);
+// a form_post callback is turned into that GET, so that the SameSite=Lax state cookie arrives with it.
 import { Type, type Static } from '@sinclair/typebox';
 import { ServiceError } from '../../errors.js';
 import type { SsoSignIn } from '../../sso/flow.js';
@@ -16,6 +17,11 @@ const StartQuery = Type.Object(
 const Param = Type.String({ maxLength: 2048 });
 /** What providers send back (RFC 6749 §4.1.2, RFC 9207's iss), and what some add (session_state, scope...). */
 const CallbackQuery = Type.Record(Type.String({ maxLength: 64 }), Param, { maxProperties: 16 });
+
+/** A form_post callback (Apple's): code, state, or error; Apple adds `user` (the name, on the first sign-in only). */
+const CallbackForm = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 4096 }), { maxProperties: 16 });
+/** What a form_post callback passes on to the GET callback; `user` and anything else stays behind. */
+const FORWARDED = ['code', 'state', 'error', 'error_description', 'iss'];
 
 const TokenRet = Type.Object({ token: Type.String({ description: 'the identity token (JWT)' }) });
 
@@ -89,6 +95,27 @@ export function ssoSignInRoutes(sso: SsoSignIn): Route[] {
           throw new ServiceError(e.code, e.message, { cause: e.cause, headers: { ...e.headers, 'Set-Cookie': clear, ...PRIVATE } });
         }
         return redirect(withFragment(outcome.redirect_uri, { error: outcome.oauth_error, error_description: outcome.error.message }), clear);
+      },
+    }),
+    route<Record<string, string>>({
+      method: 'post',
+      path: '/authenticate/oidc/callback',
+      summary: "The providers' form_post answer (Apple's): 303 to the GET callback with its code and state",
+      tag: 'authentication',
+      auth: 'none',
+      codec: 'form',
+      body: CallbackForm,
+      success: { status: 303, description: 'See Other: GET /authenticate/oidc/callback with code, state (or error, error_description) and iss, nothing else' },
+      errors: [400],
+      handler: (req) => {
+        // A cross-site POST carries no SameSite=Lax cookie, a top-level GET does: the state is checked there, once.
+        const query = new URLSearchParams();
+        for (const name of FORWARDED) {
+          const value = req.body[name];
+          // The GET callback takes parameters of up to 2048 characters; a longer error_description is cut.
+          if (value !== undefined) query.set(name, value.slice(0, 2048));
+        }
+        return { status: 303, headers: { Location: `/authenticate/oidc/callback?${query.toString()}`, ...PRIVATE } };
       },
     }),
   ];
