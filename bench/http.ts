@@ -124,7 +124,7 @@ async function rbacCheckCase(s: Settings, service: ServiceProcess, durability: s
 async function serviceCases(s: Settings, durability: 'sync' | 'nosync', cases: CaseName[]): Promise<Row[]> {
   const profileDir = join(fileURLToPath(new URL('..', import.meta.url)), 'bench/results/profiles');
   if (s.profile) mkdirSync(profileDir, { recursive: true });
-  const service = await startService({ SERVICE_DURABILITY: durability }, s.profile ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] } : {});
+  const service = await startService({ SERVICE_DURABILITY: durability }, s.profile ? { nodeArgs: ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${profileDir}`] } : {});
   const rows: Row[] = [];
   try {
     if (cases.includes('get-person')) {
