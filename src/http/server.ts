@@ -23,8 +23,6 @@ export interface FrontOptions {
 interface Compiled extends RouteParts {
   /** header names copied out of uWS for this route */
   headers: readonly string[];
-  /** the same names as UTF-8 bytes, for getHeader (see encoded) */
-  headerKeys: readonly Buffer[];
   client: boolean;
   /** the route's request metrics, bound once so that no label text is built per request */
   latency: BoundHistogram;
@@ -61,20 +59,10 @@ class Exchange implements Copied {
 const NO_PARAMS: readonly string[] = [];
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
-/**
- * Text uWS reads on every request, as bytes made once: uWS converts a string argument to UTF-8 into a fresh
- * allocation at each call, which costs more than the call itself, while it reads a Buffer in place. The
- * pure-Node fallback turns a Buffer back into its text, so both builds take these.
- */
-const encoded = (text: string) => Buffer.from(text);
-const CONTENT_TYPE = encoded('Content-Type');
-const JSON_TYPE = 'application/json';
-const JSON_TYPE_BYTES = encoded(JSON_TYPE);
-
-const statusLines = new Map<number, Buffer>();
-function statusLine(status: number): Buffer {
+const statusLines = new Map<number, string>();
+function statusLine(status: number): string {
   let line = statusLines.get(status);
-  if (line === undefined) statusLines.set(status, (line = encoded(`${status} ${STATUS_CODES[status] ?? ''}`)));
+  if (line === undefined) statusLines.set(status, (line = `${status} ${STATUS_CODES[status] ?? ''}`));
   return line;
 }
 
@@ -102,11 +90,9 @@ export class Front {
   mount(routes: readonly Route[]): void {
     const byPath = new Map<string, Map<string, Compiled>>();
     for (const r of routes) {
-      const headers = routeHeaders(r);
       const compiled: Compiled = {
         ...compileRoute(r),
-        headers,
-        headerKeys: headers.map(encoded),
+        headers: routeHeaders(r),
         client: wantsClient(r),
         latency: this.latency.bind({ route: r.path, method: r.method }),
         requests: new Map(),
@@ -161,10 +147,9 @@ export class Front {
 
   private serve(res: HttpResponse, req: HttpRequest, method: string, compiled: Compiled): void {
     const headers: Record<string, string> = {};
-    const names = compiled.headers;
-    for (let i = 0; i < names.length; i++) {
-      const v = req.getHeader(compiled.headerKeys[i] as Buffer);
-      if (v !== '') headers[names[i] as string] = v;
+    for (const name of compiled.headers) {
+      const v = req.getHeader(name);
+      if (v !== '') headers[name] = v;
     }
     const count = compiled.paramNames.length;
     const params = count === 0 ? NO_PARAMS : new Array<string>(count);
@@ -200,10 +185,7 @@ export class Front {
     return new ServiceError('ERR_TOO_LARGE', `request body is larger than ${this.options.bodyLimit} bytes`);
   }
 
-  /**
-   * Builds the request and calls the handler; a synchronous answer is written at once. Called inside uWS's
-   * route handler or onData callback, where uWS has corked the socket already.
-   */
+  /** Builds the request and calls the handler; a synchronous answer is written at once. */
   private run(x: Exchange, raw: Buffer | undefined): void {
     const compiled = x.compiled as Compiled;
     let outcome: Response | PromiseLike<Response>;
@@ -211,9 +193,9 @@ export class Front {
       const request = buildRequest(compiled, x, raw, this.auth);
       outcome = request instanceof Promise ? request.then((r) => compiled.route.handler(r)) : compiled.route.handler(request);
     } catch (error) {
-      return this.finish(x, error, true);
+      return this.finish(x, error);
     }
-    if (!isThenable(outcome)) return this.finish(x, outcome, true);
+    if (!isThenable(outcome)) return this.finish(x, outcome);
     x.watch();
     outcome.then(
       (response) => this.finish(x, response),
@@ -259,11 +241,10 @@ export class Front {
     compiled.latency.observe(seconds);
   }
 
-  /** corked: called inside a uWS callback, which corks the socket itself, so no cork call is needed */
-  private finish(x: Exchange, outcome: Response | unknown, corked = false): void {
+  private finish(x: Exchange, outcome: Response | unknown): void {
     let status: number;
     let body: string | undefined;
-    let contentType: string = JSON_TYPE;
+    let contentType = 'application/json';
     let headers: Record<string, string> | undefined;
     if (isResponse(outcome)) {
       status = outcome.status;
@@ -286,9 +267,9 @@ export class Front {
     const origin = x.headers['origin'];
     const compiled = x.compiled;
     const res = x.res;
-    const write = () => {
+    res.cork(() => {
       res.writeStatus(statusLine(status));
-      if (body !== undefined) res.writeHeader(CONTENT_TYPE, contentType === JSON_TYPE ? JSON_TYPE_BYTES : contentType);
+      if (body !== undefined) res.writeHeader('Content-Type', contentType);
       if (headers) for (const k in headers) res.writeHeader(k, headers[k] as string);
       if (origin && compiled && this.corsAllowed(origin, compiled)) {
         res.writeHeader('Access-Control-Allow-Origin', origin);
@@ -296,9 +277,7 @@ export class Front {
       }
       if (body === undefined) res.endWithoutBody();
       else res.end(body);
-    };
-    if (corked) write();
-    else res.cork(write);
+    });
   }
 }
 
