@@ -3,6 +3,9 @@
 //   npm run bench -- http [--duration 2] [--warmup 1] [--connections 50] [--rate N] [--persons 1000] [--cases ...]
 // Each server runs in a child process and the load generator in this one: on two cores that gives each its own
 // core, and a run where either shows ~100% CPU is bounded by that side (both are in the table).
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
@@ -23,6 +26,7 @@ interface Settings {
   rate: number | undefined;
   persons: number;
   cases: CaseName[];
+  profile: boolean;
 }
 
 interface Row extends LoadResult {
@@ -38,7 +42,8 @@ const USAGE = `usage: npm run bench -- http [options]   (or: npx tsx bench/http.
   --connections N   keep-alive connections, one request in flight on each (default 50)
   --rate N          open loop at N requests/s instead of the closed loop
   --persons N       persons created for the GET and check cases (default 1000)
-  --cases LIST      comma-separated subset of ${CASES.join(', ')}`;
+  --cases LIST      comma-separated subset of ${CASES.join(', ')}
+  --profile         write CPU profiles of the service to bench/results/profiles/ (npm run bench -- profile-summary <file>)`;
 
 function settings(argv: string[]): Settings | undefined {
   const { values } = parseArgs({
@@ -50,6 +55,7 @@ function settings(argv: string[]): Settings | undefined {
       rate: { type: 'string' },
       persons: { type: 'string', default: '1000' },
       cases: { type: 'string', default: CASES.join(',') },
+      profile: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -63,6 +69,7 @@ function settings(argv: string[]): Settings | undefined {
     rate: values.rate === undefined ? undefined : numberFlag('rate', values.rate, 1, USAGE),
     persons: Math.floor(numberFlag('persons', values.persons, 1, USAGE)),
     cases,
+    profile: values.profile,
   };
 }
 
@@ -115,7 +122,9 @@ async function rbacCheckCase(s: Settings, service: ServiceProcess, durability: s
 }
 
 async function serviceCases(s: Settings, durability: 'sync' | 'nosync', cases: CaseName[]): Promise<Row[]> {
-  const service = await startService({ SERVICE_DURABILITY: durability });
+  const profileDir = join(fileURLToPath(new URL('..', import.meta.url)), 'bench/results/profiles');
+  if (s.profile) mkdirSync(profileDir, { recursive: true });
+  const service = await startService({ SERVICE_DURABILITY: durability }, s.profile ? { nodeArgs: ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${profileDir}`] } : {});
   const rows: Row[] = [];
   try {
     if (cases.includes('get-person')) {
@@ -150,6 +159,7 @@ export async function main(argv: string[]): Promise<void> {
 
   const ceiling = rows.find((r) => r.case === 'hello');
   if (ceiling) for (const r of rows) r.vsCeiling = r.rps / ceiling.rps;
+  if (s.profile) console.error('CPU profiles of the service: bench/results/profiles/ (npm run bench -- profile-summary <file>)');
 
   const columns: Column<Row>[] = [
     { title: 'case', value: (r) => r.case },

@@ -150,10 +150,15 @@ export function effectivePermissions(state: OrgState, person: Person): string[] 
   return [...out].sort();
 }
 
-/** Whether the person holds the permission, directly or through a role: a read of memory only. */
+const NONE: readonly string[] = [];
+
+/**
+ * Whether the person holds the permission, directly or through a role: a read of memory only, allocating
+ * nothing, and stopping at the first list that holds it.
+ */
 export function hasPermission(state: OrgState, person: Person, name: string): boolean {
   if (person.additional_permissions?.includes(name)) return true;
-  for (const r of person.roles ?? []) if (state.roles.get(r)?.permissions.includes(name)) return true;
+  for (const r of person.roles ?? NONE) if (state.roles.get(r)?.permissions.includes(name)) return true;
   return false;
 }
 

@@ -18,7 +18,7 @@ export interface BodyCodec {
 function typeCheck(mediaType: string): (contentType: string | undefined) => void {
   const accepts = new RegExp(`^${mediaType.replace(/[.+]/g, '\\$&')}\\s*(;|$)`, 'i');
   return (contentType) => {
-    if (contentType !== undefined && !accepts.test(contentType)) {
+    if (contentType !== undefined && contentType !== mediaType && !accepts.test(contentType)) {
       throw new ServiceError('ERR_UNSUPPORTED_MEDIA_TYPE', `Content-Type must be ${mediaType}, got "${contentType}"`);
     }
   };

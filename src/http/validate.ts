@@ -67,6 +67,7 @@ export function compileValidator(schema: TSchema, root: string, convert: boolean
 
 /** Rejects JSON nested deeper than maxDepth before it reaches any recursive code. */
 export function checkDepth(text: string, maxDepth: number): void {
+  if (fewOpenings(text, maxDepth)) return;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -79,6 +80,19 @@ export function checkDepth(text: string, maxDepth: number): void {
       if (++depth > maxDepth) throw badRequest(`body: JSON nested deeper than ${maxDepth} levels`);
     } else if (c === 125 || c === 93) depth--;
   }
+}
+
+/**
+ * Whether the text holds at most max opening brackets, inside strings or not: each level of nesting needs
+ * one, so such a text cannot be too deep. Counted with indexOf, about ten times faster than the scan by
+ * character that a text with more of them still gets (a small body is then checked for a few dozen ns).
+ */
+function fewOpenings(text: string, max: number): boolean {
+  if (text.length <= max) return true;
+  let n = 0;
+  for (let i = text.indexOf('{'); i !== -1; i = text.indexOf('{', i + 1)) if (++n > max) return false;
+  for (let i = text.indexOf('['); i !== -1; i = text.indexOf('[', i + 1)) if (++n > max) return false;
+  return true;
 }
 
 /**
