@@ -277,7 +277,8 @@ describe('the token_minted sync hook', () => {
         const webhookId = await addHook(org, faults.url(path), { timeout: `${TIMEOUT_MS}ms`, on_failure: onFailure });
         const { value: r, ms } = await timed(() => signIn(org, 'cy@example.com', PASSWORD));
         assert.ok(ms < SLEEP_MS, `took ${Math.round(ms)} ms: the call waited for the receiver`);
-        if (path.startsWith('/sleep/')) assert.ok(ms >= TIMEOUT_MS, `took ${Math.round(ms)} ms: gave up before the timeout`);
+        // Less a little for the timers' millisecond granularity.
+        if (path.startsWith('/sleep/')) assert.ok(ms >= TIMEOUT_MS - 10, `took ${Math.round(ms)} ms: gave up before the timeout`);
         if (onFailure === 'block') {
           assert.equal(r.status, 502, r.text);
           const failed = events(org.id, 'AuthenticationFailed_v1');
