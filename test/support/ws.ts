@@ -62,8 +62,8 @@ export class Subscriber {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         socket.terminate();
-        reject(new Error('WebSocket did not open within 5 s'));
-      }, 5000);
+        reject(new Error('WebSocket did not open within 30 s'));
+      }, 30_000);
       socket.once('open', () => {
         clearTimeout(timer);
         resolve(sub);
