@@ -249,8 +249,8 @@ describe('globMatch', () => {
   test('many stars against a long near-miss finish at once (no exponential backtracking)', () => {
     const started = performance.now();
     assert.equal(globMatch('*a*a*a*a*a*a*a*a*a*a*b', 'a'.repeat(320)), false);
-    // far below what a backtracking regular expression would take; generous for a busy machine
-    assert.ok(performance.now() - started < 1000);
+    // far below what a backtracking regular expression would take (years); generous for a busy machine
+    assert.ok(performance.now() - started < 5000);
   });
 });
 

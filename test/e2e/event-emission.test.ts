@@ -35,7 +35,7 @@ async function emits<T>(what: string, op: () => Promise<T>, expected: (result: T
   const res = await c.post('/test-events', [{ event_name: MARKER }]);
   assert.equal(res.status, 201);
   const offset = res.body.result[0].offset as number;
-  await sub.waitUntil(() => sub.frames.some((f) => f.offset === offset), 5000, `the marker after ${what}`);
+  await sub.waitUntil(() => sub.frames.some((f) => f.offset === offset), 30_000, `the marker after ${what}`);
   const frames = sub.frames.slice(seen);
   seen = sub.frames.length;
   assert.equal(frames.at(-1)?.offset, offset, `${what}: the marker comes last`);

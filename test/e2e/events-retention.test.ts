@@ -16,9 +16,9 @@ test('the pruning job keeps the newest events; a from older than the oldest reta
   const res = await server.client.post('/test-events', [{ event_name: 'PersonCreated_v1', count: 12 }]);
   assert.equal(res.status, 201);
   const log = server.service.events.log;
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 30_000;
   while (log.oldest(ROOT_ORG) !== 8) {
-    assert.ok(Date.now() < deadline, `the pruning job did not run within 5 s (oldest ${log.oldest(ROOT_ORG)})`);
+    assert.ok(Date.now() < deadline, `the pruning job did not run within 30 s (oldest ${log.oldest(ROOT_ORG)})`);
     await new Promise((r) => setTimeout(r, 10));
   }
 

@@ -47,7 +47,7 @@ test('a live subscriber that stops reading is closed with 4008 and the offset to
   assert.equal(stream.count(), 1, 'the paused subscriber was not cut off');
   rawSocket(slow).resume();
 
-  await slow.waitUntil(() => slow.socket.readyState === slow.socket.CLOSED, 5000, 'the close frame');
+  await slow.waitUntil(() => slow.socket.readyState === slow.socket.CLOSED, 30_000, 'the close frame');
   const closed = await slow.closed;
   assert.equal(closed.code, 4008);
   const resumeFrom = Number(/^slow consumer; resume with from=(\d+)$/.exec(closed.reason)?.[1]);
@@ -55,12 +55,12 @@ test('a live subscriber that stops reading is closed with 4008 and the offset to
   assert.deepEqual(slow.offsets(), range(1, resumeFrom - 1));
   assert.ok(resumeFrom > 1 && resumeFrom <= last, `resume offset ${resumeFrom} within 1..${last}`);
 
-  await fast.waitUntil(() => fast.frames.at(-1)?.offset === last, 10_000, `offset ${last} on the fast subscriber`);
+  await fast.waitUntil(() => fast.frames.at(-1)?.offset === last, 30_000, `offset ${last} on the fast subscriber`);
   assert.deepEqual(fast.offsets(), range(1, last));
 
   // Resuming where the close said loses nothing and repeats nothing.
   const resumed = await subscribe({ from: String(resumeFrom) });
-  await resumed.waitUntil(() => resumed.frames.at(-1)?.offset === last, 10_000, `offset ${last} on the resumed subscriber`);
+  await resumed.waitUntil(() => resumed.frames.at(-1)?.offset === last, 30_000, `offset ${last} on the resumed subscriber`);
   assert.deepEqual([...slow.offsets(), ...resumed.offsets()], range(1, last));
   assert.match((await server.client.get('/metrics')).text, /^events_ws_slow_consumers_total 1$/m);
 });
@@ -74,6 +74,6 @@ test('a replaying subscriber that stops reading is paused, not cut off, and gets
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(stream.count(), before + 1, 'the replaying subscriber is still there');
   rawSocket(replay).resume();
-  await replay.waitUntil(() => replay.frames.at(-1)?.offset === last, 10_000, `offset ${last}`);
+  await replay.waitUntil(() => replay.frames.at(-1)?.offset === last, 30_000, `offset ${last}`);
   assert.deepEqual(replay.offsets(), range(1, last));
 });

@@ -305,7 +305,7 @@ describe('regional twins of access-control events', () => {
   const dataDir = tempDir();
   before(async () => {
     server = await startRegionServer({}, dataDir);
-    await waitFor(() => caughtUp(server.base), 5000, 'the links to stream');
+    await waitFor(() => caughtUp(server.base), 30_000, 'the links to stream');
     sub = await Subscriber.open(server.base);
   });
   after(async () => {
@@ -322,7 +322,7 @@ describe('regional twins of access-control events', () => {
     const res = await server.client.post('/test-events', [{ event_name: 'ServiceSDKLoaded_v1' }]);
     assert.equal(res.status, 201, res.text);
     const offset = res.body.result[0].offset as number;
-    await sub.waitUntil(() => sub.frames.some((f) => f.offset === offset), 5000, `marker ${offset}`);
+    await sub.waitUntil(() => sub.frames.some((f) => f.offset === offset), 30_000, `marker ${offset}`);
   }
 
   test('the plain twins are held while a link is cut and emitted exactly once after it heals, after their _InRegion forms', async () => {
@@ -337,7 +337,7 @@ describe('regional twins of access-control events', () => {
     const iowa = server.service.regions.link('us-iowa');
     const last = owed().at(-1)?.offset as number;
     assert.equal(owed().length, 4);
-    await waitFor(() => (iowa?.acked(ROOT_ORG) ?? 0) >= last, 3000, 'us-iowa to acknowledge the entries');
+    await waitFor(() => (iowa?.acked(ROOT_ORG) ?? 0) >= last, 30_000, 'us-iowa to acknowledge the entries');
     await settle();
     const kinds = ['PermissionCreated', 'RoleCreated', 'RolesSetToPerson', 'PermissionsSetToPerson'];
     for (const k of kinds) {
@@ -346,7 +346,7 @@ describe('regional twins of access-control events', () => {
     }
 
     assert.equal((await setLink(server.base, 'asia-japan', { link: 'up' })).status, 200);
-    await sub.waitUntil(() => kinds.every((k) => named(`${k}_v1`).length >= 1), 5000, 'the plain twins');
+    await sub.waitUntil(() => kinds.every((k) => named(`${k}_v1`).length >= 1), 30_000, 'the plain twins');
     // later writes acknowledged everywhere emit no twin again
     expectNoContent(await c.patch('/rbac/permissions/twin:perm', { description: 'later' }, { 'Service-Required-Consistency': 'all_regions' }));
     await settle();

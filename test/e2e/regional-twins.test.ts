@@ -49,7 +49,7 @@ async function settle(server: TestServer, sub: Subscriber): Promise<number> {
   const res = await server.client.post('/test-events', [{ event_name: MARKER }]);
   assert.equal(res.status, 201, res.text);
   const offset = res.body.result[0].offset as number;
-  await sub.waitUntil(() => sub.frames.some((f) => f.offset === offset), 5000, `marker ${offset}`);
+  await sub.waitUntil(() => sub.frames.some((f) => f.offset === offset), 30_000, `marker ${offset}`);
   return offset;
 }
 
@@ -104,7 +104,7 @@ test('with one region, both forms are emitted by the same entry, _InRegion first
 
 test('with three regions, the plain twin waits while a link is cut and appears exactly once after healing, in entry order', async () => {
   const server = await start('three regions', tempDir());
-  await waitFor(() => caughtUp(server.base), 5000, 'the links to stream');
+  await waitFor(() => caughtUp(server.base), 30_000, 'the links to stream');
   const entries = recordEntries(server);
   const sub = await subscribe(server);
   assert.equal((await setLink(server.base, 'asia-japan', { link: 'cut' })).status, 200);
@@ -116,7 +116,7 @@ test('with three regions, the plain twin waits while a link is cut and appears e
   assert.equal(owing.length, 2);
   // us-iowa holds both entries; only asia-japan is missing.
   const iowa = server.service.regions.link('us-iowa');
-  await waitFor(() => (iowa?.acked(ROOT_ORG) ?? 0) >= (owing[1] as number), 3000, 'us-iowa to acknowledge both entries');
+  await waitFor(() => (iowa?.acked(ROOT_ORG) ?? 0) >= (owing[1] as number), 30_000, 'us-iowa to acknowledge both entries');
   // A twin released by that acknowledgement would be queued before the marker, so it would come before it.
   await settle(server, sub);
   assert.equal(named(sub.frames, IN_REGION).length, 2);
@@ -125,7 +125,7 @@ test('with three regions, the plain twin waits while a link is cut and appears e
   assert.match(await metrics(server), /^regional_twins_owed 2$/m);
 
   assert.equal((await setLink(server.base, 'asia-japan', { link: 'up' })).status, 200);
-  await sub.waitUntil(() => named(sub.frames, PLAIN).length >= 2, 5000, 'both plain twins');
+  await sub.waitUntil(() => named(sub.frames, PLAIN).length >= 2, 30_000, 'both plain twins');
   // More acknowledgements of later entries, from every region, must not emit anything again.
   assert.equal((await server.client.post('/persons', email('after@example.com'), ALL_REGIONS)).status, 201);
   assert.equal((await server.client.patch('/organizations/attributes/end_user_read_write', { k: 1 }, ALL_REGIONS)).status, 204);
@@ -152,18 +152,18 @@ test('with three regions, the plain twin waits while a link is cut and appears e
 async function owedAcrossRestart(restartEnv: Record<string, string> | 'three regions'): Promise<{ server: TestServer; frames: JsonFrame[]; sub: { id: string; org_name: string } }> {
   const dataDir = tempDir();
   let server = await start('three regions', dataDir);
-  await waitFor(() => caughtUp(server.base), 5000, 'the links to stream');
+  await waitFor(() => caughtUp(server.base), 30_000, 'the links to stream');
   await setLink(server.base, 'asia-japan', { link: 'cut' });
   const created = await server.client.post('/organizations/suborganizations', { sub_org_name: 'owed' });
   assert.equal(created.status, 200);
   const entry = owed(server)[0]?.offset as number;
   const iowa = server.service.regions.link('us-iowa');
-  await waitFor(() => (iowa?.acked(ROOT_ORG) ?? 0) >= entry, 3000, 'us-iowa to acknowledge the entry');
+  await waitFor(() => (iowa?.acked(ROOT_ORG) ?? 0) >= entry, 30_000, 'us-iowa to acknowledge the entry');
   await stop(server);
 
   server = await start(restartEnv, dataDir);
   const sub = await subscribe(server, 1);
-  await sub.waitUntil(() => named(sub.frames, PLAIN).length > 0, 5000, 'the owed twin after the restart');
+  await sub.waitUntil(() => named(sub.frames, PLAIN).length > 0, 30_000, 'the owed twin after the restart');
   await settle(server, sub);
   return { server, frames: [...sub.frames], sub: { id: created.body.result.id, org_name: 'owed' } };
 }
@@ -177,7 +177,7 @@ test('across a restart with the link healed, the owed twin is emitted exactly on
   const dataDir = server.dataDir;
   await stop(server);
   const again = await start('three regions', dataDir);
-  await waitFor(() => caughtUp(again.base), 5000, 'the links to stream again');
+  await waitFor(() => caughtUp(again.base), 30_000, 'the links to stream again');
   const replay = await subscribe(again, 1);
   await settle(again, replay);
   assertTwins(replay.frames, sub);

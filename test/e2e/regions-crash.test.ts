@@ -37,7 +37,7 @@ test('killed with SIGKILL while replicas lag, the restarted service brings every
   assert.equal((await first.kill('SIGKILL')).signal, 'SIGKILL');
 
   const second = await start();
-  await waitFor(() => caughtUp(second.base), 15_000, 'both replicas to catch up after the restart');
+  await waitFor(() => caughtUp(second.base), 30_000, 'both replicas to catch up after the restart');
   const persons = await second.client.get('/persons?limit=1');
   assert.equal(persons.body.meta.pagination.total_count, 25, 'every acknowledged write survived the kill');
   assert.equal((await second.stop()).code, 0);

@@ -30,7 +30,7 @@ function assertReplicaMatches(region: string): void {
 }
 
 test('an all_regions write succeeds once every replica holds it', async () => {
-  await waitFor(() => caughtUp(server.base), 5000, 'the links to stream');
+  await waitFor(() => caughtUp(server.base), 30_000, 'the links to stream');
   const created = await server.client.post('/persons', email('everywhere@example.com'), ALL_REGIONS);
   assert.equal(created.status, 201);
   const id = created.body.result.person_id as string;
@@ -48,7 +48,8 @@ test('with a link cut, all_regions answers 408 after its timeout, local_region s
   assert.equal(slow.status, 408);
   assert.deepEqual(slow.body.errors, [{ httpcode: 408, message: slow.body.errors[0].message }]);
   assert.match(slow.body.errors[0].message, /all_regions/);
-  assert.ok(elapsed >= 990 && elapsed < 2500, `408 after ${Math.round(elapsed)} ms`);
+  // Not before the 1 s asked for, and well before the default 30 s (the exact timing is waiters.test's, on a manual clock).
+  assert.ok(elapsed >= 990 && elapsed < 10_000, `408 after ${Math.round(elapsed)} ms`);
 
   const read = await server.client.get('/organizations/attributes/end_user_read_write');
   assert.deepEqual(read.body.result, { step: 'timed out' }, 'the write is committed locally');
@@ -56,7 +57,7 @@ test('with a link cut, all_regions answers 408 after its timeout, local_region s
   assert.equal(local.status, 201);
   assert.equal(server.service.regions.replica('asia-japan')?.state(ROOT_ORG)?.persons.has(local.body.result.person_id), false);
 
-  await waitFor(async () => (await regionHealth(server.base)).find((r) => r.name === 'us-iowa')?.lag_entries === 0, 3000, 'us-iowa to acknowledge');
+  await waitFor(async () => (await regionHealth(server.base)).find((r) => r.name === 'us-iowa')?.lag_entries === 0, 30_000, 'us-iowa to acknowledge');
   assert.deepEqual(
     (await regionHealth(server.base)).find((r) => r.name === 'asia-japan'),
     { name: 'asia-japan', state: 'cut', lag_entries: 2 },
@@ -66,7 +67,7 @@ test('with a link cut, all_regions answers 408 after its timeout, local_region s
 test('after healing, the lag returns to zero, the replica holds every write in order exactly once, and all_regions succeeds', async () => {
   const up = await setLink(server.base, 'asia-japan', { link: 'up' });
   assert.equal(up.body.result.state, 'catching_up');
-  await waitFor(() => caughtUp(server.base), 5000, 'asia-japan to catch up');
+  await waitFor(() => caughtUp(server.base), 30_000, 'asia-japan to catch up');
   for (const region of REPLICAS) assertReplicaMatches(region);
   const again = await server.client.patch('/organizations/attributes/end_user_read_write', { step: 'healed' }, allRegions(5));
   assert.equal(again.status, 204);
@@ -149,7 +150,7 @@ test('replicas keep their position across a restart: the logs on disk match byte
   assert.equal((local.get(ROOT_ORG)?.length ?? 0) - (lagging.get(ROOT_ORG)?.length ?? 0), 5);
 
   server = await startRegionServer({}, server.dataDir);
-  await waitFor(() => caughtUp(server.base), 5000, 'us-iowa to catch up after the restart');
+  await waitFor(() => caughtUp(server.base), 30_000, 'us-iowa to catch up after the restart');
   for (const region of REPLICAS) assert.deepEqual(server.service.regions.replica(region)?.state(ROOT_ORG)?.attributes.get('end_user_read_only'), { r0: 0, r1: 1, r2: 2, r3: 3, r4: 4 });
   assert.equal(server.service.regions.replica('us-iowa')?.stats.applied, 5, 'only the missing entries were applied');
   assert.equal(server.service.regions.replica('asia-japan')?.stats.applied, 0);

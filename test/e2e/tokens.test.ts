@@ -40,7 +40,10 @@ const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('bas
 
 for (const alg of ['ES256', 'RS256', 'EdDSA']) {
   test(`${alg}: minted tokens verify against the published key set`, async () => {
-    const server = await startTestServer({ SERVICE_TOKEN_ALG: alg });
+    // The service's wall clock, moved forward below to see the token's remaining life count down.
+    const clock = movableClock();
+    const server = await startTestServer({ SERVICE_TOKEN_ALG: alg }, { clock });
+    const seconds = () => Math.floor(clock.nowMs() / 1000);
     try {
       const discovery = await server.client.as('', '').get('/.well-known/openid-configuration');
       assert.equal(discovery.body.issuer, server.service.issuer);
@@ -54,7 +57,9 @@ for (const alg of ['ES256', 'RS256', 'EdDSA']) {
 
       await server.client.post('/groups', { name: 'staff' });
       const personId = await createPerson(server, `${alg.toLowerCase()}@example.com`, { groups: ['staff'] });
+      const mintedFrom = seconds();
       const token = await mint(server, personId);
+      const mintedTo = seconds();
       const { payload, protectedHeader } = await verifyAsRelyingParty(server, token);
       assert.equal(protectedHeader.alg, alg);
       assert.equal(protectedHeader.kid, keys.body.keys[0].kid);
@@ -65,12 +70,20 @@ for (const alg of ['ES256', 'RS256', 'EdDSA']) {
       assert.equal(payload['first_token'], false);
       assert.equal(payload['region'], 'europe-belgium');
       assert.deepEqual(payload['groups'], ['staff']);
-      assert.equal((payload.exp as number) - (payload.iat as number), 86400);
+      const iat = payload.iat as number;
+      const exp = payload.exp as number;
+      assert.ok(iat >= mintedFrom && iat <= mintedTo, `iat ${iat} outside the request's ${mintedFrom}..${mintedTo}`);
+      assert.equal(exp - iat, 86400);
+      clock.advance(3_600_000);
+      const validatedFrom = seconds();
       const verdict = await validate(server, token);
+      const validatedTo = seconds();
       assert.equal(verdict.valid, true);
-      assert.equal(verdict.expires_at, new Date((payload.exp as number) * 1000).toISOString());
-      // a second may tick over between minting and validating
-      assert.ok((verdict.expires_in_seconds as number) >= 86399 && (verdict.expires_in_seconds as number) <= 86400, String(verdict.expires_in_seconds));
+      assert.equal(verdict.expires_at, new Date(exp * 1000).toISOString());
+      // What is left when the service validated it, an hour later: however long the requests took.
+      const left = verdict.expires_in_seconds as number;
+      assert.ok(left >= exp - validatedTo && left <= exp - validatedFrom, `${left} s left, not within ${exp - validatedTo}..${exp - validatedFrom}`);
+      assert.ok(left <= 86400 - 3600, `${left} s left an hour after minting`);
     } finally {
       await server.stop();
       removeDir(server.dataDir);

@@ -121,7 +121,7 @@ describe('a data dir written before records carried a format version', () => {
       }
 
       // The replica region resumes from its own store, at the offset the fixture stopped at.
-      await waitFor(() => caughtUp(server.base), 10_000, 'the replica to catch up');
+      await waitFor(() => caughtUp(server.base), 30_000, 'the replica to catch up');
       assert.equal(server.service.regions.replica('us-iowa')?.state(expected.root.id)?.offset, expected.root_wal_offset);
 
       // Written now, in the current format, after the entries of the earlier one; a password sign-in follows

@@ -175,9 +175,9 @@ describe('the periodic job', () => {
     await append('a', 1, 50);
     const log = eventLog({ kind: 'count', count: 5 }, T0, 10);
     log.startPruning(10);
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + 30_000;
     while (log.oldest('a') !== 46) {
-      assert.ok(Date.now() < deadline, 'the job did not prune within 5 s');
+      assert.ok(Date.now() < deadline, 'the job did not prune within 30 s');
       await new Promise((r) => setTimeout(r, 10));
     }
     await log.stop();

@@ -59,7 +59,7 @@ test('a region reached without fault injection ships and acknowledges, and its l
     const offset = actor.state.offset;
     await regions.consistency.wait('org', offset, { level: 'all_regions', timeoutMs: 10_000 });
     assert.equal(regions.replica('us-iowa')?.applied('org'), offset);
-    await waitFor(() => regions.views().every((v) => v.state === 'local' || v.state === 'streaming'), 5000, 'the link to stream');
+    await waitFor(() => regions.views().every((v) => v.state === 'local' || v.state === 'streaming'), 30_000, 'the link to stream');
 
     assert.throws(
       () => regions.setLink('us-iowa', { up: false }),

@@ -54,7 +54,7 @@ test('entries are shipped in order in bounded batches within the window, and eve
   const { transport, sent } = lossy(createSimulatedTransport(replica, { latencyMs: 2, jitterMs: 0 }), () => false);
   const link = new ReplicationLink({ region: 'us-iowa', wal, transport, warn: () => {}, batchEntries: 8, batchBytes: 600, windowEntries: 16 });
   link.start([[ORG, 50]]);
-  await waitFor(() => link.acked(ORG) === 50 && link.state() === 'streaming', 5000, 'the replica to hold all 50 entries');
+  await waitFor(() => link.acked(ORG) === 50 && link.state() === 'streaming', 30_000, 'the replica to hold all 50 entries');
   const data = sent.filter((b) => b.entries.length > 0);
   const offsets = data.flatMap((b) => b.entries.map((e) => e.offset));
   assert.deepEqual(offsets, Array.from({ length: 50 }, (_, i) => i + 1), 'each entry sent once, in order');
@@ -79,7 +79,7 @@ test('a batch lost on the way is sent again from the last acknowledgement, and n
   });
   const link = new ReplicationLink({ region: 'us-iowa', wal, transport, warn: () => {}, batchEntries: 5, stallMarginMs: 50, tickMs: 10 });
   link.start([[ORG, 30]]);
-  await waitFor(() => link.acked(ORG) === 30, 5000, 'the lost entries to be sent again');
+  await waitFor(() => link.acked(ORG) === 30, 30_000, 'the lost entries to be sent again');
   assert.equal(replica.stats.applied, 30);
   assert.ok(replica.stats.gaps > 0, 'the batches after the lost one were refused, not applied out of order');
   assert.deepEqual(
@@ -102,7 +102,7 @@ test('a link started against a replica that already holds part of the log resume
   const link = new ReplicationLink({ region: 'us-iowa', wal: wal as Wal, transport, warn: () => {} });
   link.start([[ORG, 20]]);
   assert.equal(link.state(), 'catching_up');
-  await waitFor(() => link.acked(ORG) === 20 && link.state() === 'streaming', 5000, 'the replica to catch up');
+  await waitFor(() => link.acked(ORG) === 20 && link.state() === 'streaming', 30_000, 'the replica to catch up');
   assert.deepEqual(
     sent.flatMap((b) => b.entries.map((e) => e.offset)),
     [13, 14, 15, 16, 17, 18, 19, 20],

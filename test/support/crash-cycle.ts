@@ -191,12 +191,12 @@ export async function createCrashLoop(options: CrashLoopOptions): Promise<CrashL
 
       // Drawn every cycle, even one that fails early, so that a seed fixes every cycle's kill delay.
       const delay = rand() * options.maxKillDelayMs;
-      await waitUntil(() => total(counts) >= options.minAcks || failure !== undefined, 15_000, `${options.minAcks} acknowledged writes`).catch((e: unknown) => (failure ??= e));
+      await waitUntil(() => total(counts) >= options.minAcks || failure !== undefined, 30_000, `${options.minAcks} acknowledged writes`).catch((e: unknown) => (failure ??= e));
       if (failure === undefined) await new Promise((r) => setTimeout(r, delay));
       killed = true;
       const killAfterMs = performance.now() - started;
       await service.kill('SIGKILL');
-      await within(settled, 15_000, 'the writers to notice the kill').catch((e: unknown) => (failure ??= e));
+      await within(settled, 30_000, 'the writers to notice the kill').catch((e: unknown) => (failure ??= e));
       if (failure !== undefined) throw failure;
 
       const restartStarted = performance.now();

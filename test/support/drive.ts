@@ -17,7 +17,7 @@ export function countingEndpoint(inner: ReplicaEndpoint, onBatch?: (batch: Batch
 }
 
 /** Waits in real time (bounded) until no batch is outstanding and the event loop has turned. */
-export async function settled(outstanding: () => number, timeoutMs = 10_000): Promise<void> {
+export async function settled(outstanding: () => number, timeoutMs = 30_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   do {
     await new Promise((r) => setTimeout(r, 1));

@@ -28,6 +28,8 @@ export interface ReceivedCall {
   rejected?: string;
   /** what the receiver answered; 'hang' when it never did */
   answer: number | 'hang';
+  /** for a hanging call: set once the caller closed the connection (gave up or was stopped) */
+  closedByCaller?: boolean;
 }
 
 export type Answer = number | 'hang';
@@ -40,7 +42,7 @@ export interface EventReceiver {
   /** the event_id of each call answered 2xx, in arrival order */
   deliveredIds(): string[];
   deliveries(): EventDelivery[];
-  /** resolves once pred holds (checked on every call and every 20 ms); rejects after timeoutMs */
+  /** resolves once pred holds (checked on every call and every 20 ms); rejects after timeoutMs (30 s: it only bounds "eventually") */
   waitUntil(pred: () => boolean, what: string, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -84,7 +86,7 @@ export async function startEventReceiver(options: { orgId: string; jwksUrl: () =
     answer: () => 200,
     deliveries: () => calls.filter((c) => c.delivery && typeof c.answer === 'number' && c.answer < 300).map((c) => c.delivery as EventDelivery),
     deliveredIds: () => receiver.deliveries().map(eventId),
-    waitUntil(pred, what, timeoutMs = 5000) {
+    waitUntil(pred, what, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           let held: boolean;
@@ -135,7 +137,13 @@ export async function startEventReceiver(options: { orgId: string; jwksUrl: () =
         },
       ).finally(() => {
         calls.push(call);
-        if (call.answer === 'hang') hanging.add(res);
+        if (call.answer === 'hang') {
+          hanging.add(res);
+          res.on('close', () => {
+            call.closedByCaller = true;
+            for (const w of [...waiters]) w();
+          });
+        }
         else res.writeHead(call.answer, { 'content-type': 'application/json' }).end('{}');
         for (const w of [...waiters]) w();
       });

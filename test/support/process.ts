@@ -70,7 +70,7 @@ export async function spawnNode(options: SpawnOptions): Promise<NodeProcess> {
   child.stdout?.on('data', take);
   child.stderr?.on('data', take);
 
-  const timeoutMs = options.timeoutMs ?? 20_000;
+  const timeoutMs = options.timeoutMs ?? 60_000;
   const ready = await new Promise<RegExpMatchArray>((resolve, reject) => {
     let settled = false;
     const timer = setTimeout(() => fail(`not ready within ${timeoutMs} ms`), timeoutMs);

@@ -14,17 +14,22 @@ export interface FaultReceiver {
   received: Received[];
   /** TCP connections accepted, whether or not a request followed */
   connections: number;
+  /** the most /gather/<group> requests of `group` that were held at once */
+  gathered(group: string): number;
   close(): Promise<void>;
 }
 
 /**
  * Answers by path: /status/<code>, /sleep/<ms> (then 200 {}), /garbage, /array, /big (100 KiB of JSON),
- * /redirect (302 to /claims), /claims/<name> (200 {"<name>": true}).
+ * /redirect (302 to /claims), /claims/<name> (200 {"<name>": true}), /gather/<group>/<count>/<name> (held
+ * until `count` requests of `group` are held together, then each answers 200 {"<name>": true}: only
+ * callers that have them all in flight at once get an answer, however slow the machine).
  */
 export async function startFaultReceiver(): Promise<FaultReceiver> {
   const received: Received[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const state = { connections: 0 };
+  const groups = new Map<string, { held: Array<() => void>; most: number }>();
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += String(c)));
@@ -40,6 +45,21 @@ export async function startFaultReceiver(): Promise<FaultReceiver> {
           json(200, '{"slept":true}');
         }, Number(arg));
         timers.add(t);
+        return;
+      }
+      if (kind === 'gather') {
+        const [, , group = '', count, name = 'claim'] = path.split('/');
+        const g = groups.get(group) ?? { held: [], most: 0 };
+        groups.set(group, g);
+        const answer = () => json(200, JSON.stringify({ [name]: true }));
+        g.held.push(answer);
+        g.most = Math.max(g.most, g.held.length);
+        // A caller that gives up takes its request out of the group.
+        res.on('close', () => {
+          const i = g.held.indexOf(answer);
+          if (i >= 0) g.held.splice(i, 1);
+        });
+        if (g.held.length >= Number(count)) for (const release of g.held.splice(0)) release();
         return;
       }
       if (kind === 'garbage') return json(200, 'this is not json {');
@@ -60,6 +80,7 @@ export async function startFaultReceiver(): Promise<FaultReceiver> {
     get connections() {
       return state.connections;
     },
+    gathered: (group) => groups.get(group)?.most ?? 0,
     close: () =>
       new Promise<void>((resolve) => {
         for (const t of timers) clearTimeout(t);

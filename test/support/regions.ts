@@ -1,5 +1,7 @@
-// Helpers for tests with several regions: a three-region server, the operator endpoint, bounded polling,
-// and reading a local or replica LMDB log after the service has stopped.
+// Helpers for tests with several regions: a three-region server (on the system clock or a manual one), the
+// operator endpoint, bounded polling, and reading a local or replica LMDB log after the service has stopped.
+import { createManualClock, type ManualClock } from '../../src/lib/manual-clock.js';
+import type { RegionWaiter } from '../../src/regions/waiters.js';
 import { createWal } from '../../src/wal/log.js';
 import { openStore } from '../../src/wal/store.js';
 import { startTestServer, type TestServer } from './server.js';
@@ -11,6 +13,41 @@ export const allRegions = (timeoutSeconds: number) => ({ ...ALL_REGIONS, 'Servic
 
 export function startRegionServer(env: Record<string, string> = {}, dataDir?: string): Promise<TestServer> {
   return startTestServer({ ...THREE_REGIONS, ...env }, { operatorKey: OPERATOR_KEY }, dataDir);
+}
+
+/** How long a test waits for what must happen "eventually": long enough for a busy machine, short enough to fail. */
+export const EVENTUALLY_MS = 30_000;
+
+export interface ClockedRegionServer {
+  server: TestServer;
+  /** links, the simulated network and consistency waits run on it; it moves only when the test moves it */
+  clock: ManualClock;
+  /** the service's consistency waits, to see how many are outstanding */
+  waiter: RegionWaiter;
+}
+
+/**
+ * A three-region server on a manual clock that starts at the wall clock's now. With no simulated latency,
+ * shipping and acknowledgements need no clock time, so only what the test times (a wait's timeout, a stall)
+ * depends on the clock, and a busy machine only makes it slower, never earlier or later on the clock.
+ */
+export async function startClockedRegionServer(env: Record<string, string> = {}): Promise<ClockedRegionServer> {
+  const clock = createManualClock(Date.now());
+  const server = await startTestServer({ ...THREE_REGIONS, ...env }, { operatorKey: OPERATOR_KEY, clock });
+  const waiter = server.service.regions.consistency as RegionWaiter;
+  if (typeof waiter.pending !== 'function') throw new Error('the consistency waiter does not count its waits');
+  return { server, clock, waiter };
+}
+
+/** Resolves as `p` does; fails with `what` if it has not settled after `timeoutMs` of real time. */
+export async function within<T>(p: Promise<T>, what: string, timeoutMs = EVENTUALLY_MS): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs)));
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export async function setLink(base: string, region: string, body: unknown, key = OPERATOR_KEY): Promise<{ status: number; body: any }> {

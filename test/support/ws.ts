@@ -62,8 +62,8 @@ export class Subscriber {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         socket.terminate();
-        reject(new Error('WebSocket did not open within 5 s'));
-      }, 5000);
+        reject(new Error('WebSocket did not open within 30 s'));
+      }, 30_000);
       socket.once('open', () => {
         clearTimeout(timer);
         resolve(sub);
@@ -82,7 +82,7 @@ export class Subscriber {
   }
 
   /** Resolves once pred holds (checked after every frame and at close); rejects after timeoutMs. */
-  waitUntil(pred: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+  waitUntil(pred: () => boolean, timeoutMs = 30_000, what = 'condition'): Promise<void> {
     if (pred()) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const check = () => {
@@ -103,7 +103,7 @@ export class Subscriber {
   }
 
   /** Waits until at least n frames (JSON or binary) have arrived. */
-  waitForCount(n: number, timeoutMs = 5000): Promise<void> {
+  waitForCount(n: number, timeoutMs = 30_000): Promise<void> {
     return this.waitUntil(() => this.frames.length + this.binary.length >= n, timeoutMs, `${n} frames`);
   }
 
