@@ -11,7 +11,7 @@ import type { Clock } from '../lib/clock.js';
 import { identityClaims } from '../tokens/claims.js';
 import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readCookie, readSession, sessionCookie, setCookie, type Sealer } from './session.js';
 import { STANDARD_SCOPES } from './discovery.js';
-import { errorPage, signInPage, type SsoButton } from './sign-in-page.js';
+import { errorPage, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
 
 /** What the authorization endpoint needs of a client (the clients' own module owns the rest). */
 export interface AuthorizeClient {
@@ -229,7 +229,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
         ...(error !== undefined && { error }),
         sso: ssoButtons(found.org.state, again.href),
       }),
-      headers: { 'Set-Cookie': setCookie(CSRF_COOKIE, csrf, FORM_TTL_S, secure()) },
+      headers: { 'Set-Cookie': setCookie(CSRF_COOKIE, csrf, FORM_TTL_S, secure()), 'Content-Security-Policy': signInPageCsp(request.redirect_uri) },
     };
   }
 

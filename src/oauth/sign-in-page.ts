@@ -15,6 +15,22 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'Referrer-Policy': 'no-referrer',
 };
 
+/**
+ * The sign-in page's policy: its form posts to the service, whose answer redirects to the client. Browsers
+ * hold that redirect to form-action too (Chromium blocks it), so the client's redirect URI is allowed there:
+ * its origin, or its scheme for a native app's private-use scheme (RFC 8252 7.1).
+ */
+export function signInPageCsp(redirectUri: string): string {
+  let target = '';
+  try {
+    const url = new URL(redirectUri);
+    target = url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : /^[a-z][a-z0-9+.-]*:$/i.test(url.protocol) ? url.protocol : '';
+  } catch {
+    // Registered redirect URIs are absolute; nothing else is allowed if one is not.
+  }
+  return (PAGE_HEADERS['Content-Security-Policy'] as string).replace("form-action 'self'", `form-action 'self'${target === '' ? '' : ` ${target}`}`);
+}
+
 function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
