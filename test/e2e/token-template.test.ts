@@ -1,8 +1,11 @@
 // The organization's token template through the real server: its claims in mint-token and password sign-in
-// tokens (verified against the published keys), the refusals at PUT, JSON escaping of values, a rendering
+// tokens and the OAuth ID token (verified against the published keys), the refusals at PUT, JSON escaping of values, a rendering
 // that fails for one person, and removal.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as oidc from 'openid-client';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { Browser } from '../support/oauth-browser.js';
 import { newOrg, personWithPassword, signIn, verifyIdentityToken, type Org } from '../support/auth.js';
 import { expectError, expectNoContent, expectResult } from '../support/expect.js';
 import { removeDir, startTestServer, type TestServer } from '../support/server.js';
@@ -73,6 +76,34 @@ describe('the token template', () => {
     assert.deepEqual(expectResult(await org.admin.get(PATH), 200), { content: '' });
     for (const claims of [await mint(org, id), await signedIn(org, 'ada@example.com')]) {
       for (const name of Object.keys(expected)) assert.equal(name in claims, false, name);
+    }
+  });
+
+  test('its claims reach the OAuth ID token of the authorization code flow, not the access token', async () => {
+    const org = await newOrg(server);
+    const id = await personWithPassword(org, 'di@example.com', PASSWORD);
+    expectNoContent(await put(org, '{"pid_again": "{{person.person_id}}", "org_name": "{{organization.name}}"}'));
+    const redirect = 'https://app.example/cb';
+    const client = expectResult(await org.admin.post('/oauth2/clients', { client_name: 'Web app', scopes: ['openid'], grant_types: ['authorization_code'], redirect_uris: [redirect] }), 201);
+    const config = await oidc.discovery(new URL(server.service.issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), { execute: [oidc.allowInsecureRequests] });
+    const verifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const nonce = oidc.randomNonce();
+    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: redirect, scope: 'openid', state, nonce, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const browser = new Browser();
+    try {
+      const done = await browser.signIn(await browser.get(url), server.base, 'di@example.com', PASSWORD);
+      assert.equal(done.status, 302, done.html);
+      const tokens = await oidc.authorizationCodeGrant(config, new URL(done.location as string), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+      const claims = tokens.claims();
+      assert.equal(claims?.['pid_again'], id);
+      assert.equal(claims?.['org_name'], 'test');
+      const jwks = createLocalJWKSet((await server.client.get('/.well-known/jwks.json')).body);
+      const { payload: access } = await jwtVerify(tokens.access_token, jwks, { issuer: server.service.issuer, typ: 'at+jwt' });
+      assert.equal(access.sub, id);
+      assert.equal('pid_again' in access, false);
+    } finally {
+      await browser.close();
     }
   });
 
