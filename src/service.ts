@@ -21,6 +21,7 @@ import { eventRoutes } from './http/handlers/events.js';
 import { groupRoutes } from './http/handlers/groups.js';
 import { organizationRoutes } from './http/handlers/organizations.js';
 import { orgConfigRoutes } from './http/handlers/org-config.js';
+import { tokenTemplateRoutes } from './http/handlers/token-template.js';
 import { passwordRoutes } from './http/handlers/password.js';
 import { personRoutes } from './http/handlers/persons.js';
 import { regionRoutes } from './http/handlers/regions.js';
@@ -161,7 +162,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const tokens = await buildTokens(base, storage.secrets, orgs.registry);
   const webhooks = await buildWebhooks(base, storage, orgs, events.log);
   outbox = webhooks.outbox;
-  const pipeline = createIssuePipeline({ issuer: tokens.issuer, hooks: webhooks.hooks, consistency: regions.consistency });
+  const pipeline = createIssuePipeline({ issuer: tokens.issuer, hooks: webhooks.hooks, consistency: regions.consistency, warn });
 
   const front = buildFront(base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline });
   const port = await front.listen(config.host, config.port);
@@ -440,6 +441,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views() }, () => routes),
     ...organizationRoutes(deps),
     ...orgConfigRoutes(deps),
+    ...tokenTemplateRoutes(deps),
     ...personRoutes(deps),
     ...groupRoutes(deps),
     ...attributeRoutes(deps),

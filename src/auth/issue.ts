@@ -14,6 +14,7 @@ import { AWAITING_APPROVAL } from '../domain/tokens.js';
 import { admitCustomClaims, identityClaims, type ClaimsProfile } from '../tokens/claims.js';
 import type { IssuedToken, PendingToken, TokenIssuer } from '../tokens/sign.js';
 import type { SyncHooks } from '../webhooks/sync-hook.js';
+import { createTokenTemplates } from '../tokens/token-template.js';
 
 /** The consistency a request asked for, as the waiter takes it. */
 export type Consistency = Parameters<ConsistencyWaiter['wait']>[2];
@@ -110,6 +111,8 @@ export interface IssueDeps {
   issuer: TokenIssuer;
   hooks: SyncHooks;
   consistency: ConsistencyWaiter;
+  /** a token template that fails to render for a person: the token is issued without its claims, and this is told */
+  warn?: ((message: string) => void) | undefined;
 }
 
 const API_METHODS: readonly string[] = ['api'];
@@ -123,6 +126,7 @@ function failure(r: SignInIssue, failure_reason: string, failure_detail: string)
 
 export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
   const { issuer, hooks, consistency: waiter } = deps;
+  const templates = createTokenTemplates(deps.warn ?? ((m) => console.warn(`warning: ${m}`)));
   // A person's tokens signed but not yet decided by the actor, newest last: the next token's prev_token_id
   // must name the newest of them, not the last one already in the state.
   const pending = new Map<string, string>();
@@ -182,6 +186,7 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
         authenticated_methods: API_METHODS,
         first_token: false,
         prev_token_id: previousToken(org, personId),
+        template_claims: templates.claims(org, person, groups),
         custom_claims: custom,
         groups_claim_name: groups,
       });
@@ -228,6 +233,7 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
       authenticated_methods: [r.method],
       first_token,
       prev_token_id,
+      template_claims: templates.claims(org, person, groups),
       custom_claims: admitCustomClaims(hook.claims, 'hook', groups),
       groups_claim_name: groups,
     });

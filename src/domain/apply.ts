@@ -221,6 +221,9 @@ export function apply(state: OrgState, change: Change): OrgState {
     case 'OrgConfigSet':
       state.config = withDefaults(change.config);
       return state;
+    case 'TokenTemplateSet':
+      state.token_template = change.content;
+      return state;
     // OAuth clients are replaced, never mutated, like webhooks.
     case 'OAuthClientCreated':
     case 'OAuthClientUpdated':

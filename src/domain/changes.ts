@@ -53,6 +53,8 @@ export type Change =
   | { t: 'SsoCredentialDeleted'; client_id: string }
   /** the organization's whole configuration after a PATCH */
   | { t: 'OrgConfigSet'; config: OrgConfig }
+  /** the organization's token template; '' when removed */
+  | { t: 'TokenTemplateSet'; content: string }
   // The OAuth 2.0 authorization server
   | { t: 'OAuthClientCreated'; client: OAuthClient }
   /** the whole client after the change (its secret hash unchanged) */

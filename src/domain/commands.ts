@@ -133,6 +133,8 @@ export type Command =
   | { kind: 'DeleteSsoCredential'; client_id: string }
   /** PATCH /organizations/config: any subset of the fields, checked by decide() */
   | { kind: 'SetOrgConfig'; patch: unknown }
+  /** PUT /organizations/config/token-template: content checked against sample persons by tokens/token-template.ts; '' removes it */
+  | { kind: 'SetTokenTemplate'; content: string }
   // The OAuth 2.0 authorization server
   | { kind: 'CreateOAuthClient'; input: OAuthClientInput }
   | { kind: 'UpdateOAuthClient'; client_id: string; patch: OAuthClientPatch }

@@ -1,6 +1,6 @@
 // decide(state, command): the changes, events and reply a command leads to, or a ServiceError. Pure.
 import type { Command } from './commands.js';
-import type { DecideContext, Decision } from './decision.js';
+import { decision, type DecideContext, type Decision } from './decision.js';
 import { createPerson, deletePerson, putPerson, setPersonActive } from './persons.js';
 import { createGroup, deleteGroup, setPersonGroups } from './groups.js';
 import { deleteAttributes, setAttributes } from './attributes.js';
@@ -93,6 +93,8 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return deleteSsoCredential(state, command.client_id);
     case 'SetOrgConfig':
       return setOrgConfig(state, command.patch);
+    case 'SetTokenTemplate':
+      return command.content === state.token_template ? decision(null) : decision(null, [{ t: 'TokenTemplateSet', content: command.content }]);
     case 'CreateOAuthClient':
       return createOAuthClient(state, command.input, ctx);
     case 'UpdateOAuthClient':

@@ -49,6 +49,8 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, oauth_clients: [], oauth_revoked: [] }),
     // 5 → 6: OAuth authorization codes and grants; older snapshots have none.
     (s) => ({ ...s, oauth_codes: [], oauth_grants: [] }),
+    // 6 → 7: the token template; older snapshots have none.
+    (s) => ({ ...s, org: { ...s['org'], token_template: '' } }),
   ],
 };
 

@@ -204,6 +204,8 @@ export interface OrgState extends OrgGenesis {
   event_offset: number;
   /** GET/PATCH /organizations/config; replaced whole on each change, never mutated */
   config: OrgConfig;
+  /** PUT /organizations/config/token-template: the Mustache template of extra identity-token claims; '' for none */
+  token_template: string;
 }
 
 export interface OrgGenesis {
@@ -237,6 +239,7 @@ export function emptyState(g: OrgGenesis): OrgState {
     event_offset: 0,
     // A suborganization starts here too: it does not inherit its parent's configuration.
     config: defaultOrgConfig(),
+    token_template: '',
   };
 }
 

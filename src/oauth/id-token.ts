@@ -45,7 +45,8 @@ function withSignIn(claims: Record<string, unknown>, g: GrantContext): Record<st
  */
 export function accessTokenProfile(g: GrantContext, audience: string): ClaimsProfile {
   return (input) => {
-    const claims = withSignIn(personClaims({ ...input, custom_claims: g.facts.custom_claims }, audience), g);
+    // The token template shapes identity tokens (the ID token among them), not access tokens.
+    const claims = withSignIn(personClaims({ ...input, template_claims: undefined, custom_claims: g.facts.custom_claims }, audience), g);
     claims['client_id'] = g.client_id;
     claims['scope'] = g.scope.join(' ');
     return claims;

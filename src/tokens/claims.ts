@@ -56,6 +56,8 @@ export interface ClaimsInput {
   first_token: boolean;
   /** jti of the person's previous token, when they had one */
   prev_token_id?: string | undefined;
+  /** the organization's token template rendered for the person, reserved names dropped; custom claims win over them */
+  template_claims?: Record<string, unknown> | undefined;
   /** already admitted (admitCustomClaims): copied as they are */
   custom_claims?: Record<string, unknown> | undefined;
   groups_claim_name?: string | undefined;
@@ -91,6 +93,8 @@ export function personClaims(input: ClaimsInput, aud: string): Record<string, un
   if (input.prev_token_id !== undefined) claims['prev_token_id'] = input.prev_token_id;
   if (person.groups.length > 0) claims[input.groups_claim_name ?? DEFAULT_GROUPS_CLAIM] = [...person.groups];
   if (person.roles !== undefined && person.roles.length > 0) claims['roles'] = [...person.roles];
+  const template = input.template_claims;
+  if (template !== undefined) for (const name of Object.keys(template)) claims[name] = template[name];
   const custom = input.custom_claims;
   if (custom !== undefined) for (const name of Object.keys(custom)) claims[name] = custom[name];
   return claims;

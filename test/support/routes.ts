@@ -44,6 +44,8 @@ export function routeCases(t: Targets): RouteCase[] {
     c('PUT', '/organizations/api-keys', '/organizations/api-keys'),
     c('GET', '/organizations/config', '/organizations/config'),
     c('PATCH', '/organizations/config', '/organizations/config', { token_duration: 3600 }),
+    c('GET', '/organizations/config/token-template', '/organizations/config/token-template'),
+    c('PUT', '/organizations/config/token-template', '/organizations/config/token-template', { content: '{"tier": "gold"}' }),
     c('POST', '/persons', '/persons', { handles: [{ type: 'email_address', value: 'sample@example.com' }] }),
     c('PUT', '/persons', '/persons', { handles: [{ type: 'email_address', value: 'sample@example.com' }] }),
     c('GET', '/persons', '/persons'),
