@@ -7,6 +7,7 @@ import type { GrantOutcome, OAuthGrant } from '../domain/oauth-grants.js';
 import type { OrgActor } from '../org/actor.js';
 import type { PendingToken } from '../tokens/sign.js';
 import { accessTokenProfile, idTokenProfile, type GrantContext } from './id-token.js';
+import type { TokenResponse } from './grants/grant.js';
 
 /** What a person's grants need of a client. */
 export interface UserTokenClient {
@@ -31,15 +32,8 @@ export interface UserTokenDeps {
   refuse(code: RefusalCode, description: string): Error;
 }
 
-/** RFC 6749 5.1 */
-export interface UserTokenResponse {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-  scope: string;
-  id_token?: string;
-  refresh_token?: string;
-}
+/** RFC 6749 5.1, as every grant answers it */
+export type UserTokenResponse = TokenResponse;
 
 export interface UserTokens {
   authorizationCode(org: OrgActor, client: UserTokenClient, params: { code?: string | undefined; redirect_uri?: string | undefined; code_verifier?: string | undefined }, consistency: Consistency): Promise<UserTokenResponse>;
