@@ -23,6 +23,7 @@ import { organizationRoutes } from './http/handlers/organizations.js';
 import { orgConfigRoutes } from './http/handlers/org-config.js';
 import { tokenTemplateRoutes } from './http/handlers/token-template.js';
 import { passwordRoutes } from './http/handlers/password.js';
+import { handleRoutes } from './http/handlers/handles.js';
 import { personRoutes } from './http/handlers/persons.js';
 import { regionRoutes } from './http/handlers/regions.js';
 import { systemRoutes } from './http/handlers/system.js';
@@ -315,6 +316,7 @@ async function buildTokens({ config, clock, metrics, log, warn, issuer }: Base, 
     issuer,
     clock,
     personActive: (org, person) => registry.get(org)?.state.persons.get(person)?.active === true,
+    revoked: (org, jti) => registry.get(org)?.state.revoked_tokens.has(jti) === true,
   });
   return { keys, signer: tokenSigner, issuer: tokenIssuer, validator };
 }
@@ -443,6 +445,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...orgConfigRoutes(deps),
     ...tokenTemplateRoutes(deps),
     ...personRoutes(deps),
+    ...handleRoutes(deps),
     ...groupRoutes(deps),
     ...attributeRoutes(deps),
     ...consentRoutes(deps),
@@ -451,7 +454,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhooks.keys.jwks() }),
     ...deadLetterRoutes(deps, webhooks.outbox),
     ...passwordRoutes(deps, { passwords, signIn }),
-    ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer, oauth: { grantTypes: oauth.tokens.grantTypes } }),
+    ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer, oauth: { grantTypes: oauth.tokens.grantTypes }, handlers: deps }),
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer }),
     ...ssoSignInRoutes(sso),

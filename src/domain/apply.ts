@@ -73,6 +73,14 @@ export function apply(state: OrgState, change: Change): OrgState {
       }
       return state;
     }
+    case 'PersonHandleRemoved': {
+      const p = state.persons.get(change.person_id);
+      if (!p) return state;
+      const key = handleKey(change.handle);
+      p.handles = p.handles.filter((h) => handleKey(h) !== key);
+      if (state.handles.get(key) === p.person_id) state.handles.delete(key);
+      return state;
+    }
     case 'PersonDeleted': {
       const p = state.persons.get(change.person_id);
       if (!p) return state;
@@ -239,6 +247,9 @@ export function apply(state: OrgState, change: Change): OrgState {
       return state;
     case 'AccessTokenRevoked':
       withRevoked(state.oauth_revoked, change.jti, change.exp, change.now);
+      return state;
+    case 'IdentityTokenRevoked':
+      withRevoked(state.revoked_tokens, change.jti, change.exp, change.now);
       return state;
     // OAuth codes and grants are replaced, never mutated: decide() hands them out in its replies.
     case 'OAuthCodeIssued':

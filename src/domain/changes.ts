@@ -10,6 +10,7 @@ export type Change =
   | { t: 'PersonCreated'; person: Person }
   | { t: 'PersonActiveSet'; person_id: string; active: boolean }
   | { t: 'PersonHandlesAdded'; person_id: string; handles: Handle[] }
+  | { t: 'PersonHandleRemoved'; person_id: string; handle: Handle }
   | { t: 'PersonDeleted'; person_id: string }
   | { t: 'GroupCreated'; name: string; description: string; created: string }
   | { t: 'GroupDeleted'; name: string }
@@ -22,6 +23,8 @@ export type Change =
   | { t: 'PersonPasswordSet'; person_id: string; password_hash: string }
   /** an identity token was issued; its jti becomes the next token's prev_token_id */
   | { t: 'PersonTokenMinted'; person_id: string; token_id: string }
+  /** an identity token revoked before it expires; now: seconds at the decision, revocations expired by then are dropped */
+  | { t: 'IdentityTokenRevoked'; jti: string; exp: number; now: number }
   | { t: 'WebhookCreated'; webhook: Webhook }
   | { t: 'WebhookUpdated'; id: string; settings: WebhookSettings }
   /** removes the webhook with its triggers */

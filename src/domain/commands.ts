@@ -92,6 +92,9 @@ export type Command =
   | { kind: 'PutPerson'; input: PersonInput }
   | { kind: 'SetPersonActive'; person_id: string; active: boolean }
   | { kind: 'DeletePerson'; person_id: string }
+  /** handles the person holds already are left alone; one held by another person is a conflict */
+  | { kind: 'AddPersonHandles'; person_id: string; handles: Handle[] }
+  | { kind: 'RemovePersonHandle'; person_id: string; handle: Handle }
   | { kind: 'CreateGroup'; name: string; description?: string }
   | { kind: 'DeleteGroup'; name: string }
   | { kind: 'SetPersonGroups'; person_id: string; groups: string[] }
@@ -113,6 +116,8 @@ export type Command =
   | { kind: 'EmitOwedTwins'; through: number }
   /** records a signed token: of the mint-token API, or of a sign-in (creating the person on registration) */
   | { kind: 'RecordToken'; token: TokenRecord }
+  /** an identity token of this organization, already verified: jti and exp are its own */
+  | { kind: 'RevokeIdentityToken'; jti: string; exp: number }
   // Access control (roles and permissions)
   | { kind: 'CreatePermission'; name: string; description?: string }
   /** description absent: unchanged */

@@ -1,14 +1,14 @@
 // decide(state, command): the changes, events and reply a command leads to, or a ServiceError. Pure.
 import type { Command } from './commands.js';
 import { decision, type DecideContext, type Decision } from './decision.js';
-import { createPerson, deletePerson, putPerson, setPersonActive } from './persons.js';
+import { addPersonHandles, createPerson, deletePerson, putPerson, removePersonHandle, setPersonActive } from './persons.js';
 import { createGroup, deleteGroup, setPersonGroups } from './groups.js';
 import { deleteAttributes, setAttributes } from './attributes.js';
 import { createSuborganization, rotateApiKey } from './organizations.js';
 import { setGdprConsents } from './consents.js';
 import { emitTestEvents } from './test-events.js';
 import { recordAuthenticationFailure, setPassword } from './sign-in.js';
-import { recordToken } from './tokens.js';
+import { recordToken, revokeIdentityToken } from './tokens.js';
 import type { OrgState } from './state.js';
 import { setOrgConfig } from './org-config.js';
 import { createOAuthClient, deleteOAuthClient, revokeAccessToken, rotateOAuthClientSecret, updateOAuthClient } from './oauth-clients.js';
@@ -36,6 +36,10 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return setPersonActive(state, command.person_id, command.active);
     case 'DeletePerson':
       return deletePerson(state, command.person_id);
+    case 'AddPersonHandles':
+      return addPersonHandles(state, command.person_id, command.handles);
+    case 'RemovePersonHandle':
+      return removePersonHandle(state, command.person_id, command.handle);
     case 'CreateGroup':
       return createGroup(state, command.name, command.description, ctx);
     case 'DeleteGroup':
@@ -68,6 +72,8 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return emitOwedTwins(state, command.through);
     case 'RecordToken':
       return recordToken(state, command.token, ctx);
+    case 'RevokeIdentityToken':
+      return revokeIdentityToken(state, command.jti, command.exp, ctx);
     // Access control (roles and permissions)
     case 'CreatePermission':
       return createPermission(state, command.name, command.description, ctx);

@@ -1,6 +1,6 @@
 // Decisions about persons: create, create-or-update by handle, activate, delete.
 import { isDeepStrictEqual } from 'node:util';
-import { badRequest, conflict } from '../errors.js';
+import { badRequest, conflict, notFound, quote } from '../errors.js';
 import type { Change } from './changes.js';
 import type { PersonInput } from './commands.js';
 import { decision, type DecideContext, type Decision, type EventDraft } from './decision.js';
@@ -148,4 +148,34 @@ export function deletePerson(state: OrgState, personId: string): Decision<null> 
     body: { person_id: person.person_id, region: person.region, handles: handlesOf(person), groups: [...person.groups] },
   };
   return decision(null, [{ t: 'PersonDeleted', person_id: personId }], [event]);
+}
+
+/** handles a person holds at most, however they were added */
+export const MAX_PERSON_HANDLES = 50;
+
+/** POST /persons/{id}/handles: idempotent for handles the person holds already; no event (the catalog has none). */
+export function addPersonHandles(state: OrgState, personId: string, input: Handle[]): Decision<null> {
+  const person = requirePerson(state, personId);
+  const added: Handle[] = [];
+  for (const h of checkHandles(input)) {
+    const owner = state.handles.get(handleKey(h));
+    if (owner === undefined) added.push(h);
+    else if (owner !== personId) throw conflict(`a person with handle ${h.type} "${h.value}" already exists`);
+  }
+  if (person.handles.length + added.length > MAX_PERSON_HANDLES) {
+    throw badRequest(`handles: a person holds at most ${MAX_PERSON_HANDLES} handles (${person.handles.length} held, ${added.length} new)`);
+  }
+  return decision(null, added.length > 0 ? [{ t: 'PersonHandlesAdded', person_id: personId, handles: added }] : []);
+}
+
+/** DELETE /persons/{id}/handles/{handle}: a person with a password keeps at least one handle to sign in with. */
+export function removePersonHandle(state: OrgState, personId: string, handle: Handle): Decision<null> {
+  const person = requirePerson(state, personId);
+  const key = handleKey(handle);
+  const held = person.handles.find((h) => handleKey(h) === key);
+  if (!held) throw notFound(`person ${quote(personId)} has no handle ${handle.type} "${handle.value}"`);
+  if (person.handles.length === 1 && person.password_hash !== undefined) {
+    throw conflict(`handle ${handle.type} "${handle.value}" is the last handle of a person with a password; add another first`);
+  }
+  return decision(null, [{ t: 'PersonHandleRemoved', person_id: personId, handle: held }]);
 }

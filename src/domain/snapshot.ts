@@ -8,7 +8,7 @@ import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 
 export interface StateSnapshot {
   v: number;
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'oauth_codes' | 'oauth_grants' | 'config'> & {
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'oauth_codes' | 'oauth_grants' | 'config'> & {
     /** fields added to the configuration later read as their defaults */
     config: Partial<OrgConfig>;
   };
@@ -24,6 +24,8 @@ export interface StateSnapshot {
   oauth_clients: OAuthClient[];
   /** [jti, exp] of access tokens revoked before they expire */
   oauth_revoked: Array<[string, number]>;
+  /** [jti, exp] of identity tokens revoked before they expire */
+  revoked_tokens: Array<[string, number]>;
   /** hashes only, never a usable code or refresh token */
   oauth_codes: OAuthCode[];
   oauth_grants: OAuthGrant[];
@@ -51,13 +53,15 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, oauth_codes: [], oauth_grants: [] }),
     // 6 → 7: the token template; older snapshots have none.
     (s) => ({ ...s, org: { ...s['org'], token_template: '' } }),
+    // 7 → 8: revoked identity tokens; older snapshots have none.
+    (s) => ({ ...s, revoked_tokens: [] }),
   ],
 };
 
 const VERSION = currentVersion(SNAPSHOT_FORMAT);
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, oauth_codes, oauth_grants, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, oauth_codes, oauth_grants, ...org } = s;
   return {
     v: VERSION,
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
@@ -70,6 +74,7 @@ export function toSnapshot(s: OrgState): StateSnapshot {
     sso_credentials: [...sso_credentials.values()],
     oauth_clients: [...oauth_clients.values()],
     oauth_revoked: [...oauth_revoked.entries()],
+    revoked_tokens: [...revoked_tokens.entries()],
     oauth_codes: [...oauth_codes.values()],
     oauth_grants: [...oauth_grants.values()],
   };
@@ -92,6 +97,7 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord): OrgState {
     sso_credentials: new Map(snap.sso_credentials.map((c) => [c.client_id, c])),
     oauth_clients: new Map(snap.oauth_clients.map((c) => [c.client_id, c])),
     oauth_revoked: new Map(snap.oauth_revoked),
+    revoked_tokens: new Map(snap.revoked_tokens),
     oauth_codes: new Map(snap.oauth_codes.map((c) => [c.code_hash, c])),
     oauth_grants: new Map(snap.oauth_grants.map((g) => [g.grant_id, g])),
   };

@@ -194,6 +194,8 @@ export interface OrgState extends OrgGenesis {
   oauth_clients: Map<string, OAuthClient>;
   /** access tokens revoked before they expire: jti → exp (seconds); entries go once their token expired */
   oauth_revoked: Map<string, number>;
+  /** identity tokens revoked before they expire (POST /token/revoke): jti → exp (seconds); entries go once their token expired */
+  revoked_tokens: Map<string, number>;
   /** OAuth authorization codes by the hash of the code (oauth-grants.ts) */
   oauth_codes: Map<string, OAuthCode>;
   /** OAuth grants (refresh-token families) by grant id */
@@ -233,6 +235,7 @@ export function emptyState(g: OrgGenesis): OrgState {
     sso_credentials: new Map(),
     oauth_clients: new Map(),
     oauth_revoked: new Map(),
+    revoked_tokens: new Map(),
     oauth_codes: new Map(),
     oauth_grants: new Map(),
     offset: 0,

@@ -113,3 +113,19 @@ export function recordToken(state: OrgState, token: TokenRecord, ctx: DecideCont
   );
   return decision(RECORDED, changes, events);
 }
+
+/** unexpired revoked identity tokens an organization keeps at most; dropping one would make its token valid again */
+export const MAX_REVOKED_IDENTITY_TOKENS = 100_000;
+
+/**
+ * POST /token/revoke: an identity token invalid from now on. Idempotent; a token already expired needs no entry.
+ * `exp` is the token's own (seconds), so the entry is dropped once the token could not be valid anyway.
+ */
+export function revokeIdentityToken(state: OrgState, jti: string, exp: number, ctx: DecideContext): Decision<null> {
+  const nowS = Math.floor(ctx.nowMs / 1000);
+  if (exp <= nowS || state.revoked_tokens.has(jti)) return decision(null);
+  if (state.revoked_tokens.size >= MAX_REVOKED_IDENTITY_TOKENS && [...state.revoked_tokens.values()].filter((until) => until > nowS).length >= MAX_REVOKED_IDENTITY_TOKENS) {
+    throw new ServiceError('ERR_TOO_MANY_REQUESTS', `more than ${MAX_REVOKED_IDENTITY_TOKENS} unexpired identity tokens are revoked; retry once some expire`);
+  }
+  return decision(null, [{ t: 'IdentityTokenRevoked', jti, exp, now: nowS }]);
+}

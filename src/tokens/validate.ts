@@ -1,7 +1,7 @@
 // Validation of identity tokens against our own key set, as POST /token/validate answers it.
 // The key is chosen by kid among the keys we publish, and its algorithm is pinned to that key: a token
 // cannot choose its own algorithm (none, HMAC keyed with a public key) or its own key (jku, x5u, jwk, x5c).
-import { decodeProtectedHeader, errors, jwtVerify } from 'jose';
+import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../lib/clock.js';
 import type { KeyRing } from './keys.js';
 
@@ -14,10 +14,22 @@ export interface Verdict {
   expires_in_seconds?: number;
   /** for a valid token: RFC 3339 */
   expires_at?: string;
+  /** the token was revoked (POST /token/revoke); its reason stays invalid_token_content, the original's enum having no other */
+  revoked?: true;
+}
+
+/** The facts of a token whose signature and issuer verified, expired or not: enough to revoke it. */
+export interface VerifiedToken {
+  org: string;
+  jti: string;
+  /** seconds */
+  exp: number;
 }
 
 export interface TokenValidator {
   validate(token: string): Promise<Verdict>;
+  /** the token's organization, jti and exp when it is one of ours (signature and issuer), expired or not; else undefined */
+  verify(token: string): Promise<VerifiedToken | undefined>;
 }
 
 export interface TokenValidatorOptions {
@@ -26,6 +38,8 @@ export interface TokenValidatorOptions {
   clock: Pick<Clock, 'nowMs'>;
   /** whether the organization exists and has this person, active */
   personActive(orgId: string, personId: string): boolean;
+  /** whether the organization revoked the token with this jti */
+  revoked(orgId: string, jti: string): boolean;
 }
 
 /** Header parameters that name a key by reference or by value; we only ever trust our own, by kid. */
@@ -35,36 +49,61 @@ const invalid = (reason: InvalidityReason): Verdict => ({ valid: false, invalidi
 
 export function createTokenValidator(options: TokenValidatorOptions): TokenValidator {
   const { keys, issuer, clock } = options;
+  /** the payload of a token we signed for our issuer, or the reason it is not one; expiry is checked at `at` */
+  async function check(token: string, at: Date): Promise<{ payload: JWTPayload } | { reason: InvalidityReason }> {
+    let header;
+    try {
+      header = decodeProtectedHeader(token);
+    } catch {
+      return { reason: 'invalid_token_content' };
+    }
+    if (KEY_CARRYING_HEADERS.some((h) => h in header)) return { reason: 'invalid_token_content' };
+    const key = typeof header.kid === 'string' ? keys.find(header.kid) : undefined;
+    if (!key || header.alg !== key.alg) return { reason: 'invalid_token_content' };
+    try {
+      const { payload } = await jwtVerify(token, key.publicKey, {
+        algorithms: [key.alg],
+        issuer: issuer(),
+        requiredClaims: ['exp', 'iat', 'sub'],
+        currentDate: at,
+      });
+      return { payload };
+    } catch (error) {
+      if (error instanceof errors.JWTExpired) return { reason: 'expired' };
+      if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'iss') return { reason: 'invalid_issuer' };
+      return { reason: 'invalid_token_content' };
+    }
+  }
+  const orgOf = (payload: JWTPayload) => (typeof payload['oid'] === 'string' ? payload['oid'] : typeof payload.aud === 'string' ? payload.aud : undefined);
+
   return {
     async validate(token) {
-      let header;
-      try {
-        header = decodeProtectedHeader(token);
-      } catch {
-        return invalid('invalid_token_content');
-      }
-      if (KEY_CARRYING_HEADERS.some((h) => h in header)) return invalid('invalid_token_content');
-      const key = typeof header.kid === 'string' ? keys.find(header.kid) : undefined;
-      if (!key || header.alg !== key.alg) return invalid('invalid_token_content');
       const now = clock.nowMs();
-      let payload;
-      try {
-        ({ payload } = await jwtVerify(token, key.publicKey, {
-          algorithms: [key.alg],
-          issuer: issuer(),
-          requiredClaims: ['exp', 'iat', 'sub'],
-          currentDate: new Date(now),
-        }));
-      } catch (error) {
-        if (error instanceof errors.JWTExpired) return invalid('expired');
-        if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'iss') return invalid('invalid_issuer');
-        return invalid('invalid_token_content');
-      }
-      const org = typeof payload['oid'] === 'string' ? payload['oid'] : typeof payload.aud === 'string' ? payload.aud : undefined;
+      const checked = await check(token, new Date(now));
+      if ('reason' in checked) return invalid(checked.reason);
+      const { payload } = checked;
+      const org = orgOf(payload);
       if (org === undefined || payload.sub === undefined) return invalid('invalid_token_content');
+      if (typeof payload.jti === 'string' && options.revoked(org, payload.jti)) return { ...invalid('invalid_token_content'), revoked: true };
       if (!options.personActive(org, payload.sub)) return invalid('person_not_active');
       const exp = payload.exp as number;
       return { valid: true, expires_in_seconds: Math.max(0, exp - Math.floor(now / 1000)), expires_at: new Date(exp * 1000).toISOString() };
+    },
+    async verify(token) {
+      // the key ring still publishes the keys of unexpired tokens only; an expired token verifies at its own exp
+      let exp: unknown;
+      try {
+        exp = decodeJwt(token).exp;
+      } catch {
+        return undefined;
+      }
+      if (typeof exp !== 'number' || !Number.isFinite(exp)) return undefined;
+      const checked = await check(token, new Date(Math.min(clock.nowMs(), (exp - 1) * 1000)));
+      if ('reason' in checked) return undefined;
+      const org = orgOf(checked.payload);
+      const jti = checked.payload.jti;
+      if (org === undefined || typeof jti !== 'string' || jti === '') return undefined;
+      return { org, jti, exp };
     },
   };
 }

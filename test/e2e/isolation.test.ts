@@ -17,6 +17,8 @@ interface Seeded {
   permission: string;
   credential: string;
   oauthClient: string;
+  /** an identity token of the person */
+  token: string;
   /** strings that appear only in this organization's data */
   marks: string[];
 }
@@ -42,8 +44,10 @@ async function seed(c: Client, tag: string): Promise<Seeded> {
   const sso = { client_id: credential, client_secret: `${tag}-client-secret`, provider: 'google', label: `${tag}-sso-label` };
   assert.equal((await c.post('/organizations/sso/oidc/provider-credentials', sso)).status, 201);
   const oauthClient = expectResult(await c.post('/oauth2/clients', { client_name: `${tag}-oauth-name`, scopes: [`${tag}.scope`], grant_types: ['client_credentials'] }), 201).client_id;
+  const token = expectResult(await c.post(`/persons/${p.person_id}/mint-token`), 201) as string;
   return {
     oauthClient,
+    token,
     person: p.person_id,
     group,
     webhook: w.id,
@@ -69,7 +73,7 @@ after(() => server.stop());
 /** Every route, called by `actor` at the other organization's person and group; the other reads back unchanged. */
 async function sweep(actor: Client, setActor: (c: Client) => void, victim: Client, target: Seeded): Promise<void> {
   const before = await readAll(victim);
-  for (const r of routeCases({ person: target.person, group: target.group, webhook: target.webhook, role: target.role, permission: target.permission, credential: target.credential, oauthClient: target.oauthClient })) {
+  for (const r of routeCases({ person: target.person, group: target.group, webhook: target.webhook, role: target.role, permission: target.permission, credential: target.credential, oauthClient: target.oauthClient, token: target.token })) {
     const res = await actor.request(r.method, r.path, r.body);
     const where = `${r.method} ${r.route}`;
     if (r.route.includes('{person_id}')) expectError(res, 404, target.person);
@@ -78,6 +82,7 @@ async function sweep(actor: Client, setActor: (c: Client) => void, victim: Clien
     else if (r.route.includes('{role_name}')) expectError(res, 404, target.role);
     else if (r.route.includes('{permission_name}')) expectError(res, 404, target.permission);
     else if (r.route === '/rbac/check') expectError(res, 404, target.person);
+    else if (r.route === '/token/revoke') expectError(res, 400, 'another organization');
     else if (r.route.startsWith('/oauth2/clients/')) expectError(res, 404, target.oauthClient);
     else if (r.route.includes('{oauth_client_id}')) expectError(res, 404, target.credential);
     else assert.ok(res.status < 300, `${where}: ${res.status} ${res.text}`);
@@ -90,6 +95,7 @@ async function sweep(actor: Client, setActor: (c: Client) => void, victim: Clien
     }
   }
   assert.deepEqual(await readAll(victim), before, 'the other organization changed');
+  assert.equal(expectResult(await victim.as('', '').post('/token/validate', { token: target.token }), 200).valid, true, "the other organization's token stays valid");
 }
 
 describe('isolation', () => {

@@ -1,4 +1,4 @@
-// Every route of the persons (GDPR consents, passwords and mint-token included), groups, attributes, organizations,
+// Every route of the persons (handles, GDPR consents, passwords, mint-token and token revocation included), groups, attributes, organizations,
 // webhooks (dead letters included), access-control and SSO provider credentials API with a valid sample request, so that tests can sweep them all (auth,
 // consistency headers, isolation, bodies) and notice a route without a sample.
 export interface RouteCase {
@@ -24,6 +24,8 @@ export interface Targets {
   credential?: string;
   /** client_id of an OAuth 2.0 client of the organization (default: a sample ID, which does not exist) */
   oauthClient?: string;
+  /** an identity token of a person of the organization (default: a sample that is no token) */
+  token?: string;
 }
 
 export function routeCases(t: Targets): RouteCase[] {
@@ -52,6 +54,9 @@ export function routeCases(t: Targets): RouteCase[] {
     c('GET', '/persons/{person_id}', `/persons/${p}`),
     c('PATCH', '/persons/{person_id}', `/persons/${p}`, { active: false }),
     c('DELETE', '/persons/{person_id}', `/persons/${p}`),
+    c('POST', '/persons/{person_id}/handles', `/persons/${p}/handles`, [{ type: 'username', value: 'sample-handle' }]),
+    c('GET', '/persons/{person_id}/handles', `/persons/${p}/handles`),
+    c('DELETE', '/persons/{person_id}/handles/{handle}', `/persons/${p}/handles/${encodeURIComponent('username:sample-handle')}`),
     c('POST', '/groups', '/groups', { name: 'sample-group' }),
     c('GET', '/groups', '/groups'),
     c('GET', '/groups/{group_name}', `/groups/${g}`),
@@ -74,6 +79,7 @@ export function routeCases(t: Targets): RouteCase[] {
     c('DELETE', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`),
     c('POST', '/test-events', '/test-events', [{ event_name: 'PersonCreated_v1' }]),
     c('PUT', '/persons/{person_id}/credentials/password', `/persons/${p}/credentials/password`, { password: 'sample password' }),
+    c('POST', '/token/revoke', '/token/revoke', { token: t.token ?? 'sample.token.value' }),
     { ...c('POST', '/persons/{person_id}/mint-token', `/persons/${p}/mint-token`, { custom_claims: { sample: 1 } }), bodyOptional: true },
     c('POST', '/organizations/webhooks', '/organizations/webhooks', { name: 'sample', target_url: 'https://hooks.example.com/sample' }),
     c('GET', '/organizations/webhooks', '/organizations/webhooks'),

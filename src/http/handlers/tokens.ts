@@ -6,6 +6,8 @@ import type { KeyRing } from '../../tokens/keys.js';
 import { OIDC_CLAIMS, oauthMetadata, type OAuthServerFacts } from '../../oauth/discovery.js';
 import type { TokenValidator } from '../../tokens/validate.js';
 import { route, type Route } from '../route.js';
+import { badRequest } from '../../errors.js';
+import { execute, type HandlerDeps } from './deps.js';
 
 export interface TokenRouteDeps {
   keys: KeyRing;
@@ -16,6 +18,8 @@ export interface TokenRouteDeps {
   issuer(): string;
   /** the OAuth 2.0 authorization server, for the discovery document */
   oauth?: OAuthServerFacts;
+  /** commands with consistency, for revocation */
+  handlers: HandlerDeps;
 }
 
 const MintBody = Type.Object(
@@ -30,7 +34,10 @@ const Verdict = Type.Object({
   invalidity_reason: Type.Optional(Type.Union(['invalid_token_content', 'expired', 'invalid_issuer', 'person_not_active'].map((r) => Type.Literal(r)))),
   expires_in_seconds: Type.Optional(Type.Integer()),
   expires_at: Type.Optional(Type.String()),
+  revoked: Type.Optional(Type.Literal(true, { description: 'the token was revoked (POST /token/revoke); the reason is then invalid_token_content' })),
 });
+
+const RevokeBody = Type.Object({ token: Type.String({ description: 'an identity token (compact JWT) of the organization' }) }, { additionalProperties: false });
 
 const JwkSet = Type.Object({ keys: Type.Array(Type.Object({ kid: Type.String(), alg: Type.String(), use: Type.Literal('sig') }, { additionalProperties: true })) });
 
@@ -94,6 +101,24 @@ export function tokenRoutes(tokens: TokenRouteDeps): Route[] {
       success: { status: 200, result: Verdict, description: 'always 200 for a token that was sent; the verdict says why it is not valid' },
       errors: [400],
       handler: async (req) => ({ status: 200, result: await validator.validate(req.body.token) }),
+    }),
+    route<Static<typeof RevokeBody>>({
+      method: 'post',
+      path: '/token/revoke',
+      summary: 'Revoke an identity token of the organization: /token/validate finds it invalid from then on, in every region',
+      tag: 'tokens',
+      auth: 'key',
+      body: RevokeBody,
+      success: { status: 204, description: 'also for a token already revoked or expired' },
+      errors: [400, 401, 403, 404, 408],
+      handler: async (req) => {
+        const verified = await validator.verify(req.body.token);
+        if (!verified) throw badRequest('token: not an identity token issued by this service');
+        // 400, not 404: the original's operation answers only 400 and 408, and the token is the caller's input
+        if (verified.org !== req.org.id) throw badRequest('token: issued for another organization');
+        await execute(tokens.handlers, req, { kind: 'RevokeIdentityToken', jti: verified.jti, exp: verified.exp });
+        return { status: 204 };
+      },
     }),
     route<Static<typeof MintBody> | undefined>({
       method: 'post',
