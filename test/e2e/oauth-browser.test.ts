@@ -1,56 +1,21 @@
 // The authorization code flow in a real browser: Debian's chromium, driven by playwright-core, goes from the
 // sample relying party of scripts/oauth-sample.ts to the service's hosted sign-in page and back, for a
 // confidential and a public client, and photographs the signed-in page.
-import { after, before, describe, test, type TestContext } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalJWKSet, jwtVerify } from 'jose';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { startOAuthSample, type OAuthSample } from '../../scripts/oauth-sample.js';
 import { newOrg, personWithPassword, type Org } from '../support/auth.js';
 import { expectResult } from '../support/expect.js';
+import { launchBrowser, screenshot } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
-/** Debian's build from apt, never one a test tool downloads (this machine's network would refuse it anyway). */
-const CHROMIUM = '/usr/bin/chromium';
-// Root needs --no-sandbox; the rest keep chromium from calling out to Google's services, which a closed
-// network refuses many times over at every start.
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-/** Generous: chromium starts slowly on a busy two-core machine. Nothing here asserts a duration. */
-const STEP_MS = Number(process.env['STEP_MS'] ?? 60_000);
 const EMAIL = 'ada@example.com';
 const PASSWORD = 'correct horse battery staple';
-
-/** A headless chromium with a new, empty profile in `dir`. */
-async function launchBrowser(dir: string): Promise<BrowserContext> {
-  if (!existsSync(CHROMIUM)) {
-    assert.fail(`Debian's chromium is not installed (${CHROMIUM} is missing): install it with \`apt-get install chromium\` (.ci/run installs it when missing)`);
-  }
-  const context = await chromium.launchPersistentContext(mkdtempSync(join(dir, 'profile-')), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    timeout: STEP_MS,
-  });
-  // Loopback only: nothing this test needs lives anywhere else.
-  await context.route((url) => url.hostname !== '127.0.0.1', (route) => route.abort('blockedbyclient'));
-  context.setDefaultTimeout(STEP_MS);
-  context.setDefaultNavigationTimeout(STEP_MS);
-  return context;
-}
-
-/** Photographs the page into the test's folder and checks that a PNG arrived. */
-async function screenshot(t: TestContext, page: Page, path: string): Promise<void> {
-  await page.screenshot({ path, fullPage: true });
-  assert.ok(existsSync(path), `no screenshot at ${path}`);
-  const bytes = readFileSync(path);
-  assert.ok(bytes.length > PNG_SIGNATURE.length, `${path} is empty`);
-  assert.deepEqual(bytes.subarray(0, PNG_SIGNATURE.length), PNG_SIGNATURE, `${path} is not a PNG`);
-  t.diagnostic(`screenshot: ${path}${process.env['KEEP_SCREENSHOTS'] === '1' ? '' : ' (removed after the run; KEEP_SCREENSHOTS=1 keeps it)'}`);
-}
 
 describe('OAuth sample relying party in chromium', () => {
   let dir: string;
