@@ -3,12 +3,9 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stampEvent } from '../../src/events/stamp.js';
-import { systemClock } from '../../src/lib/clock.js';
 import { createIdSource } from '../../src/lib/ids.js';
-import { createCommitBus } from '../../src/org/commit-bus.js';
-import { Registry } from '../../src/org/registry.js';
-import { createWal } from '../../src/wal/log.js';
 import { openStore } from '../../src/wal/store.js';
+import { testRegistry } from '../support/registry.js';
 import { removeDir, tempDir } from '../support/server.js';
 
 const dir = tempDir();
@@ -21,21 +18,11 @@ after(async () => {
 const eventIds = createIdSource();
 
 test('a failure to stamp an event rejects only its command and changes nothing', async () => {
-  const registry = new Registry({
-    wal: createWal(store, () => {}),
-    clock: systemClock,
-    ids: createIdSource(),
+  const registry = testRegistry(store, {
     stamp: (origin, draft, nowNs) => {
       if (draft.name === 'PersonDeleted_v1') throw new Error('cannot stamp');
       return stampEvent(origin, draft, nowNs, eventIds);
     },
-    regions: ['europe-belgium'],
-    mailboxLimit: 100,
-    snapshotInterval: 1000,
-    commits: createCommitBus(assert.fail),
-    fatal: (error) => assert.fail(`fatal: ${String(error)}`),
-    log: () => {},
-    warn: () => {},
   });
   const root = await registry.bootstrap('org', 'key-0123456789abcdef');
   assert.ok(root);

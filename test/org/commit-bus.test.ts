@@ -3,13 +3,9 @@
 // while the write and the other subscribers carry on.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createEventStamper } from '../../src/events/stamp.js';
-import { systemClock } from '../../src/lib/clock.js';
-import { createIdSource } from '../../src/lib/ids.js';
 import { createCommitBus, type CommitRecord } from '../../src/org/commit-bus.js';
-import { Registry } from '../../src/org/registry.js';
-import { createWal } from '../../src/wal/log.js';
 import { openStore, type Store } from '../../src/wal/store.js';
+import { testRegistry } from '../support/registry.js';
 import { removeDir, tempDir } from '../support/server.js';
 
 const dirs: string[] = [];
@@ -25,20 +21,7 @@ async function start(warn: (message: string) => void = assert.fail) {
   const store = openStore(dir, 'local', false);
   stores.push(store);
   const commits = createCommitBus(warn);
-  const ids = createIdSource();
-  const registry = new Registry({
-    wal: createWal(store, () => {}),
-    clock: systemClock,
-    ids,
-    stamp: createEventStamper(ids),
-    regions: ['europe-belgium'],
-    mailboxLimit: 100,
-    snapshotInterval: 1000,
-    commits,
-    fatal: (error) => assert.fail(`fatal: ${String(error)}`),
-    log: () => {},
-    warn: () => {},
-  });
+  const registry = testRegistry(store, { commits });
   await registry.bootstrap('org', 'key-0123456789abcdef');
   const actor = registry.get('org');
   assert.ok(actor);

@@ -3,17 +3,15 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ServiceError } from '../../src/errors.js';
-import { createEventStamper } from '../../src/events/stamp.js';
 import { systemClock } from '../../src/lib/clock.js';
-import { createIdSource } from '../../src/lib/ids.js';
 import { Metrics } from '../../src/lib/metrics.js';
 import { createCommitBus } from '../../src/org/commit-bus.js';
-import { Registry } from '../../src/org/registry.js';
 import { connectInProcess, type ConnectRegion } from '../../src/regions/in-process.js';
 import { startRegions } from '../../src/regions/regions.js';
 import { createWal } from '../../src/wal/log.js';
 import { openStore } from '../../src/wal/store.js';
 import { waitFor } from '../support/regions.js';
+import { testRegistry } from '../support/registry.js';
 import { removeDir, tempDir } from '../support/server.js';
 
 const dir = tempDir();
@@ -24,22 +22,9 @@ after(async () => {
 });
 
 test('a region reached without fault injection ships and acknowledges, and its link refuses fault injection with 409', async () => {
-  const ids = createIdSource();
   const wal = createWal(store, () => {});
   const commits = createCommitBus(() => {});
-  const registry = new Registry({
-    wal,
-    clock: systemClock,
-    ids,
-    stamp: createEventStamper(ids),
-    regions: ['europe-belgium', 'us-iowa'],
-    mailboxLimit: 100,
-    snapshotInterval: 1000,
-    commits,
-    fatal: (error) => assert.fail(`fatal: ${String(error)}`),
-    log: () => {},
-    warn: () => {},
-  });
+  const registry = testRegistry(store, { wal, commits, regions: ['europe-belgium', 'us-iowa'] });
   await registry.bootstrap('org', 'key-0123456789abcdef');
   const config = { regions: ['europe-belgium', 'us-iowa'] as ('europe-belgium' | 'us-iowa')[], dataDir: dir, durability: 'nosync' as const, replicationLatencyMs: 0, replicationJitterMs: 0, snapshotInterval: 1000 };
   const inProcess = connectInProcess({ config, clock: systemClock, warn: () => {} });
