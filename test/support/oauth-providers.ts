@@ -3,7 +3,7 @@
 // (GitHub's token errors in a 200 body, Bitbucket's HTTP Basic client authentication and paged email list).
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 
 export type StandInKind = 'github' | 'bitbucket';
 
@@ -160,11 +160,6 @@ export async function startOAuthStandIns(o: { clientId?: string; clientSecret?: 
       json(res, 404, { message: 'Not Found' });
     });
   });
-  const sockets = new Set<Socket>();
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const reroute = Object.fromEntries(Object.entries(ORIGINS).map(([origin, prefix]) => [origin, `${base}${prefix}`]));
@@ -185,8 +180,8 @@ export async function startOAuthStandIns(o: { clientId?: string; clientSecret?: 
     },
     async stop() {
       await new Promise<void>((resolve) => {
+        server.closeAllConnections();
         server.close(() => resolve());
-        for (const s of sockets) s.destroy();
       });
     },
   };

@@ -2,7 +2,7 @@
 // that walks a sign-in through it the way a browser would: following redirects and submitting its login and
 // consent forms (the provider's development interactions, plain HTML forms).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider from 'oidc-provider';
 import { Agent, fetch } from 'undici';
@@ -62,11 +62,6 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<T
     }
     handler(req, res);
   });
-  const sockets = new Set<Socket>();
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const issuer = `http://127.0.0.1:${port}`;
@@ -124,8 +119,8 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<T
     },
     async stop() {
       await new Promise<void>((resolve) => {
+        server.closeAllConnections();
         server.close(() => resolve());
-        for (const s of sockets) s.destroy();
       });
     },
   };

@@ -3,7 +3,7 @@
 // lays its endpoints out at the real provider's paths. The service reaches it through ssoReroute; the walking
 // client through rewrite().
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, importSPKI, jwtVerify, type JWK } from 'jose';
 import Provider from 'oidc-provider';
 
@@ -108,11 +108,6 @@ async function startShim(o: ShimOptions): Promise<StandIn> {
   const server = createServer((req, res) => {
     serve(req, res).catch(() => res.writeHead(500).end());
   });
-  const sockets = new Set<Socket>();
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -124,8 +119,8 @@ async function startShim(o: ShimOptions): Promise<StandIn> {
     claims,
     async stop() {
       await new Promise<void>((resolve) => {
+        server.closeAllConnections();
         server.close(() => resolve());
-        for (const s of sockets) s.destroy();
       });
     },
   };
