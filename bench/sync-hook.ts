@@ -69,7 +69,6 @@ export async function main(argv: string[]): Promise<void> {
     caller,
     signer: createDeliverySigner(keys, () => 'http://127.0.0.1:8080', Date.now),
     metrics: createWebhookMetrics(new Metrics()),
-    isReserved: () => false,
   });
   const raw = new Agent({ keepAliveTimeout: 30_000 });
   const orgWithHooks1 = orgWithHooks(base, 1);

@@ -62,7 +62,6 @@ import { Metrics } from './lib/metrics.js';
 import { createCommitBus, type CommitBus } from './org/commit-bus.js';
 import { Registry } from './org/registry.js';
 import { startRegions, type Regions } from './regions/regions.js';
-import { reservedClaim } from './tokens/claims.js';
 import { openKeyRing, type KeyRing } from './tokens/keys.js';
 import { createTokenIssuer } from './tokens/sign.js';
 import { createSigner } from './tokens/signing-threads.js';
@@ -339,7 +338,6 @@ async function buildWebhooks({ config, options, clock, metrics, warn, issuer }: 
     caller,
     signer,
     metrics: webhookMetrics,
-    isReserved: reservedClaim,
   });
   // Its own connection pool: a slow event receiver never holds up a sign-in's hooks.
   const outboxCaller = createWebhookCaller({ guard });

@@ -42,7 +42,7 @@ function parseClaims(body: Buffer): Record<string, unknown> | undefined {
   }
 }
 
-export function createSyncHooks(deps: { caller: WebhookCaller; signer: DeliverySigner; metrics: WebhookMetrics; isReserved(claim: string, groupsClaimName: string): boolean }): SyncHooks {
+export function createSyncHooks(deps: { caller: WebhookCaller; signer: DeliverySigner; metrics: WebhookMetrics }): SyncHooks {
   async function call(org: OrgState, webhook: Webhook, content: TokenMintedContent): Promise<CallResult> {
     const body = deps.signer.sign({ org: org.id, sub: content.sub, webhook, ...TRIGGER, trigger_content: content });
     try {
@@ -83,11 +83,12 @@ export function createSyncHooks(deps: { caller: WebhookCaller; signer: DeliveryS
         const w = hooks[i] as Webhook;
         if (r.kind === 'failed' && w.on_failure === 'block') return { kind: 'failed', webhook: w, detail: named(w, r.detail) };
       }
-      // Later webhooks win a claim both set; Object.fromEntries defines properties, so "__proto__" stays a plain key.
+      // Later webhooks win a claim both set; Object.fromEntries defines properties, so "__proto__" stays a plain
+      // key. Reserved names are dropped where every source of custom claims is admitted (admitCustomClaims).
       const merged = new Map<string, unknown>();
       for (const r of results) {
         if (r.kind !== 'claims') continue;
-        for (const [k, v] of Object.entries(r.claims)) if (!deps.isReserved(k, content.groups_claim_name)) merged.set(k, v);
+        for (const [k, v] of Object.entries(r.claims)) merged.set(k, v);
       }
       return { kind: 'ok', claims: Object.fromEntries(merged) };
     },
