@@ -32,7 +32,7 @@ import { ssoSignInRoutes } from './http/handlers/sso-sign-in.js';
 import { createSsoSignIn } from './sso/flow.js';
 import { createProviderEndpoints } from './sso/endpoints.js';
 import { createPendingFlows } from './sso/pending.js';
-import { createStateCookies, deriveCookieKey } from './sso/state-cookie.js';
+import { createStateCookies, createStateSealer } from './sso/state-cookie.js';
 import { tokenRoutes } from './http/handlers/tokens.js';
 import { rbacRoutes } from './http/handlers/rbac.js';
 import { ssoCredentialRoutes } from './http/handlers/sso-credentials.js';
@@ -47,7 +47,7 @@ import { createTokenEndpoint } from './oauth/token-endpoint.js';
 import { createAccessTokens } from './oauth/introspect.js';
 import { createAccessTokenVerifier } from './tokens/access-token.js';
 import { createAuthorize } from './oauth/authorize.js';
-import { createSealer } from './oauth/session.js';
+import { createSessionSealer } from './oauth/session.js';
 import { createUserInfo } from './oauth/userinfo.js';
 import { createUserTokens } from './oauth/user-tokens.js';
 import { oauthError } from './oauth/errors.js';
@@ -388,7 +388,7 @@ function buildSso({ config, clock, ids, issuer, options }: Base, cursorSecret: B
     clock,
     endpoints: createProviderEndpoints({ clock, allowInsecure: config.webhookAllowInsecure, ...(options.ssoReroute && { reroute: options.ssoReroute }) }),
     sealer,
-    cookies: createStateCookies(deriveCookieKey(cursorSecret), config.issuer.startsWith('https:')),
+    cookies: createStateCookies(createStateSealer(cursorSecret), config.issuer.startsWith('https:')),
     pending: createPendingFlows(clock),
     pipeline,
     org: (id) => registry.get(id),
@@ -415,7 +415,7 @@ function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organiz
 
 /** The authorization server's person side: the authorization endpoint with its hosted sign-in page, and userinfo. */
 function buildOAuthUser({ clock, issuer }: Base, storage: Storage, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>): Route[] {
-  const authorize = createAuthorize({ clients: oauth.clients, sealer: createSealer(storage.cursorSecret), clock, signIn, issuer });
+  const authorize = createAuthorize({ clients: oauth.clients, sealer: createSessionSealer(storage.cursorSecret), clock, signIn, issuer });
   const userinfo = createUserInfo({ tokens: oauth.accessTokens });
   return [...oauthAuthorizeRoutes(authorize), ...oauthUserInfoRoutes(userinfo)];
 }

@@ -9,7 +9,8 @@ import { HANDLE_TYPES, type HandleType, type OrgState } from '../domain/state.js
 import type { SignInFacts } from '../domain/oauth-grants.js';
 import type { Clock } from '../lib/clock.js';
 import { identityClaims } from '../tokens/claims.js';
-import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readCookie, readSession, sessionCookie, setCookie, type Sealer } from './session.js';
+import { readCookie, type Sealer } from '../lib/signed.js';
+import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readSession, sessionCookie, setCookie } from './session.js';
 import { STANDARD_SCOPES } from './discovery.js';
 import { errorPage, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
 

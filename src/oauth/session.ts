@@ -1,6 +1,7 @@
 // The hosted sign-in page's browser session and its form's integrity: values signed with a key derived from
 // the service's cursor secret, carried in HttpOnly, SameSite=Lax cookies and a hidden form field.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { createSealer, readCookie, type Sealer } from '../lib/signed.js';
 import type { SignInFacts } from '../domain/oauth-grants.js';
 
 export const SESSION_COOKIE = 'oauth_session';
@@ -19,48 +20,8 @@ export interface Session extends SignInFacts {
   expires: number;
 }
 
-export interface Sealer {
-  /** A value that only this service could have made, for `purpose`, valid until `expires` (seconds). */
-  seal(purpose: string, value: object, expires: number): string;
-  /** The value, or undefined when forged, made for another purpose, malformed or expired at `now` (seconds). */
-  open<T>(purpose: string, sealed: string, now: number): T | undefined;
-}
-
-/** The key is the service's secret (stored sealed by SERVICE_SECRETS_KEY), specialised so it signs nothing else. */
-export function createSealer(secret: Buffer): Sealer {
-  const key = createHmac('sha256', secret).update('oauth2 hosted sign-in').digest();
-  const mac = (purpose: string, body: string) => createHmac('sha256', key).update(purpose).update('\n').update(body).digest();
-  return {
-    seal(purpose, value, expires) {
-      const body = Buffer.from(JSON.stringify({ e: expires, v: value })).toString('base64url');
-      return `${body}.${mac(purpose, body).toString('base64url')}`;
-    },
-    open<T>(purpose: string, sealed: string, now: number): T | undefined {
-      const dot = sealed.indexOf('.');
-      if (dot <= 0) return undefined;
-      const body = sealed.slice(0, dot);
-      const given = Buffer.from(sealed.slice(dot + 1), 'base64url');
-      const want = mac(purpose, body);
-      if (given.length !== want.length || !timingSafeEqual(given, want)) return undefined;
-      try {
-        const parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { e: number; v: T };
-        return typeof parsed.e === 'number' && parsed.e > now ? parsed.v : undefined;
-      } catch {
-        return undefined;
-      }
-    },
-  };
-}
-
-/** The named cookie of a Cookie header (RFC 6265 5.4), or undefined. */
-export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (header === undefined) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
+/** The hosted page's sealer: the service's secret specialised so that it signs nothing else. */
+export const createSessionSealer = (secret: Buffer): Sealer => createSealer(secret, 'oauth2 hosted sign-in');
 
 /** Path /oauth2: the authorization endpoint and the sign-in form are the only readers. */
 export function setCookie(name: string, value: string, maxAge: number, secure: boolean): string {

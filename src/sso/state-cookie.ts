@@ -1,6 +1,6 @@
 // The cookie that binds an SSO sign-in's state to the browser that started it: signed (HMAC-SHA256), HttpOnly,
 // SameSite=Lax (sent on the provider's top-level redirect back, not on cross-site subrequests), 10 minutes.
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { cookieValues, createSealer, type Sealer } from '../lib/signed.js';
 
 export const STATE_COOKIE = 'sso_state';
 export const STATE_TTL_MS = 10 * 60_000;
@@ -25,37 +25,24 @@ export interface StateCookies {
   read(cookieHeader: string | undefined): StateBinding | undefined;
 }
 
-/** The cookie key, derived from a service secret so that it survives restarts without a stored key of its own. */
-export function deriveCookieKey(secret: Uint8Array): Buffer {
-  return Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'sso state cookie', 32));
-}
+/** The cookies' sealer: a service secret specialised so that it signs nothing else, and survives restarts. */
+export const createStateSealer = (secret: Uint8Array): Sealer => createSealer(secret, 'sso state cookie');
 
 /** secure: add the Secure attribute (the service is reached over https). */
-export function createStateCookies(key: Buffer, secure: boolean): StateCookies {
-  const mac = (payload: string) => createHmac('sha256', key).update(payload).digest('base64url');
+export function createStateCookies(sealer: Sealer, secure: boolean): StateCookies {
   const attributes = `Path=${COOKIE_PATH}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
   return {
     issue(binding, nowMs) {
-      const payload = Buffer.from(JSON.stringify([binding.state, binding.org, binding.client_id, binding.expires])).toString('base64url');
+      const value = sealer.seal(STATE_COOKIE, [binding.state, binding.org, binding.client_id, binding.expires], Math.ceil(binding.expires / 1000));
       const maxAge = Math.max(0, Math.ceil((binding.expires - nowMs) / 1000));
-      return `${STATE_COOKIE}=${payload}.${mac(payload)}; Max-Age=${maxAge}; ${attributes}`;
+      return `${STATE_COOKIE}=${value}; Max-Age=${maxAge}; ${attributes}`;
     },
     clear: () => `${STATE_COOKIE}=; Max-Age=0; ${attributes}`,
     read(header) {
-      if (!header) return undefined;
-      for (const part of header.split(';')) {
-        const eq = part.indexOf('=');
-        if (part.slice(0, eq).trim() !== STATE_COOKIE) continue;
-        const [payload = '', tag = ''] = part.slice(eq + 1).trim().split('.');
-        const expected = Buffer.from(mac(payload));
-        const given = Buffer.from(tag);
-        if (given.length !== expected.length || !timingSafeEqual(given, expected)) continue;
-        try {
-          const [state, org, client_id, expires] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as [string, string, string, number];
-          if (typeof state === 'string' && typeof org === 'string' && typeof client_id === 'string' && typeof expires === 'number') return { state, org, client_id, expires };
-        } catch {
-          // signed by us, so never malformed; a forgery fails the MAC first
-        }
+      for (const value of cookieValues(header, STATE_COOKIE)) {
+        // Expired bindings are read too: the flow tells an expired state from a forged one.
+        const opened = sealer.open<[string, string, string, number]>(STATE_COOKIE, value, Number.NEGATIVE_INFINITY);
+        if (opened) return { state: opened[0], org: opened[1], client_id: opened[2], expires: opened[3] };
       }
       return undefined;
     },

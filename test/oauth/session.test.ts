@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createSealer, readCookie, readSession, sessionCookie } from '../../src/oauth/session.js';
+import { readCookie } from '../../src/lib/signed.js';
+import { createSessionSealer as createSealer, readSession, sessionCookie } from '../../src/oauth/session.js';
 import { escapeHtml } from '../../src/oauth/sign-in-page.js';
 
 const sealer = createSealer(Buffer.alloc(32, 7));
