@@ -37,7 +37,7 @@ export interface OAuthClientRet {
   client_id: string;
   client_name: string;
   grant_types: string[];
-  response_types: string[];
+  response_types: string[][];
   scopes: string[];
   public: boolean;
   redirect_uris: string[];
@@ -51,8 +51,9 @@ export function oauthClientView(c: OAuthClient): OAuthClientRet {
     client_id: c.client_id,
     client_name: c.client_name,
     grant_types: [...c.grant_types],
-    // The contract's constant: "code" is the only response type the authorization endpoint answers.
-    response_types: ['code'],
+    // The contract's constant: "code" is the only response type the authorization endpoint answers. Each
+    // entry is a combination of response types, as the original lists them.
+    response_types: [['code']],
     scopes: [...c.scopes],
     public: c.public,
     redirect_uris: [...c.redirect_uris],

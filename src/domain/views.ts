@@ -21,8 +21,10 @@ export function personView(p: Person): PersonRet {
   };
 }
 
-export function organizationView(s: OrgState) {
-  return { id: s.id, org_name: s.org_name, parent_id: s.parent_id };
+/** `tenant_name`: the name of the organization at the top of the hierarchy. Each organization is its own
+ * persons and groups pool (the original's shared pools are not offered), so the pools name only itself. */
+export function organizationView(s: OrgState, tenantName: string) {
+  return { id: s.id, org_name: s.org_name, parent_id: s.parent_id, tenant_name: tenantName, persons_pool_org_ids: [s.id], group_pool_org_ids: [s.id] };
 }
 
 export interface WebhookRet extends WebhookSettings {

@@ -23,13 +23,13 @@ async function createSub(parent: Client, name: string): Promise<{ id: string; ap
 }
 
 test('GET /organizations answers the caller: id, org_name, parent_id (null at the root)', async () => {
-  assert.deepEqual(expectResult(await root.get('/organizations'), 200), { id: ROOT_ORG, org_name: 'root', parent_id: null });
+  assert.deepEqual(expectResult(await root.get('/organizations'), 200), { id: ROOT_ORG, org_name: 'root', parent_id: null, tenant_name: 'root', persons_pool_org_ids: [ROOT_ORG], group_pool_org_ids: [ROOT_ORG] });
 });
 
 describe('suborganizations', () => {
   test('a child answers GET /organizations with its parent; its key is its own', async () => {
     const child = await createSub(root, 'Child One');
-    assert.deepEqual(expectResult(await child.client.get('/organizations'), 200), { id: child.id, org_name: 'Child One', parent_id: ROOT_ORG });
+    assert.deepEqual(expectResult(await child.client.get('/organizations'), 200), { id: child.id, org_name: 'Child One', parent_id: ROOT_ORG, tenant_name: 'root', persons_pool_org_ids: [child.id], group_pool_org_ids: [child.id] });
     expectError(await root.as(ROOT_ORG, child.api_key).get('/organizations'), 403);
   });
 
@@ -48,7 +48,9 @@ describe('suborganizations', () => {
     for (const id of [fresh.id, a.id, b.id, a1.id, a1x.id]) assert.ok(all.includes(id), id);
     assert.ok(!all.includes(ROOT_ORG));
     // ancestors are not descendants: the grandchild's parent chain stays out of its list
-    assert.deepEqual(expectResult(await a1.client.get('/organizations'), 200).parent_id, a.id);
+    const grandchild = expectResult(await a1.client.get('/organizations'), 200);
+    assert.equal(grandchild.parent_id, a.id);
+    assert.equal(grandchild.tenant_name, 'root', 'the tenant is the top of the hierarchy');
   });
 
   test('bad bodies are a 400 naming the field, and no organization is created', async () => {

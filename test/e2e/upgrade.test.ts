@@ -73,7 +73,9 @@ describe('a data dir written before records carried a format version', () => {
       assert.ok(server.service.recovered.replayed >= 3, `replayed ${server.service.recovered.replayed} entries`);
       const root = rootOf(server);
 
-      assert.deepEqual(expectResult(await root.get('/organizations'), 200), expected.root.organization);
+      // the answer has since gained the original's tenant and pool fields; what the fixture recorded stays as it was
+      const organization = expectResult<Record<string, unknown>>(await root.get('/organizations'), 200);
+      assert.deepEqual(Object.fromEntries(Object.keys(expected.root.organization as object).map((k) => [k, organization[k]])), expected.root.organization);
       expectError(await root.as(expected.root.id, `${expected.root.api_key}-wrong`).get('/organizations'), 401);
 
       const listed = expectResult<any[]>(await root.get('/persons?limit=100'), 200);

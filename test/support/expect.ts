@@ -69,8 +69,8 @@ export async function readAll(client: Client): Promise<unknown> {
     webhooks.push({ ...w, triggers: expectResult(await client.get(`/organizations/webhooks/${w.id}/triggers`), 200) });
   }
   const rbac = {
-    permissions: expectResult(await client.get('/rbac/permissions?limit=1000'), 200),
-    roles: expectResult(await client.get('/rbac/roles?limit=1000'), 200),
+    permissions: await Promise.all(expectResult<string[]>(await client.get('/rbac/permissions?limit=1000'), 200).map(async (n) => expectResult(await client.get(`/rbac/permissions/${encodeURIComponent(n)}`), 200))),
+    roles: await Promise.all(expectResult<string[]>(await client.get('/rbac/roles?limit=1000'), 200).map(async (n) => expectResult(await client.get(`/rbac/roles/${encodeURIComponent(n)}`), 200))),
     persons: await Promise.all(persons.map(async (p) => ({
       roles: expectResult(await client.get(`/persons/${p.person_id}/roles`), 200),
       additional_permissions: expectResult(await client.get(`/persons/${p.person_id}/additional-permissions`), 200),

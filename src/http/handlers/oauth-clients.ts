@@ -37,7 +37,7 @@ const Client = Type.Object({
   client_id: Type.String(),
   client_name: Type.String(),
   grant_types: Type.Array(GrantType),
-  response_types: Type.Array(Type.Literal('code')),
+  response_types: Type.Array(Type.Array(Type.Literal('code')), { description: 'the allowed combinations of response types' }),
   scopes: Type.Array(Type.String()),
   public: Type.Boolean(),
   redirect_uris: Type.Array(Type.String()),

@@ -31,7 +31,18 @@ const fields = {
   }),
 };
 
-const OrgConfigRet = Type.Object(fields);
+/** Fields the original's configuration carries for features not offered here (email and SMS links, sudo
+ * mode): answered, with their neutral values, so its generated clients read the configuration; not settable. */
+const notOffered = {
+  from_email: Type.String({ description: 'not offered: always empty' }),
+  from_phone_number_sms: Type.String({ description: 'not offered: always empty' }),
+  authn_link_allowed_redirect_uris: Type.Array(Type.String(), { description: 'not offered: always empty' }),
+  sudo_mode_duration: Type.Integer({ description: 'not offered: always 0' }),
+};
+const NOT_OFFERED = { from_email: '', from_phone_number_sms: '', authn_link_allowed_redirect_uris: [], sudo_mode_duration: 0 };
+const answer = (config: OrgConfig) => ({ ...orgConfigView(config), ...NOT_OFFERED });
+
+const OrgConfigRet = Type.Object({ ...fields, ...notOffered });
 const OrgConfigPatch = Type.Partial(Type.Object(fields), { additionalProperties: false });
 
 export function orgConfigRoutes(deps: HandlerDeps): Route[] {
@@ -44,7 +55,7 @@ export function orgConfigRoutes(deps: HandlerDeps): Route[] {
       auth: 'key',
       success: { status: 200, result: OrgConfigRet },
       errors: [400, 401, 403, 404],
-      handler: (req) => ({ status: 200, result: orgConfigView(req.org.state.config) }),
+      handler: (req) => ({ status: 200, result: answer(req.org.state.config) }),
     }),
     route({
       method: 'patch',
@@ -55,7 +66,7 @@ export function orgConfigRoutes(deps: HandlerDeps): Route[] {
       body: OrgConfigPatch,
       success: { status: 200, result: OrgConfigRet },
       errors: [400, 401, 403, 404, 408],
-      handler: async (req) => ({ status: 200, result: await execute<OrgConfig>(deps, req, { kind: 'SetOrgConfig', patch: req.body }) }),
+      handler: async (req) => ({ status: 200, result: answer(await execute<OrgConfig>(deps, req, { kind: 'SetOrgConfig', patch: req.body })) }),
     }),
   ];
 }

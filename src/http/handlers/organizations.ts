@@ -1,13 +1,32 @@
 // The caller's organization, its suborganizations, and API key rotation.
 import { Type, type Static } from '@sinclair/typebox';
 import type { SuborganizationRet } from '../../domain/organizations.js';
+import type { OrgState } from '../../domain/state.js';
 import { organizationView } from '../../domain/views.js';
 import { route, type Route } from '../route.js';
 import { Strings } from '../schemas.js';
 import { execute, type HandlerDeps } from './deps.js';
 
 const SubOrgBody = Type.Object({ sub_org_name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
-const Organization = Type.Object({ id: Type.String(), org_name: Type.String(), parent_id: Type.Union([Type.String(), Type.Null()]) });
+const Organization = Type.Object({
+  id: Type.String(),
+  org_name: Type.String(),
+  parent_id: Type.Union([Type.String(), Type.Null()]),
+  tenant_name: Type.String(),
+  persons_pool_org_ids: Strings,
+  group_pool_org_ids: Strings,
+});
+
+/** The name of the organization at the top of `state`'s hierarchy. */
+function tenantName(deps: HandlerDeps, state: OrgState): string {
+  let top = state;
+  for (let parent = top.parent_id; parent !== null; parent = top.parent_id) {
+    const above = deps.registry.get(parent)?.state;
+    if (!above) break;
+    top = above;
+  }
+  return top.org_name;
+}
 
 export function organizationRoutes(deps: HandlerDeps): Route[] {
   return [
@@ -19,7 +38,7 @@ export function organizationRoutes(deps: HandlerDeps): Route[] {
       auth: 'key',
       success: { status: 200, result: Organization },
       errors: [400, 401, 403, 404],
-      handler: (req) => ({ status: 200, result: organizationView(req.org.state) }),
+      handler: (req) => ({ status: 200, result: organizationView(req.org.state, tenantName(deps, req.org.state)) }),
     }),
     route<Static<typeof SubOrgBody>>({
       method: 'post',

@@ -74,13 +74,14 @@ export function rbacRoutes(deps: HandlerDeps): Route[] {
     route<unknown, PagingParams>({
       method: 'get',
       path: '/rbac/permissions',
-      summary: "List the organization's permissions by name (offset or cursor paging)",
+      summary: "List the names of the organization's permissions, in name order (offset or cursor paging)",
       tag: 'rbac',
       auth: 'key',
       query: ListQuery,
-      success: { status: 200, result: Type.Array(PermissionRet), meta: PaginationMeta },
+      success: { status: 200, result: Strings, meta: PaginationMeta },
       errors: READ_ERRORS,
-      handler: (req) => paged(req, state(req).permissions, 'rbac:permissions', permissionView),
+      // names only, as the original's list; GET /rbac/permissions/{permission_name} has the rest
+      handler: (req) => paged(req, state(req).permissions, 'rbac:permissions', (p) => p.name),
     }),
     route({
       method: 'get',
@@ -136,13 +137,13 @@ export function rbacRoutes(deps: HandlerDeps): Route[] {
     route<unknown, PagingParams>({
       method: 'get',
       path: '/rbac/roles',
-      summary: "List the organization's roles by name (offset or cursor paging)",
+      summary: "List the names of the organization's roles, in name order (offset or cursor paging)",
       tag: 'rbac',
       auth: 'key',
       query: ListQuery,
-      success: { status: 200, result: Type.Array(RoleRet), meta: PaginationMeta },
+      success: { status: 200, result: Strings, meta: PaginationMeta },
       errors: READ_ERRORS,
-      handler: (req) => paged(req, state(req).roles, 'rbac:roles', roleView),
+      handler: (req) => paged(req, state(req).roles, 'rbac:roles', (r) => r.name),
     }),
     route({
       method: 'get',
