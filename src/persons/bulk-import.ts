@@ -112,7 +112,6 @@ export function parseBulkImport(text: string): ParsedImport {
     // info.lines is the line the record ends on; the lines inside it (after any skipped empty ones) go back to its start.
     const inner = raw.replace(/^\n+/, '').replace(/\n$/, '').split('\n').length - 1;
     const line = info.lines - inner;
-    if (record.every((f) => f.trim() === '')) continue;
     if (record.length !== header.length) {
       out.refused.push({ line, fields: record, reason: `the row has ${record.length} fields; the header has ${header.length}` });
       continue;
