@@ -113,6 +113,17 @@ describe('POST /persons/{person_id}/direct-id and POST /authenticate/direct-id',
     assert.equal(server.service.registry.get(hooked.id)?.state.direct_ids.size, 1, 'the refused sign-in did not use the value');
   });
 
+  test("allowed_factor_methods: a configuration without direct_id refuses the redemption (403, the value kept); with it, the value signs in", async () => {
+    const strict = await newOrg(server, 'strict');
+    const p = expectResult(await strict.admin.post('/persons', { handles: [{ type: 'username', value: 'cy' }] }), 201).person_id as string;
+    assert.equal((await strict.admin.patch('/organizations/config', { allowed_factor_methods: ['password'] })).status, 200);
+    const value = await issue(strict, p);
+    expectError(await redeem(strict, value), 403, 'direct_id');
+    assert.equal(events(strict.id, 'AuthenticationFailed_v1').at(-1)?.['failure_reason'], 'method_not_allowed');
+    assert.equal((await strict.admin.patch('/organizations/config', { allowed_factor_methods: ['password', 'direct_id'] })).status, 200);
+    expectResult(await redeem(strict, value), 200);
+  });
+
   test('refusals: unknown person 404, bad duration 400, inactive person 400, no key 401, bad body 400; nothing changes', async () => {
     await unchanged(org.admin, async () => {
       expectError(await org.admin.post('/persons/no-such-person/direct-id', { duration_secs: 60 }), 404, 'no-such-person');
