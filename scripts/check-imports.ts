@@ -19,7 +19,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['events'],
   ['org'],
   ['regions'],
-  ['tokens', 'webhooks', 'auth', 'sso', 'oauth'],
+  ['tokens', 'webhooks', 'auth', 'sso', 'oauth', 'persons'],
   ['http'],
   ['service.ts', 'main.ts'],
 ];
@@ -30,6 +30,7 @@ export const PACKAGE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   lmdb: ['wal', 'regions/replica-store.ts'],
   msgpackr: ['wal', 'regions/replica-store.ts'],
   jose: ['tokens'],
+  'csv-parse': ['persons'],
 };
 
 /** domain/ is pure: from src/ it imports errors.ts and lib/ alone. */

@@ -3,6 +3,10 @@ import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
 import { createPasswordHasher } from './auth/password-hash.js';
 import { createIssuePipeline, type IssuePipeline } from './auth/issue.js';
 import { createSignIn } from './auth/sign-in.js';
+import { createDirectIdSignIn } from './auth/direct-id.js';
+import { bulkImportRoutes } from './http/handlers/bulk-import.js';
+import { directIdRoutes } from './http/handlers/direct-id.js';
+import { quotaRoutes } from './http/handlers/quota.js';
 import { createLimiter } from './auth/throttle.js';
 import type { Config } from './config.js';
 import { createEventCodec } from './events/codec.js';
@@ -60,7 +64,7 @@ import { systemClock, type Clock } from './lib/clock.js';
 import { createIdSource, type IdSource } from './lib/ids.js';
 import { Metrics } from './lib/metrics.js';
 import { createCommitBus, type CommitBus } from './org/commit-bus.js';
-import { Registry } from './org/registry.js';
+import { hashKey, Registry } from './org/registry.js';
 import { startRegions, type Regions } from './regions/regions.js';
 import { openKeyRing, type KeyRing } from './tokens/keys.js';
 import { createTokenIssuer } from './tokens/sign.js';
@@ -442,7 +446,10 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...organizationRoutes(deps),
     ...orgConfigRoutes(deps),
     ...tokenTemplateRoutes(deps),
+    ...bulkImportRoutes(deps),
     ...personRoutes(deps),
+    ...quotaRoutes(deps),
+    ...directIdRoutes(deps, { directId: createDirectIdSignIn({ clock: base.clock, pipeline, hashKey }) }),
     ...handleRoutes(deps),
     ...groupRoutes(deps),
     ...attributeRoutes(deps),

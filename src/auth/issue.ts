@@ -11,6 +11,7 @@ import type { Handle, OrgState, Person } from '../domain/state.js';
 import { rfc3339Seconds } from '../lib/time-text.js';
 import type { ConsistencyWaiter } from '../regions/consistency.js';
 import { AWAITING_APPROVAL } from '../domain/tokens.js';
+import { DIRECT_ID_REFUSED } from '../domain/direct-id.js';
 import { admitCustomClaims, identityClaims, type ClaimsProfile } from '../tokens/claims.js';
 import type { IssuedToken, PendingToken, TokenIssuer } from '../tokens/sign.js';
 import type { SyncHooks } from '../webhooks/sync-hook.js';
@@ -27,7 +28,7 @@ export interface IssuingOrg {
 }
 
 /** A method by which a person proves who they are: it runs the token_minted hooks and is recorded as a sign-in. */
-export type AuthenticationMethod = 'password' | 'oidc';
+export type AuthenticationMethod = 'password' | 'oidc' | 'direct_id';
 /** 'api': the organization mints with its API key; no hooks, no sign-in, first_token always false. */
 export type IssueMethod = 'api' | AuthenticationMethod;
 
@@ -64,6 +65,8 @@ export interface SignInIssue extends IssueCommon {
    * run; none for SSO) and these groups
    */
   registration?: { password_hash?: Promise<string>; groups?: string[] } | undefined;
+  /** a direct-id sign-in: the SHA-256 (hex) of the value, used up by the entry that records the token */
+  direct_id?: string | undefined;
 }
 
 export type IssueRequest = ApiIssue | SignInIssue;
@@ -238,6 +241,7 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
       groups_claim_name: groups,
     });
     const sign_in: SignInRecord = { handle: r.handle, method: r.method, client_ip_address: r.request_metadata.client_ip_address };
+    if (r.direct_id !== undefined) sign_in.direct_id = r.direct_id;
     if (r.registration) {
       sign_in.registration = { region: person.region, ...(passwordHash !== undefined && { password_hash: passwordHash }), ...(r.registration.groups && { groups: r.registration.groups }) };
     }
@@ -259,7 +263,8 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
       // did: deactivated or deleted, or the handle registered meanwhile.
       if (error instanceof PolicyRefused) await refuse(org, r.consistency, failure(r, error.failure_reason, error.message));
       else if (error instanceof ServiceError && (error.status === 401 || error.status === 409)) {
-        await refuse(org, r.consistency, failure(r, error.status === 401 ? 'person_not_active' : 'handle_already_registered', error.message));
+        const reason = error.status === 409 ? 'handle_already_registered' : error.message === DIRECT_ID_REFUSED ? 'invalid_credentials' : 'person_not_active';
+        await refuse(org, r.consistency, failure(r, reason, error.message));
       }
       throw error;
     }

@@ -248,6 +248,13 @@ export function apply(state: OrgState, change: Change): OrgState {
     case 'AccessTokenRevoked':
       withRevoked(state.oauth_revoked, change.jti, change.exp, change.now);
       return state;
+    case 'DirectIdIssued':
+      for (const hash of change.expired) state.direct_ids.delete(hash);
+      state.direct_ids.set(change.hash, change.direct_id);
+      return state;
+    case 'DirectIdRedeemed':
+      state.direct_ids.delete(change.hash);
+      return state;
     case 'IdentityTokenRevoked':
       withRevoked(state.revoked_tokens, change.jti, change.exp, change.now);
       return state;

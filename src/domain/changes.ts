@@ -1,6 +1,6 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
 import type { OrgConfig } from './org-config.js';
-import type { AttributeSet, GdprConsent, Handle, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
+import type { AttributeSet, DirectId, GdprConsent, Handle, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 
 export type Change =
@@ -73,6 +73,10 @@ export type Change =
   | { t: 'OAuthRefreshRotated'; grant_id: string; refresh_hash: string; rotated: string[]; expires_at_ms: number }
   | { t: 'OAuthGrantRevoked'; grant_id: string }
   /** codes and grants past their time */
-  | { t: 'OAuthPruned'; code_hashes: string[]; grant_ids: string[] };
+  | { t: 'OAuthPruned'; code_hashes: string[]; grant_ids: string[] }
+  /** a direct-id sign-in value was issued (its hash only); `expired`: hashes of values past their time, dropped */
+  | { t: 'DirectIdIssued'; hash: string; direct_id: DirectId; expired: string[] }
+  /** a direct-id sign-in value was used: it never signs in again */
+  | { t: 'DirectIdRedeemed'; hash: string };
 
 export type ChangeType = Change['t'];

@@ -15,6 +15,12 @@ export interface PersonInput {
   active?: boolean;
 }
 
+/** A bulk-import row: the CSV line it came from and the person it asks for. */
+export interface ImportRow {
+  line: number;
+  input: PersonInput;
+}
+
 export interface WebhookInput {
   name: string;
   target_url: string;
@@ -50,6 +56,8 @@ export interface AuthenticationFailure extends Omit<Attempt, 'handle'> {
 
 /** A sign-in that a token ends: recorded with it, so the token counts only if the sign-in does. */
 export interface SignInRecord extends Attempt {
+  /** a direct-id sign-in: the SHA-256 (hex) of the value, used up by the same entry that records the token */
+  direct_id?: string;
   /** present when the attempt registers the person: they are created in the same entry */
   registration?: { password_hash?: string; region: string; groups?: string[] };
 }
@@ -151,6 +159,10 @@ export type Command =
   | { kind: 'IssueOAuthCode'; code: IssueCodeInput }
   | { kind: 'RedeemOAuthCode'; input: RedeemCodeInput }
   | { kind: 'RotateOAuthRefresh'; input: RotateRefreshInput }
-  | { kind: 'RevokeOAuthGrant'; grant_id: string };
+  | { kind: 'RevokeOAuthGrant'; grant_id: string }
+  /** POST /persons/bulk-import: one batch of rows, each created whole or refused whole; the accepted ones share one entry */
+  | { kind: 'ImportPersons'; rows: ImportRow[] }
+  /** POST /persons/{id}/direct-id: a fresh one-time sign-in value, replied once; only its hash is stored */
+  | { kind: 'IssueDirectId'; person_id: string; duration_secs: number };
 
 export type CommandKind = Command['kind'];

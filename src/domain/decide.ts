@@ -16,6 +16,8 @@ import { emitOwedTwins, withTwins } from './twins.js';
 import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from './sso-credentials.js';
 import { issueOAuthCode, redeemOAuthCode, revokeOAuthGrant, rotateOAuthRefresh } from './oauth-grants.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
+import { issueDirectId } from './direct-id.js';
+import { importPersons } from './person-import.js';
 import { createPermission, createRole, deletePermission, deleteRole, setPersonAdditionalPermissions, setPersonRoles, updatePermission, updateRole } from './rbac.js';
 
 export function decide(state: OrgState, command: Command, ctx: DecideContext): Decision {
@@ -120,5 +122,9 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return rotateOAuthRefresh(state, command.input, ctx);
     case 'RevokeOAuthGrant':
       return revokeOAuthGrant(state, command.grant_id);
+    case 'ImportPersons':
+      return importPersons(state, command.rows, ctx);
+    case 'IssueDirectId':
+      return issueDirectId(state, command.person_id, command.duration_secs, ctx);
   }
 }

@@ -6,7 +6,7 @@ import { decision, type Decision } from './decision.js';
 import type { Handle, OrgState } from './state.js';
 
 /** End-user authentication methods an organization can allow. */
-export const FACTOR_METHODS = ['password', 'oidc'] as const;
+export const FACTOR_METHODS = ['password', 'oidc', 'direct_id'] as const;
 export type FactorMethod = (typeof FACTOR_METHODS)[number];
 
 export interface OrgConfig {

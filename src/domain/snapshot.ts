@@ -2,13 +2,13 @@
 // version the form is stored in and the steps that upgrade snapshots written by earlier versions.
 import { withDefaults, type OrgConfig } from './org-config.js';
 import { currentVersion, upgrade, type Format, type StoredRecord } from '../lib/versions.js';
-import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role, type SsoCredential, type OAuthClient } from './state.js';
+import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role, type SsoCredential, type OAuthClient, type DirectId } from './state.js';
 
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 
 export interface StateSnapshot {
   v: number;
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'oauth_codes' | 'oauth_grants' | 'config'> & {
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'oauth_codes' | 'oauth_grants' | 'config' | 'direct_ids'> & {
     /** fields added to the configuration later read as their defaults */
     config: Partial<OrgConfig>;
   };
@@ -29,6 +29,8 @@ export interface StateSnapshot {
   /** hashes only, never a usable code or refresh token */
   oauth_codes: OAuthCode[];
   oauth_grants: OAuthGrant[];
+  /** [hash, direct-id] of unredeemed direct-id values; hashes only, never a usable value */
+  direct_ids: Array<[string, DirectId]>;
 }
 
 /**
@@ -55,13 +57,15 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, org: { ...s['org'], token_template: '' } }),
     // 7 → 8: revoked identity tokens; older snapshots have none.
     (s) => ({ ...s, revoked_tokens: [] }),
+    // 8 → 9: direct-id sign-in values; older snapshots have none.
+    (s) => ({ ...s, direct_ids: [] }),
   ],
 };
 
 const VERSION = currentVersion(SNAPSHOT_FORMAT);
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, oauth_codes, oauth_grants, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, oauth_codes, oauth_grants, direct_ids, ...org } = s;
   return {
     v: VERSION,
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
@@ -77,6 +81,7 @@ export function toSnapshot(s: OrgState): StateSnapshot {
     revoked_tokens: [...revoked_tokens.entries()],
     oauth_codes: [...oauth_codes.values()],
     oauth_grants: [...oauth_grants.values()],
+    direct_ids: [...direct_ids.entries()],
   };
 }
 
@@ -100,6 +105,7 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord): OrgState {
     revoked_tokens: new Map(snap.revoked_tokens),
     oauth_codes: new Map(snap.oauth_codes.map((c) => [c.code_hash, c])),
     oauth_grants: new Map(snap.oauth_grants.map((g) => [g.grant_id, g])),
+    direct_ids: new Map(snap.direct_ids),
   };
   for (const p of snap.persons) {
     state.persons.set(p.person_id, p);

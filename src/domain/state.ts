@@ -169,6 +169,13 @@ export interface OAuthClient {
   created: string;
 }
 
+/** A one-time sign-in value of POST /persons/{id}/direct-id, kept only by the SHA-256 of the value. */
+export interface DirectId {
+  person_id: string;
+  /** milliseconds since the epoch */
+  expires_at_ms: number;
+}
+
 export interface OrgState extends OrgGenesis {
   /** direct children, in creation order */
   suborganizations: string[];
@@ -208,6 +215,8 @@ export interface OrgState extends OrgGenesis {
   config: OrgConfig;
   /** PUT /organizations/config/token-template: the Mustache template of extra identity-token claims; '' for none */
   token_template: string;
+  /** direct-id sign-in values not yet redeemed: SHA-256 (hex) of the value → its person and expiry */
+  direct_ids: Map<string, DirectId>;
 }
 
 export interface OrgGenesis {
@@ -243,6 +252,7 @@ export function emptyState(g: OrgGenesis): OrgState {
     // A suborganization starts here too: it does not inherit its parent's configuration.
     config: defaultOrgConfig(),
     token_template: '',
+    direct_ids: new Map(),
   };
 }
 

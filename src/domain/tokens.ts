@@ -7,6 +7,7 @@ import { decision, type DecideContext, type Decision, type EventDraft } from './
 import { requirePerson } from './lookup.js';
 import { checkFactorAllowed, checkSelfRegistration, newPersonActive } from './org-config.js';
 import { createPerson } from './persons.js';
+import { checkDirectIdRedeemable } from './direct-id.js';
 import { analytics, personHandle, SIGN_IN_DENIED } from './sign-in.js';
 import type { OrgState, Person } from './state.js';
 
@@ -95,6 +96,11 @@ export function recordToken(state: OrgState, token: TokenRecord, ctx: DecideCont
     const found = state.persons.get(token.person_id);
     if (!found || !found.active) throw new ServiceError('ERR_UNAUTHORIZED', SIGN_IN_DENIED);
     person = found;
+    // A direct-id is used up by the entry that records its token, so two requests with one value get one token.
+    if (signIn.direct_id !== undefined) {
+      checkDirectIdRedeemable(state, signIn.direct_id, found.person_id, ctx.nowMs);
+      changes.push({ t: 'DirectIdRedeemed', hash: signIn.direct_id });
+    }
   }
   changes.push({ t: 'PersonTokenMinted', person_id: token.person_id, token_id: token.token_id });
   events.push(

@@ -1,5 +1,7 @@
-// Request body codecs: how a route's body bytes become the value its schema validates (JSON, form-encoded).
+// Request body codecs: how a route's body bytes become the value its schema validates (JSON, form-encoded,
+// multipart).
 import { ServiceError, badRequest } from '../errors.js';
+import { uws } from './uws.js';
 import { checkDepth, checkUnicode } from './validate.js';
 
 const JSON_MAX_DEPTH = 64;
@@ -11,8 +13,8 @@ export interface BodyCodec {
   readonly fromText: boolean;
   /** Throws a 415 for another Content-Type; an absent header is taken to mean this codec's type. */
   checkType(contentType: string | undefined): void;
-  /** The body's value for the schema to validate; throws a 400 naming what is wrong. */
-  decode(bytes: Buffer): unknown;
+  /** The body's value for the schema to validate; throws a 400 naming what is wrong. contentType: the request's header. */
+  decode(bytes: Buffer, contentType?: string): unknown;
 }
 
 function typeCheck(mediaType: string): (contentType: string | undefined) => void {
@@ -64,6 +66,39 @@ const form: BodyCodec = {
   },
 };
 
-export const codecs = { json, form } satisfies Record<string, BodyCodec>;
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * multipart/form-data (RFC 7578), as the original's bulk import takes its CSV file: an object of the parts'
+ * text by field name, files included. The parts are split by uWebSockets.js's native getParts; a field given
+ * twice, a part that is not UTF-8, or a body without the boundary's parts is refused.
+ */
+const multipart: BodyCodec = {
+  mediaType: 'multipart/form-data',
+  fromText: true,
+  checkType: typeCheck('multipart/form-data'),
+  decode(bytes, contentType) {
+    const getParts = (uws as unknown as { getParts?: typeof uws.getParts }).getParts;
+    if (getParts === undefined) throw new ServiceError('ERR_UNSUPPORTED_MEDIA_TYPE', 'multipart/form-data bodies need the native HTTP server, not its fallback');
+    if (!contentType || !/;\s*boundary=/i.test(contentType)) throw badRequest('Content-Type: multipart/form-data needs its boundary parameter');
+    // getParts reads the bytes only during the call; the parts' data are views into them, copied out below.
+    const parts = getParts(bytes, contentType);
+    if (parts === undefined || (parts.length === 0 && bytes.length > 0)) throw badRequest('body: malformed multipart/form-data (no part ends with the boundary)');
+    const out: Record<string, string> = {};
+    for (const part of parts) {
+      if (Object.hasOwn(out, part.name)) throw badRequest(`${part.name.slice(0, 100)}: given more than once`);
+      let text: string;
+      try {
+        text = utf8.decode(new Uint8Array(part.data));
+      } catch {
+        throw badRequest(`${part.name.slice(0, 100)}: not UTF-8 text`);
+      }
+      Object.defineProperty(out, part.name, { value: text, enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  },
+};
+
+export const codecs = { json, form, multipart } satisfies Record<string, BodyCodec>;
 
 export type CodecName = keyof typeof codecs;

@@ -57,7 +57,7 @@ export interface Route<B = any, Q = any> {
   /** the handler reads ip, origin and userAgent; end-user routes (auth org) always get them, others get '' */
   client?: boolean;
   body?: TSchema;
-  /** how the body is read: 'json' (the default) or 'form' (application/x-www-form-urlencoded, fields are strings) */
+  /** how the body is read: 'json' (the default), 'form' (application/x-www-form-urlencoded) or 'multipart' (multipart/form-data); form and multipart fields are strings */
   codec?: CodecName;
   /** the body may be left out entirely; the handler then sees body undefined */
   bodyOptional?: boolean;

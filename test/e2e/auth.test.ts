@@ -24,7 +24,7 @@ before(async () => {
 });
 after(() => server.stop());
 
-const call = (client: Client, r: RouteCase, headers: Record<string, string> = {}) => client.request(r.method, r.path, r.body, headers);
+const call = (client: Client, r: RouteCase, headers: Record<string, string> = {}) => client.request(r.method, r.path, r.body, { ...r.headers, ...headers });
 const label = (r: RouteCase) => `${r.method} ${r.route}`;
 
 /** Each check runs on every route: none may write anything, and the organization reads back the same. */

@@ -74,7 +74,7 @@ after(() => server.stop());
 async function sweep(actor: Client, setActor: (c: Client) => void, victim: Client, target: Seeded): Promise<void> {
   const before = await readAll(victim);
   for (const r of routeCases({ person: target.person, group: target.group, webhook: target.webhook, role: target.role, permission: target.permission, credential: target.credential, oauthClient: target.oauthClient, token: target.token })) {
-    const res = await actor.request(r.method, r.path, r.body);
+    const res = await actor.request(r.method, r.path, r.body, r.headers);
     const where = `${r.method} ${r.route}`;
     if (r.route.includes('{person_id}')) expectError(res, 404, target.person);
     else if (r.route.includes('{group_name}')) expectError(res, 404, target.group);

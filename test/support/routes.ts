@@ -1,4 +1,4 @@
-// Every route of the persons (handles, GDPR consents, passwords, mint-token and token revocation included), groups, attributes, organizations,
+// Every route of the persons (handles, GDPR consents, passwords, mint-token, token revocation, bulk import and direct-id included), groups, attributes, organizations,
 // webhooks (dead letters included), access-control and SSO provider credentials API with a valid sample request, so that tests can sweep them all (auth,
 // consistency headers, isolation, bodies) and notice a route without a sample.
 export interface RouteCase {
@@ -10,7 +10,16 @@ export interface RouteCase {
   body?: unknown;
   /** the route also takes no body at all */
   bodyOptional?: boolean;
+  /** request headers the body needs: set for a body that is not JSON (body is then its text) */
+  headers?: Record<string, string>;
 }
+
+const BOUNDARY = 'sample-boundary';
+/** POST /persons/bulk-import's body: multipart/form-data with a one-row CSV file in the field `persons` */
+const BULK_IMPORT: Pick<RouteCase, 'body' | 'headers'> = {
+  body: `--${BOUNDARY}\r\nContent-Disposition: form-data; name="persons"; filename="persons.csv"\r\nContent-Type: text/csv\r\n\r\n"service:usernames"\nsample-import\n\r\n--${BOUNDARY}--\r\n`,
+  headers: { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` },
+};
 
 export interface Targets {
   person: string;
@@ -56,6 +65,11 @@ export function routeCases(t: Targets): RouteCase[] {
     c('DELETE', '/persons/{person_id}', `/persons/${p}`),
     c('POST', '/persons/{person_id}/handles', `/persons/${p}/handles`, [{ type: 'username', value: 'sample-handle' }]),
     c('GET', '/persons/{person_id}/handles', `/persons/${p}/handles`),
+    c('GET', '/persons/bulk-import', '/persons/bulk-import'),
+    { ...c('POST', '/persons/bulk-import', '/persons/bulk-import'), ...BULK_IMPORT },
+    c('GET', '/persons/{person_id}/organizations', `/persons/${p}/organizations`),
+    c('POST', '/persons/{person_id}/direct-id', `/persons/${p}/direct-id`, { duration_secs: 60 }),
+    c('GET', '/organizations/quota/usage', '/organizations/quota/usage'),
     c('DELETE', '/persons/{person_id}/handles/{handle}', `/persons/${p}/handles/${encodeURIComponent('username:sample-handle')}`),
     c('POST', '/groups', '/groups', { name: 'sample-group' }),
     c('GET', '/groups', '/groups'),
@@ -128,7 +142,7 @@ export function routeCases(t: Targets): RouteCase[] {
 export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json', 'GET /.well-known/jwks.json', 'GET /.well-known/openid-configuration', 'POST /token/validate', 'GET /authenticate/oidc/callback', 'POST /authenticate/oidc/callback'];
 
 /** End-user routes and the webhook verification keys: Service-OrgID only, no API key. */
-export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password', 'GET /authenticate/oidc/{oauth_client_id}/start'];
+export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password', 'POST /authenticate/direct-id', 'GET /authenticate/oidc/{oauth_client_id}/start'];
 
 /** OAuth 2.0 endpoints that authenticate the client as RFC 6749 2.3 says: no organization header, no API key. */
 export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke'];
