@@ -18,15 +18,7 @@ const Organization = Type.Object({
 });
 
 /** The name of the organization at the top of `state`'s hierarchy. */
-function tenantName(deps: HandlerDeps, state: OrgState): string {
-  let top = state;
-  for (let parent = top.parent_id; parent !== null; parent = top.parent_id) {
-    const above = deps.registry.get(parent)?.state;
-    if (!above) break;
-    top = above;
-  }
-  return top.org_name;
-}
+export const tenantName = (deps: HandlerDeps, state: OrgState): string => deps.registry.get(state.root_id)?.state.org_name ?? state.org_name;
 
 export function organizationRoutes(deps: HandlerDeps): Route[] {
   return [

@@ -2,9 +2,9 @@
 // resources the caller's organization and every organization below it use.
 import { Type } from '@sinclair/typebox';
 import { requirePerson } from '../../domain/lookup.js';
-import type { OrgState } from '../../domain/state.js';
 import { route, type Route } from '../route.js';
 import type { HandlerDeps } from './deps.js';
+import { tenantName } from './organizations.js';
 
 const PersonOrganization = Type.Object({
   id: Type.String(),
@@ -21,7 +21,6 @@ const Usage = Type.Object({
 });
 
 export function quotaRoutes(deps: HandlerDeps): Route[] {
-  const tenantName = (s: OrgState) => deps.registry.get(s.root_id)?.state.org_name ?? s.org_name;
   return [
     route({
       method: 'get',
@@ -34,7 +33,7 @@ export function quotaRoutes(deps: HandlerDeps): Route[] {
       handler: (req) => {
         const s = req.org.state;
         requirePerson(s, req.params['person_id'] as string);
-        return { status: 200, result: [{ id: s.id, org_name: s.org_name, ...(s.parent_id !== null && { parent_id: s.parent_id }), tenant_name: tenantName(s) }] };
+        return { status: 200, result: [{ id: s.id, org_name: s.org_name, ...(s.parent_id !== null && { parent_id: s.parent_id }), tenant_name: tenantName(deps, s) }] };
       },
     }),
     route({
