@@ -38,6 +38,7 @@ import { rbacRoutes } from './http/handlers/rbac.js';
 import { ssoCredentialRoutes } from './http/handlers/sso-credentials.js';
 import { oauthClientRoutes } from './http/handlers/oauth-clients.js';
 import { oauthTokenRoutes } from './http/handlers/oauth-tokens.js';
+import { domainRoutes } from './http/handlers/domains.js';
 import { oauthClientAuthenticator } from './http/oauth-client-auth.js';
 import { ACCESS_TOKEN_DURATION } from './domain/oauth-clients.js';
 import { createAccessTokenIssuer } from './oauth/access-tokens.js';
@@ -441,6 +442,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views() }, () => routes),
     ...organizationRoutes(deps),
     ...orgConfigRoutes(deps),
+    ...domainRoutes(deps),
     ...tokenTemplateRoutes(deps),
     ...personRoutes(deps),
     ...handleRoutes(deps),

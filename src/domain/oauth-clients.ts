@@ -203,3 +203,10 @@ export function withRevoked(revoked: Map<string, number>, jti: string, exp: numb
   revoked.set(jti, exp);
   return revoked;
 }
+
+/** The hosted UI's configuration of a client, replaced whole; {} until one is set. */
+export function setOAuthClientUiConfiguration(state: OrgState, clientId: string, ui: Record<string, unknown>): Decision<Record<string, unknown>> {
+  const current = requireOAuthClient(state, clientId);
+  if (JSON.stringify(current.ui_configuration ?? {}) === JSON.stringify(ui)) return decision(ui);
+  return decision(ui, [{ t: 'OAuthClientUpdated', client: { ...current, ui_configuration: ui } }]);
+}

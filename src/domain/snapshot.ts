@@ -55,6 +55,8 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, org: { ...s['org'], token_template: '' } }),
     // 7 → 8: revoked identity tokens; older snapshots have none.
     (s) => ({ ...s, revoked_tokens: [] }),
+    // 8 → 9: allowed origin domains; older snapshots have none.
+    (s) => ({ ...s, org: { ...s['org'], allowed_domains: [] } }),
   ],
 };
 

@@ -167,6 +167,8 @@ export interface OAuthClient {
   /** SHA-256 (hex) of the secret; '' for a public client. Never returned. */
   secret_hash: string;
   created: string;
+  /** PUT /oauth2/clients/{id}/ui-configuration: the hosted UI's theme, as the original shapes it; absent until set */
+  ui_configuration?: Record<string, unknown>;
 }
 
 export interface OrgState extends OrgGenesis {
@@ -208,6 +210,8 @@ export interface OrgState extends OrgGenesis {
   config: OrgConfig;
   /** PUT /organizations/config/token-template: the Mustache template of extra identity-token claims; '' for none */
   token_template: string;
+  /** allowed origin domains (POST /organizations/config/domains): lower-case hosts or `*` patterns, in the order added */
+  allowed_domains: string[];
 }
 
 export interface OrgGenesis {
@@ -243,6 +247,7 @@ export function emptyState(g: OrgGenesis): OrgState {
     // A suborganization starts here too: it does not inherit its parent's configuration.
     config: defaultOrgConfig(),
     token_template: '',
+    allowed_domains: [],
   };
 }
 
