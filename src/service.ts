@@ -406,10 +406,12 @@ function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organiz
   const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });
   const accessTokens = createAccessTokenIssuer(atIssuer);
   const verifier = createAccessTokenVerifier({ keys: tokens.keys, issuer, clock });
+  const users = createUserTokens({ pipeline, signAccessToken: (claims, ttl) => atIssuer.issue(claims, ttl), issuer, newGrantId: () => ids.uuid(), refuse: oauthError });
   return {
     clients,
     clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients)),
-    tokens: createTokenEndpoint({ accessTokens, issuer, users: createUserTokens({ pipeline, signAccessToken: (claims, ttl) => atIssuer.issue(claims, ttl), issuer, newGrantId: () => ids.uuid(), refuse: oauthError }) }),
+    tokens: createTokenEndpoint({ accessTokens, issuer, users }),
+    users,
     accessTokens: createAccessTokens(verifier, clients),
   };
 }

@@ -167,7 +167,7 @@ export function grantActive(state: OrgState, grantId: string): boolean {
 }
 
 /** A grant the organization begins for a person (POST /oauth2/tokens/mint): no code, no sign-in. */
-export interface MintGrantInput extends SignInFacts {
+export interface MintGrantInput extends Omit<SignInFacts, 'auth_time'> {
   grant_id: string;
   client_id: string;
   scope: string[];
@@ -184,6 +184,8 @@ export function mintOAuthGrant(state: OrgState, input: MintGrantInput, ctx: Deci
   const { grant_ttl_ms, refresh_hash, ...facts } = input;
   const grant: OAuthGrant = {
     ...facts,
+    // the organization's call stands for the sign-in: its time is the decision's
+    auth_time: Math.floor(ctx.nowMs / 1000),
     created_ms: ctx.nowMs,
     expires_at_ms: ctx.nowMs + grant_ttl_ms,
     ...(refresh_hash !== undefined && { refresh_hash }),

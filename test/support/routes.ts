@@ -132,6 +132,9 @@ export function routeCases(t: Targets): RouteCase[] {
     c('PATCH', '/oauth2/clients/{oauth_client_id}', `/oauth2/clients/${oc}`, { client_name: 'sample' }),
     c('DELETE', '/oauth2/clients/{oauth_client_id}', `/oauth2/clients/${oc}`),
     c('PUT', '/oauth2/clients/{oauth_client_id}/secret', `/oauth2/clients/${oc}/secret`),
+    c('GET', '/oauth2/clients/{oauth_client_id}/ui-configuration', `/oauth2/clients/${oc}/ui-configuration`),
+    c('PUT', '/oauth2/clients/{oauth_client_id}/ui-configuration', `/oauth2/clients/${oc}/ui-configuration`, { pageTitle: 'sample' }),
+    c('POST', '/oauth2/tokens/mint', '/oauth2/tokens/mint', { person_id: t.person, client_id: t.oauthClient ?? '00000000-0000-7000-8000-000000000000' }),
   ];
 }
 
@@ -142,7 +145,7 @@ export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json'
 export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password', 'GET /authenticate/oidc/{oauth_client_id}/start'];
 
 /** OAuth 2.0 endpoints that authenticate the client as RFC 6749 2.3 says: no organization header, no API key. */
-export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke'];
+export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke', 'POST /oauth2/tokens/revoke-all'];
 
 /** OAuth 2.0 endpoints a person's browser or an access token reaches: the hosted sign-in and userinfo. */
 export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/authorize', 'POST /oauth2/authorize/sign-in', 'GET /oauth2/userinfo', 'POST /oauth2/userinfo'];
