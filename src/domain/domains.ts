@@ -17,20 +17,36 @@ export function normalizeDomain(given: string, field: string): string {
   if (!PATTERN.test(d) || d.includes('..')) {
     throw badRequest(`${field}: ${quote(given)} is not a domain or a domain pattern (letters, digits, '-', '.' and '*' wildcards; no scheme, port or path)`);
   }
+  // '*' alone would allow every origin: a wildcard for the whole web is no allow-list.
+  if (!/[a-z0-9]/.test(d)) throw badRequest(`${field}: ${quote(given)} would allow every origin; name a domain`);
   return d;
 }
 
-const compiled = new Map<string, RegExp>();
-function patternRegExp(pattern: string): RegExp {
-  let re = compiled.get(pattern);
-  if (re === undefined) {
-    // Every character but `*` is literal; `*` matches any run, dots included ('*.xyz.com' allows 'b.c.xyz.com').
-    const source = pattern.split('*').map((part) => part.replace(/[.\\^$+?()[\]{}|-]/g, '\\$&')).join('.*');
-    re = new RegExp(`^${source}$`);
-    if (compiled.size > 10_000) compiled.clear();
-    compiled.set(pattern, re);
+/**
+ * Glob match where `*` is any run of characters, dots included ('*.xyz.com' allows 'b.c.xyz.com'), every
+ * other character literal. Linear backtracking to the last `*`: no regular expression built from input.
+ */
+function globMatch(pattern: string, text: string): boolean {
+  let p = 0;
+  let t = 0;
+  let star = -1;
+  let mark = 0;
+  while (t < text.length) {
+    if (p < pattern.length && pattern[p] !== '*' && pattern[p] === text[t]) {
+      p++;
+      t++;
+    } else if (p < pattern.length && pattern[p] === '*') {
+      star = p++;
+      mark = t;
+    } else if (star >= 0) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
   }
-  return re;
+  while (p < pattern.length && pattern[p] === '*') p++;
+  return p === pattern.length;
 }
 
 /** Whether an origin's host is allowed by the patterns: exactly, or by a `*` pattern; case-insensitive. */
@@ -38,7 +54,7 @@ export function domainAllows(patterns: readonly string[], host: string): boolean
   const h = host.toLowerCase();
   for (const p of patterns) {
     const pattern = p.toLowerCase();
-    if (!pattern.includes('*') ? pattern === h : patternRegExp(pattern).test(h)) return true;
+    if (pattern.includes('*') ? globMatch(pattern, h) : pattern === h) return true;
   }
   return false;
 }

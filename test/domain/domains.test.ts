@@ -48,3 +48,13 @@ describe('allowed domains state', () => {
     assert.deepEqual(fromSnapshot(older as never).allowed_domains, []);
   });
 });
+
+describe('domainAllows with several wildcards', () => {
+  test('each * matches independently, backtracking as needed', () => {
+    assert.equal(domainAllows(['*-app.*.example.com'], 'blue-app.eu.example.com'), true);
+    assert.equal(domainAllows(['*-app.*.example.com'], 'blue-app.example.com'), false);
+    assert.equal(domainAllows(['a*a*a'], 'aaaa'), true);
+    assert.equal(domainAllows(['a*a*a'], 'aab'), false);
+    assert.equal(domainAllows(['*'], 'anything.example'), true);
+  });
+});

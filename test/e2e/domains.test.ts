@@ -59,6 +59,7 @@ test('refusals change nothing: malformed domains, both or neither DELETE paramet
     expectError(await c.post(PATH, { domains: ['a..b'] }), 400, 'domains[0]');
     expectError(await c.post(PATH, { domains: ['x.example:8080'] }), 400, 'domains[0]');
     expectError(await c.post(PATH, { domains: [''] }), 400, 'domains[0]');
+    expectError(await c.post(PATH, { domains: ['*'] }), 400, 'domains[0]', 'every origin');
     expectError(await c.post(PATH, { domains: 'x.example' }), 400, 'domains');
     expectError(await c.post(`${PATH}?overwrite=maybe`, { domains: ['x.example'] }), 400, 'overwrite');
     expectError(await c.post(PATH, { domains: Array.from({ length: 101 }, (_, i) => `d${i}.example`) }), 400, 'domains');
