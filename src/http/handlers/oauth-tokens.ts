@@ -1,5 +1,6 @@
 // The OAuth 2.0 token endpoint and its companions (introspection, revocation): form-encoded, the client
 // authenticated by its route's authenticator, errors as RFC 6749 5.2 JSON, bodies as the RFCs define them.
+// The original's additions (mint with the API key, revoke-all) answer in the envelope, as the original does.
 import { Type, type Static } from '@sinclair/typebox';
 import type { GrantRequest, TokenParams } from '../../oauth/grants/grant.js';
 import type { AccessTokens } from '../../oauth/introspect.js';
