@@ -42,6 +42,7 @@ import { rbacRoutes } from './http/handlers/rbac.js';
 import { ssoCredentialRoutes } from './http/handlers/sso-credentials.js';
 import { oauthClientRoutes } from './http/handlers/oauth-clients.js';
 import { oauthTokenRoutes } from './http/handlers/oauth-tokens.js';
+import { domainRoutes } from './http/handlers/domains.js';
 import { oauthClientAuthenticator } from './http/oauth-client-auth.js';
 import { ACCESS_TOKEN_DURATION } from './domain/oauth-clients.js';
 import { createAccessTokenIssuer } from './oauth/access-tokens.js';
@@ -409,10 +410,12 @@ function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organiz
   const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });
   const accessTokens = createAccessTokenIssuer(atIssuer);
   const verifier = createAccessTokenVerifier({ keys: tokens.keys, issuer, clock });
+  const users = createUserTokens({ pipeline, signAccessToken: (claims, ttl) => atIssuer.issue(claims, ttl), issuer, newGrantId: () => ids.uuid(), refuse: oauthError });
   return {
     clients,
     clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients)),
-    tokens: createTokenEndpoint({ accessTokens, issuer, users: createUserTokens({ pipeline, signAccessToken: (claims, ttl) => atIssuer.issue(claims, ttl), issuer, newGrantId: () => ids.uuid(), refuse: oauthError }) }),
+    tokens: createTokenEndpoint({ accessTokens, issuer, users }),
+    users,
     accessTokens: createAccessTokens(verifier, clients),
   };
 }
@@ -445,6 +448,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views() }, () => routes),
     ...organizationRoutes(deps),
     ...orgConfigRoutes(deps),
+    ...domainRoutes(deps),
     ...tokenTemplateRoutes(deps),
     ...bulkImportRoutes(deps),
     ...personRoutes(deps),

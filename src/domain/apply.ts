@@ -232,6 +232,9 @@ export function apply(state: OrgState, change: Change): OrgState {
     case 'TokenTemplateSet':
       state.token_template = change.content;
       return state;
+    case 'AllowedDomainsSet':
+      state.allowed_domains = [...change.domains];
+      return state;
     // OAuth clients are replaced, never mutated, like webhooks.
     case 'OAuthClientCreated':
     case 'OAuthClientUpdated':
@@ -278,6 +281,9 @@ export function apply(state: OrgState, change: Change): OrgState {
       if (grant) state.oauth_grants.set(grant.grant_id, { ...grant, revoked: true });
       return state;
     }
+    case 'OAuthGrantStarted':
+      state.oauth_grants.set(change.grant.grant_id, change.grant);
+      return state;
     case 'OAuthPruned':
       for (const h of change.code_hashes) state.oauth_codes.delete(h);
       for (const id of change.grant_ids) state.oauth_grants.delete(id);

@@ -1,5 +1,6 @@
 // Decisions about attribute sets, of the organization or of one person, in a named bucket.
 import { notFound, quote } from '../errors.js';
+import type { Change } from './changes.js';
 import { decision, type Decision } from './decision.js';
 import { checkAttributes, isBucket } from './rules.js';
 import type { AttributeSet, OrgState } from './state.js';
@@ -32,4 +33,18 @@ export function deleteAttributes(state: OrgState, personId: string | undefined, 
   if (!present) return decision(null);
   const base = personId === undefined ? {} : { person_id: personId };
   return decision(null, [names === undefined ? { t: 'AttributesDeleted', ...base, bucket } : { t: 'AttributesDeleted', ...base, bucket, names }]);
+}
+
+/**
+ * Several buckets in one entry, each checked as the single-bucket write checks it, all before any is
+ * written: one unknown bucket or bad attribute refuses the whole request.
+ */
+export function setAttributeBuckets(state: OrgState, personId: string | undefined, buckets: Record<string, AttributeSet>, replace: boolean): Decision<null> {
+  const changes: Change[] = [];
+  for (const [bucket, attributes] of Object.entries(buckets)) {
+    attributesOf(state, personId, bucket);
+    checkAttributes(attributes, bucket);
+    changes.push(personId === undefined ? { t: 'AttributesSet', bucket, attributes, replace } : { t: 'AttributesSet', person_id: personId, bucket, attributes, replace });
+  }
+  return decision(null, changes);
 }

@@ -58,6 +58,8 @@ export type Change =
   | { t: 'OrgConfigSet'; config: OrgConfig }
   /** the organization's token template; '' when removed */
   | { t: 'TokenTemplateSet'; content: string }
+  /** the organization's whole list of allowed origin domains after the change */
+  | { t: 'AllowedDomainsSet'; domains: string[] }
   // The OAuth 2.0 authorization server
   | { t: 'OAuthClientCreated'; client: OAuthClient }
   /** the whole client after the change (its secret hash unchanged) */
@@ -72,6 +74,8 @@ export type Change =
   | { t: 'OAuthCodeRedeemed'; code_hash: string; grant: OAuthGrant }
   | { t: 'OAuthRefreshRotated'; grant_id: string; refresh_hash: string; rotated: string[]; expires_at_ms: number }
   | { t: 'OAuthGrantRevoked'; grant_id: string }
+  /** a grant begun without a code: POST /oauth2/tokens/mint */
+  | { t: 'OAuthGrantStarted'; grant: OAuthGrant }
   /** codes and grants past their time */
   | { t: 'OAuthPruned'; code_hashes: string[]; grant_ids: string[] }
   /** a direct-id sign-in value was issued (its hash only); `expired`: hashes of values past their time, dropped */

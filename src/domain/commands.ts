@@ -3,7 +3,7 @@ import type { AttributeSet, ConsentLevel, Handle, OnFailure, WebhookTrigger } fr
 import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
 import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
-import type { IssueCodeInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
+import type { IssueCodeInput, MintGrantInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 
 export interface PersonInput {
   handles: Handle[];
@@ -108,8 +108,19 @@ export type Command =
   | { kind: 'SetPersonGroups'; person_id: string; groups: string[] }
   | { kind: 'SetAttributes'; person_id?: string; bucket: string; attributes: AttributeSet; replace: boolean }
   | { kind: 'DeleteAttributes'; person_id?: string; bucket: string; names?: string[] }
+  /** several buckets in one entry: bucket name → set; replace: each named bucket becomes exactly its set */
+  | { kind: 'SetAttributeBuckets'; person_id?: string; buckets: Record<string, AttributeSet>; replace: boolean }
   /** levels: the whole new set; [] clears it */
   | { kind: 'SetGdprConsents'; person_id: string; levels: ConsentLevel[] }
+  /** levels join the person's set; those held already keep their created_at */
+  | { kind: 'AddGdprConsents'; person_id: string; levels: ConsentLevel[] }
+  /** every person must exist; those in the group already are left alone */
+  | { kind: 'AddGroupPersons'; name: string; person_ids: string[] }
+  | { kind: 'RemoveGroupPerson'; name: string; person_id: string }
+  /** overwrite: the list becomes exactly `domains`; otherwise they are appended, those present already ignored */
+  | { kind: 'AddAllowedDomains'; domains: string[]; overwrite: boolean }
+  /** domain absent: every domain */
+  | { kind: 'RemoveAllowedDomains'; domain?: string }
   /** appends events to the organization's log and changes nothing else */
   | { kind: 'EmitTestEvents'; events: TestEventInput[] }
   /** allow_insecure: the deployment's SERVICE_WEBHOOK_ALLOW_INSECURE */
@@ -163,6 +174,12 @@ export type Command =
   /** POST /persons/bulk-import: one batch of rows, each created whole or refused whole; the accepted ones share one entry */
   | { kind: 'ImportPersons'; rows: ImportRow[] }
   /** POST /persons/{id}/direct-id: a fresh one-time sign-in value, replied once; only its hash is stored */
-  | { kind: 'IssueDirectId'; person_id: string; duration_secs: number };
+  | { kind: 'IssueDirectId'; person_id: string; duration_secs: number }
+  /** POST /oauth2/tokens/mint: a grant for a person, begun by the organization rather than by a sign-in */
+  | { kind: 'MintOAuthGrant'; input: MintGrantInput }
+  /** POST /oauth2/tokens/revoke-all: the client's grants of the person begun at or before until_ms */
+  | { kind: 'RevokeOAuthGrants'; client_id: string; person_id: string; until_ms: number }
+  /** ui: the hosted UI's configuration, replaced whole */
+  | { kind: 'SetOAuthClientUiConfiguration'; client_id: string; ui: Record<string, unknown> };
 
 export type CommandKind = Command['kind'];

@@ -15,3 +15,9 @@ export function setGdprConsents(state: OrgState, personId: string, levels: reado
     { name: 'GdprConsentsChanged_v1', body: { person_id: personId, new_gdpr_consents: next, old_gdpr_consents: old } },
   ]);
 }
+
+/** POST: the levels join the set; the set before keeps its order and its created_at. */
+export function addGdprConsents(state: OrgState, personId: string, levels: readonly ConsentLevel[], ctx: DecideContext): Decision<GdprConsent[]> {
+  const held = requirePerson(state, personId).gdpr_consents.map((c) => c.consent_level);
+  return setGdprConsents(state, personId, [...held, ...levels], ctx);
+}

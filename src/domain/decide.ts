@@ -2,19 +2,20 @@
 import type { Command } from './commands.js';
 import { decision, type DecideContext, type Decision } from './decision.js';
 import { addPersonHandles, createPerson, deletePerson, putPerson, removePersonHandle, setPersonActive } from './persons.js';
-import { createGroup, deleteGroup, setPersonGroups } from './groups.js';
-import { deleteAttributes, setAttributes } from './attributes.js';
+import { addGroupPersons, createGroup, deleteGroup, removeGroupPerson, setPersonGroups } from './groups.js';
+import { deleteAttributes, setAttributeBuckets, setAttributes } from './attributes.js';
 import { createSuborganization, rotateApiKey } from './organizations.js';
-import { setGdprConsents } from './consents.js';
+import { addGdprConsents, setGdprConsents } from './consents.js';
+import { addAllowedDomains, removeAllowedDomains } from './domains.js';
 import { emitTestEvents } from './test-events.js';
 import { recordAuthenticationFailure, setPassword } from './sign-in.js';
 import { recordToken, revokeIdentityToken } from './tokens.js';
 import type { OrgState } from './state.js';
 import { setOrgConfig } from './org-config.js';
-import { createOAuthClient, deleteOAuthClient, revokeAccessToken, rotateOAuthClientSecret, updateOAuthClient } from './oauth-clients.js';
+import { createOAuthClient, deleteOAuthClient, revokeAccessToken, rotateOAuthClientSecret, setOAuthClientUiConfiguration, updateOAuthClient } from './oauth-clients.js';
 import { emitOwedTwins, withTwins } from './twins.js';
 import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from './sso-credentials.js';
-import { issueOAuthCode, redeemOAuthCode, revokeOAuthGrant, rotateOAuthRefresh } from './oauth-grants.js';
+import { issueOAuthCode, mintOAuthGrant, redeemOAuthCode, revokeOAuthGrant, revokeOAuthGrants, rotateOAuthRefresh } from './oauth-grants.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 import { issueDirectId } from './direct-id.js';
 import { importPersons } from './person-import.js';
@@ -54,6 +55,18 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return deleteAttributes(state, command.person_id, command.bucket, command.names);
     case 'SetGdprConsents':
       return setGdprConsents(state, command.person_id, command.levels, ctx);
+    case 'SetAttributeBuckets':
+      return setAttributeBuckets(state, command.person_id, command.buckets, command.replace);
+    case 'AddGdprConsents':
+      return addGdprConsents(state, command.person_id, command.levels, ctx);
+    case 'AddGroupPersons':
+      return addGroupPersons(state, command.name, command.person_ids);
+    case 'RemoveGroupPerson':
+      return removeGroupPerson(state, command.name, command.person_id);
+    case 'AddAllowedDomains':
+      return addAllowedDomains(state, command.domains, command.overwrite);
+    case 'RemoveAllowedDomains':
+      return removeAllowedDomains(state, command.domain);
     case 'EmitTestEvents':
       return emitTestEvents(command.events);
     case 'CreateWebhook':
@@ -126,5 +139,11 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return importPersons(state, command.rows, ctx);
     case 'IssueDirectId':
       return issueDirectId(state, command.person_id, command.duration_secs, ctx);
+    case 'MintOAuthGrant':
+      return mintOAuthGrant(state, command.input, ctx);
+    case 'RevokeOAuthGrants':
+      return revokeOAuthGrants(state, command.client_id, command.person_id, command.until_ms);
+    case 'SetOAuthClientUiConfiguration':
+      return setOAuthClientUiConfiguration(state, command.client_id, command.ui);
   }
 }

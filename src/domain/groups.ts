@@ -25,3 +25,31 @@ export function setPersonGroups(state: OrgState, personId: string, names: readon
   const changes: Change[] = same ? [] : [{ t: 'PersonGroupsSet', person_id: personId, groups }];
   return decision(groups, changes);
 }
+
+function requireGroup(state: OrgState, name: string) {
+  const g = state.groups.get(name);
+  if (!g) throw notFound(`group ${quote(name)} not found`);
+  return g;
+}
+
+/** The group and every person must exist (a missing one refuses the whole request); members stay as they are. */
+export function addGroupPersons(state: OrgState, name: string, personIds: readonly string[]): Decision<null> {
+  const group = requireGroup(state, name);
+  const changes: Change[] = [];
+  const seen = new Set<string>();
+  for (const id of personIds) {
+    const person = requirePerson(state, id);
+    if (group.members.has(id) || seen.has(id)) continue;
+    seen.add(id);
+    changes.push({ t: 'PersonGroupsSet', person_id: id, groups: [...person.groups, name].sort() });
+  }
+  return decision(null, changes);
+}
+
+/** The original's rule: a person who is not in the group is an error, not a no-op. */
+export function removeGroupPerson(state: OrgState, name: string, personId: string): Decision<null> {
+  const person = requirePerson(state, personId);
+  const group = requireGroup(state, name);
+  if (!group.members.has(personId)) throw notFound(`person ${quote(personId)} is not in group ${quote(name)}`);
+  return decision(null, [{ t: 'PersonGroupsSet', person_id: personId, groups: person.groups.filter((g) => g !== name) }]);
+}

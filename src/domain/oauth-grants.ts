@@ -1,6 +1,7 @@
 // Decisions about what a person's sign-in grants an OAuth client: single-use authorization codes and the
 // grants they start (the refresh-token family), with rotation, reuse detection and revocation. Codes and
 // refresh tokens are stored only as hashes, so the WAL and snapshots never hold a usable one.
+import { badRequest, notFound, quote } from '../errors.js';
 import type { Change } from './changes.js';
 import { decision, type DecideContext, type Decision } from './decision.js';
 import type { OrgState } from './state.js';
@@ -163,4 +164,42 @@ export function revokeOAuthGrant(state: OrgState, grantId: string): Decision<nul
 export function grantActive(state: OrgState, grantId: string): boolean {
   const grant = state.oauth_grants.get(grantId);
   return grant !== undefined && !grant.revoked;
+}
+
+/** A grant the organization begins for a person (POST /oauth2/tokens/mint): no code, no sign-in. */
+export interface MintGrantInput extends Omit<SignInFacts, 'auth_time'> {
+  grant_id: string;
+  client_id: string;
+  scope: string[];
+  refresh_hash?: string;
+  grant_ttl_ms: number;
+}
+
+/** The client and the person must exist, and the person be active: a grant is never begun for less. */
+export function mintOAuthGrant(state: OrgState, input: MintGrantInput, ctx: DecideContext): Decision<OAuthGrant> {
+  if (!state.oauth_clients.has(input.client_id)) throw notFound(`OAuth client ${quote(input.client_id)} not found`);
+  const person = state.persons.get(input.person_id);
+  if (!person) throw notFound(`person ${quote(input.person_id)} not found`);
+  if (!person.active) throw badRequest(`person ${quote(input.person_id)} is not active`);
+  const { grant_ttl_ms, refresh_hash, ...facts } = input;
+  const grant: OAuthGrant = {
+    ...facts,
+    // the organization's call stands for the sign-in: its time is the decision's
+    auth_time: Math.floor(ctx.nowMs / 1000),
+    created_ms: ctx.nowMs,
+    expires_at_ms: ctx.nowMs + grant_ttl_ms,
+    ...(refresh_hash !== undefined && { refresh_hash }),
+    rotated: [],
+    revoked: false,
+  };
+  return decision(grant, [...pruned(state, ctx.nowMs), { t: 'OAuthGrantStarted', grant }]);
+}
+
+/** Every grant of the client for the person begun at or before untilMs: their refresh and access tokens stop. */
+export function revokeOAuthGrants(state: OrgState, clientId: string, personId: string, untilMs: number): Decision<{ revoked: number }> {
+  const changes: Change[] = [];
+  for (const g of state.oauth_grants.values()) {
+    if (g.client_id === clientId && g.person_id === personId && !g.revoked && g.created_ms <= untilMs) changes.push({ t: 'OAuthGrantRevoked', grant_id: g.grant_id });
+  }
+  return decision({ revoked: changes.length }, changes);
 }

@@ -59,6 +59,8 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, revoked_tokens: [] }),
     // 8 → 9: direct-id sign-in values; older snapshots have none.
     (s) => ({ ...s, direct_ids: [] }),
+    // 9 → 10: allowed origin domains; older snapshots have none.
+    (s) => ({ ...s, org: { ...s['org'], allowed_domains: [] } }),
   ],
 };
 

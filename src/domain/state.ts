@@ -167,6 +167,8 @@ export interface OAuthClient {
   /** SHA-256 (hex) of the secret; '' for a public client. Never returned. */
   secret_hash: string;
   created: string;
+  /** PUT /oauth2/clients/{id}/ui-configuration: the hosted UI's theme, as the original shapes it; absent until set */
+  ui_configuration?: Record<string, unknown>;
 }
 
 /** A one-time sign-in value of POST /persons/{id}/direct-id, kept only by the SHA-256 of the value. */
@@ -217,6 +219,8 @@ export interface OrgState extends OrgGenesis {
   token_template: string;
   /** direct-id sign-in values not yet redeemed: SHA-256 (hex) of the value → its person and expiry */
   direct_ids: Map<string, DirectId>;
+  /** allowed origin domains (POST /organizations/config/domains): lower-case hosts or `*` patterns, in the order added */
+  allowed_domains: string[];
 }
 
 export interface OrgGenesis {
@@ -253,6 +257,7 @@ export function emptyState(g: OrgGenesis): OrgState {
     config: defaultOrgConfig(),
     token_template: '',
     direct_ids: new Map(),
+    allowed_domains: [],
   };
 }
 

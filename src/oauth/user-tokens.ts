@@ -3,7 +3,7 @@
 // each emits TokenMinted; the grant's state (codes, refresh families) is the organization's, by its actor.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Consistency, IssuePipeline } from '../auth/issue.js';
-import type { GrantOutcome, OAuthGrant } from '../domain/oauth-grants.js';
+import type { GrantOutcome, MintGrantInput, OAuthGrant } from '../domain/oauth-grants.js';
 import type { OrgActor } from '../org/actor.js';
 import type { PendingToken } from '../tokens/sign.js';
 import { accessTokenProfile, idTokenProfile, type GrantContext } from './id-token.js';
@@ -38,6 +38,17 @@ export type UserTokenResponse = TokenResponse;
 export interface UserTokens {
   authorizationCode(org: OrgActor, client: UserTokenClient, params: { code?: string | undefined; redirect_uri?: string | undefined; code_verifier?: string | undefined }, consistency: Consistency): Promise<UserTokenResponse>;
   refreshToken(org: OrgActor, client: UserTokenClient, params: { refresh_token?: string | undefined; scope?: string | undefined }, consistency: Consistency): Promise<UserTokenResponse>;
+  /**
+   * POST /oauth2/tokens/mint: a grant the organization begins for a person, without a sign-in (amr ["api"]);
+   * a refresh token with scope offline_access, an ID token with openid. custom_claims already admitted.
+   */
+  mint(org: OrgActor, client: UserTokenClient, input: MintInput, consistency: Consistency): Promise<UserTokenResponse>;
+}
+
+export interface MintInput {
+  person_id: string;
+  scope: string[];
+  custom_claims?: Record<string, unknown> | undefined;
 }
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
@@ -109,6 +120,24 @@ export function createUserTokens(deps: UserTokenDeps): UserTokens {
       if (!reply.ok) throw deps.refuse(reply.error, reply.description);
       requirePerson(org, reply.grant);
       return tokens(org, client, reply.grant, consistency, reply.code?.nonce, refresh);
+    },
+
+    async mint(org, client, input, consistency) {
+      const grantId = deps.newGrantId();
+      const refresh = input.scope.includes('offline_access') ? newRefreshToken(grantId) : undefined;
+      const ttl = Math.max(client.access_token_duration, refresh === undefined ? 0 : client.refresh_token_duration) * 1000;
+      const grant: MintGrantInput = {
+        grant_id: grantId,
+        client_id: client.client_id,
+        person_id: input.person_id,
+        amr: ['api'],
+        ...(input.custom_claims !== undefined && Object.keys(input.custom_claims).length > 0 && { custom_claims: input.custom_claims }),
+        scope: input.scope,
+        ...(refresh !== undefined && { refresh_hash: sha256(refresh) }),
+        grant_ttl_ms: ttl,
+      };
+      const { reply } = await org.execute<OAuthGrant>({ kind: 'MintOAuthGrant', input: grant });
+      return tokens(org, client, reply, consistency, undefined, refresh);
     },
 
     async refreshToken(org, client, params, consistency) {

@@ -83,6 +83,7 @@ async function sweep(actor: Client, setActor: (c: Client) => void, victim: Clien
     else if (r.route.includes('{permission_name}')) expectError(res, 404, target.permission);
     else if (r.route === '/rbac/check') expectError(res, 404, target.person);
     else if (r.route === '/token/revoke') expectError(res, 400, 'another organization');
+    else if (r.route === '/oauth2/tokens/mint') expectError(res, 404, target.oauthClient);
     else if (r.route.startsWith('/oauth2/clients/')) expectError(res, 404, target.oauthClient);
     else if (r.route.includes('{oauth_client_id}')) expectError(res, 404, target.credential);
     else assert.ok(res.status < 300, `${where}: ${res.status} ${res.text}`);

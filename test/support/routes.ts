@@ -88,6 +88,17 @@ export function routeCases(t: Targets): RouteCase[] {
     c('GET', '/persons/{person_id}/attributes/{bucket_name}', `/persons/${p}/attributes/${b}`),
     c('DELETE', '/persons/{person_id}/attributes/{bucket_name}', `/persons/${p}/attributes/${b}`),
     c('GET', '/persons/{person_id}/attributes', `/persons/${p}/attributes`),
+    c('PUT', '/organizations/attributes', '/organizations/attributes', { [b]: { sample: 1 } }),
+    c('PATCH', '/organizations/attributes', '/organizations/attributes', { [b]: { sample: 2 } }),
+    c('GET', '/organizations/attributes', '/organizations/attributes'),
+    c('PUT', '/persons/{person_id}/attributes', `/persons/${p}/attributes`, { [b]: { sample: 1 } }),
+    c('PATCH', '/persons/{person_id}/attributes', `/persons/${p}/attributes`, { [b]: { sample: 2 } }),
+    c('POST', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`, { consent_levels: ['analytics'] }),
+    c('POST', '/groups/{group_name}/persons', `/groups/${g}/persons`, { persons: [t.person] }),
+    c('DELETE', '/groups/{group_name}/persons/{person_id}', `/groups/${g}/persons/${p}`),
+    c('GET', '/organizations/config/domains', '/organizations/config/domains'),
+    c('POST', '/organizations/config/domains', '/organizations/config/domains', { domains: ['*.sample.example'] }),
+    c('DELETE', '/organizations/config/domains', '/organizations/config/domains?deleteAll=true'),
     c('GET', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`),
     c('PUT', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`, { consent_levels: ['necessary'] }),
     c('DELETE', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`),
@@ -135,6 +146,9 @@ export function routeCases(t: Targets): RouteCase[] {
     c('PATCH', '/oauth2/clients/{oauth_client_id}', `/oauth2/clients/${oc}`, { client_name: 'sample' }),
     c('DELETE', '/oauth2/clients/{oauth_client_id}', `/oauth2/clients/${oc}`),
     c('PUT', '/oauth2/clients/{oauth_client_id}/secret', `/oauth2/clients/${oc}/secret`),
+    c('GET', '/oauth2/clients/{oauth_client_id}/ui-configuration', `/oauth2/clients/${oc}/ui-configuration`),
+    c('PUT', '/oauth2/clients/{oauth_client_id}/ui-configuration', `/oauth2/clients/${oc}/ui-configuration`, { pageTitle: 'sample' }),
+    c('POST', '/oauth2/tokens/mint', '/oauth2/tokens/mint', { person_id: t.person, client_id: t.oauthClient ?? '00000000-0000-7000-8000-000000000000' }),
   ];
 }
 
@@ -145,7 +159,7 @@ export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json'
 export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password', 'POST /authenticate/direct-id', 'GET /authenticate/oidc/{oauth_client_id}/start'];
 
 /** OAuth 2.0 endpoints that authenticate the client as RFC 6749 2.3 says: no organization header, no API key. */
-export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke'];
+export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke', 'POST /oauth2/tokens/revoke-all'];
 
 /** OAuth 2.0 endpoints a person's browser or an access token reaches: the hosted sign-in and userinfo. */
 export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/authorize', 'POST /oauth2/authorize/sign-in', 'GET /oauth2/userinfo', 'POST /oauth2/userinfo'];

@@ -1,6 +1,6 @@
 // Attribute buckets and attribute sets, of the organization and of each person.
 import { Type } from '@sinclair/typebox';
-import { attributesOf } from '../../domain/attributes.js';
+import { attributesOf, requireBucket } from '../../domain/attributes.js';
 import { requirePerson } from '../../domain/lookup.js';
 import { BUCKETS } from '../../domain/rules.js';
 import type { AttributeSet as Attributes } from '../../domain/state.js';
@@ -76,8 +76,57 @@ function bucketRoutes(deps: HandlerDeps, base: string, owner: 'organization' | '
   ];
 }
 
+const Buckets = Type.Record(Type.String(), AttributeSet, { description: 'bucket name → attributes', maxProperties: BUCKETS.length });
+const BucketsQuery = Type.Object({ buckets: CommaList('comma-separated bucket names; all when absent') }, { additionalProperties: false });
+
+/** The original's multi-bucket writes: every bucket named in one entry, or none when one is refused. */
+function multiBucketRoutes(deps: HandlerDeps, base: string, owner: 'organization' | 'person'): Route[] {
+  const whose = owner === 'person' ? "a person's" : "the organization's";
+  const write = (method: 'put' | 'patch', replace: boolean, summary: string) =>
+    route<Record<string, Attributes>>({
+      method,
+      path: `${base}/attributes`,
+      summary,
+      tag: 'attributes',
+      auth: 'key',
+      body: Buckets,
+      success: { status: 204 },
+      errors: [400, 401, 403, 404, 408],
+      handler: async (req) => {
+        const common = { kind: 'SetAttributeBuckets' as const, buckets: req.body, replace };
+        await execute(deps, req, owner === 'person' ? { ...common, person_id: req.params['person_id'] as string } : common);
+        return { status: 204 };
+      },
+    });
+  return [
+    write('put', true, `Replace ${whose} attributes in each named bucket (keys not in the body are deleted); buckets not named are left alone`),
+    write('patch', false, `Merge into ${whose} attributes in each named bucket: keys not in the body are kept`),
+  ];
+}
+
 export function attributeRoutes(deps: HandlerDeps): Route[] {
   return [
+    ...multiBucketRoutes(deps, '/organizations', 'organization'),
+    ...multiBucketRoutes(deps, '/persons/{person_id}', 'person'),
+    route<unknown, { buckets?: string }>({
+      method: 'get',
+      path: '/organizations/attributes',
+      summary: "Read the organization's attributes in the named buckets (?buckets=a,b), or in every bucket",
+      tag: 'attributes',
+      auth: 'key',
+      query: BucketsQuery,
+      success: { status: 200, result: Buckets },
+      errors: [400, 401, 403, 404],
+      handler: (req) => {
+        const given = req.query.buckets;
+        if (given !== undefined && given.split(',').some((n) => n.trim() === '')) throw badRequest('buckets: empty bucket names are not permitted; leave the parameter out for every bucket');
+        const all = req.org.state.attributes;
+        // Named buckets answer even when empty; without names, the buckets that hold attributes.
+        const names = splitList(given);
+        for (const n of names ?? []) requireBucket(n);
+        return { status: 200, result: Object.fromEntries((names ?? [...all.keys()]).map((n) => [n, all.get(n) ?? {}])) };
+      },
+    }),
     route({
       method: 'get',
       path: '/organizations/attribute-buckets',

@@ -36,6 +36,20 @@ export function consentRoutes(deps: HandlerDeps): Route[] {
       errors: [400, 401, 403, 404, 408],
       handler: async (req) => ({ status: 200, result: { consents: await set(req, req.body.consent_levels) } }),
     }),
+    route<Static<typeof ConsentsBody>>({
+      method: 'post',
+      path: PATH,
+      summary: "Add levels to a person's GDPR consents; levels held already keep their created_at",
+      tag: 'persons',
+      auth: 'key',
+      body: ConsentsBody,
+      success: { status: 201, result: ConsentsRet },
+      errors: [400, 401, 403, 404, 408],
+      handler: async (req) => ({
+        status: 201,
+        result: { consents: await execute<GdprConsent[]>(deps, req, { kind: 'AddGdprConsents', person_id: req.params['person_id'] as string, levels: req.body.consent_levels }) },
+      }),
+    }),
     route({
       method: 'delete',
       path: PATH,

@@ -9,6 +9,7 @@ import { execute, type HandlerDeps } from './deps.js';
 
 const GroupBody = Type.Object({ name: GroupName, description: Type.Optional(Type.String({ maxLength: 1000 })) }, { additionalProperties: false });
 const SetGroupsBody = Type.Object({ groups: Type.Array(GroupName, { maxItems: 1000 }) }, { additionalProperties: false });
+const AddPersonsBody = Type.Object({ persons: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false });
 const GroupRet = Type.Object({ name: Type.String(), description: Type.String(), members_count: Type.Integer(), created: Type.String() });
 
 export function groupRoutes(deps: HandlerDeps): Route[] {
@@ -82,6 +83,33 @@ export function groupRoutes(deps: HandlerDeps): Route[] {
         const g = group(req);
         const page = deps.pager.page([...g.members].sort(), req.query, { org: req.org.id, list: `group:${g.name}` });
         return { status: 200, result: page.keys, meta: page.meta };
+      },
+    }),
+    route<Static<typeof AddPersonsBody>>({
+      method: 'post',
+      path: '/groups/{group_name}/persons',
+      summary: 'Add persons to a group: the group and every person must exist; members already in it stay',
+      tag: 'groups',
+      auth: 'key',
+      body: AddPersonsBody,
+      success: { status: 201 },
+      errors: [400, 401, 403, 404, 408],
+      handler: async (req) => {
+        await execute(deps, req, { kind: 'AddGroupPersons', name: req.params['group_name'] as string, person_ids: req.body.persons });
+        return { status: 201 };
+      },
+    }),
+    route({
+      method: 'delete',
+      path: '/groups/{group_name}/persons/{person_id}',
+      summary: 'Remove a person from a group; a person not in it is a 404',
+      tag: 'groups',
+      auth: 'key',
+      success: { status: 200 },
+      errors: [400, 401, 403, 404, 408],
+      handler: async (req) => {
+        await execute(deps, req, { kind: 'RemoveGroupPerson', name: req.params['group_name'] as string, person_id: req.params['person_id'] as string });
+        return { status: 200 };
       },
     }),
     route({

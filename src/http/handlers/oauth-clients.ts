@@ -46,6 +46,25 @@ const Client = Type.Object({
   created_at: Type.String(),
 });
 const Created = Type.Composite([Client, Type.Object({ client_secret: Type.Optional(Type.String({ description: 'shown only here; absent for a public client' })) })]);
+/** The original's hosted-UI configuration: these fields typed, any others kept as given. */
+const UiConfiguration = Type.Object(
+  {
+    dynamicFlowConfig: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    dynamicFlowEnabled: Type.Optional(Type.Boolean()),
+    handleTypes: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 16 })),
+    logoUrl: Type.Optional(Type.String({ maxLength: 2048 })),
+    pageBackgroundColor: Type.Optional(Type.String({ maxLength: 256 })),
+    showBadge: Type.Optional(Type.Boolean()),
+    storeLastFactor: Type.Optional(Type.Boolean()),
+    supportURL: Type.Optional(Type.String({ maxLength: 2048 })),
+    alternativeAuthURL: Type.Optional(Type.String({ maxLength: 2048 })),
+    faviconUrl: Type.Optional(Type.String({ maxLength: 2048 })),
+    pageTitle: Type.Optional(Type.String({ maxLength: 256 })),
+    themeVars: Type.Optional(Type.Record(Type.String(), Type.String())),
+    textOverrides: Type.Optional(Type.Record(Type.String(), Type.String())),
+  },
+  { additionalProperties: true, description: 'replaced whole by PUT; {} until set' },
+);
 const ListQuery = Type.Object(PagingQuery, { additionalProperties: false });
 
 /** Optional fields go into a command only when given, so that commands stay exact-optional. */
@@ -56,6 +75,27 @@ function given<T extends object>(fields: T): T {
 export function oauthClientRoutes(deps: HandlerDeps): Route[] {
   const id = (req: Request<unknown, unknown>) => req.params['oauth_client_id'] as string;
   return [
+    route({
+      method: 'get',
+      path: `${PATH}/{oauth_client_id}/ui-configuration`,
+      summary: "The client's hosted-UI configuration ({} until set)",
+      tag: 'oauth2',
+      auth: 'key',
+      success: { status: 200, result: UiConfiguration },
+      errors: READ_ERRORS,
+      handler: (req) => ({ status: 200, result: requireOAuthClient(req.org.state, id(req)).ui_configuration ?? {} }),
+    }),
+    route<Static<typeof UiConfiguration>>({
+      method: 'put',
+      path: `${PATH}/{oauth_client_id}/ui-configuration`,
+      summary: "Replace the client's hosted-UI configuration; answers it",
+      tag: 'oauth2',
+      auth: 'key',
+      body: UiConfiguration,
+      success: { status: 201, result: UiConfiguration },
+      errors: WRITE_ERRORS,
+      handler: async (req) => ({ status: 201, result: await execute(deps, req, { kind: 'SetOAuthClientUiConfiguration', client_id: id(req), ui: req.body }) }),
+    }),
     route<Static<typeof CreateBody>>({
       method: 'post',
       path: PATH,

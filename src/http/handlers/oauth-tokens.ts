@@ -1,9 +1,16 @@
 // The OAuth 2.0 token endpoint and its companions (introspection, revocation): form-encoded, the client
 // authenticated by its route's authenticator, errors as RFC 6749 5.2 JSON, bodies as the RFCs define them.
+// The original's additions (mint with the API key, revoke-all) answer in the envelope, as the original does.
 import { Type, type Static } from '@sinclair/typebox';
 import type { GrantRequest, TokenParams } from '../../oauth/grants/grant.js';
 import type { AccessTokens } from '../../oauth/introspect.js';
 import type { TokenEndpoint } from '../../oauth/token-endpoint.js';
+import type { UserTokens } from '../../oauth/user-tokens.js';
+import { STANDARD_SCOPES } from '../../oauth/discovery.js';
+import { admitCustomClaims } from '../../tokens/claims.js';
+import { groupsClaimName } from '../../domain/org-config.js';
+import { requireOAuthClient } from '../../domain/oauth-clients.js';
+import { badRequest, quote } from '../../errors.js';
 import type { Authenticator, Principal } from '../auth.js';
 import { route, type Request, type Route } from '../route.js';
 import { execute, type HandlerDeps } from './deps.js';
@@ -68,7 +75,31 @@ export interface OAuthTokenRouteDeps {
   clientAuth: Authenticator;
   tokens: TokenEndpoint;
   accessTokens: AccessTokens;
+  /** a person's grants: POST /oauth2/tokens/mint begins one */
+  users: UserTokens;
 }
+
+/** The original's MintOAuth2TokensRequest. */
+const MintBody = Type.Object(
+  {
+    person_id: Type.String({ minLength: 1, maxLength: 100 }),
+    client_id: Type.String({ minLength: 1, maxLength: 256, description: 'an OAuth client of the organization' }),
+    scopes: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 64, description: "openid adds an ID token, offline_access a refresh token; others among the client's scopes" })),
+    custom_claims: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'claims added to the tokens; reserved names are refused' })),
+  },
+  { additionalProperties: false },
+);
+const MintRet = Type.Object({ access_token: Type.String(), id_token: Type.Optional(Type.String()), refresh_token: Type.Optional(Type.String()) });
+/** The original's RevokeAllOAuth2TokensRequest, form-encoded like the other client endpoints. */
+const RevokeAllForm = Type.Object(
+  {
+    person_id: Type.String({ minLength: 1, maxLength: 100 }),
+    until: Type.Optional(Type.String({ maxLength: 64, description: 'RFC 3339: grants begun after it are kept; default now' })),
+    client_id: Param('client_secret_post'),
+    client_secret: Param('client_secret_post'),
+  },
+  { additionalProperties: false },
+);
 
 /** The route's authenticator guarantees it; a principal of another kind here is a wiring mistake. */
 export function callerOf(req: Request<unknown, unknown>): Principal & { kind: 'oauth_client' } {
@@ -77,8 +108,60 @@ export function callerOf(req: Request<unknown, unknown>): Principal & { kind: 'o
   return p;
 }
 
+/** The scopes a minted grant may hold: the standard ones, offline_access when the client may refresh, and the client's own. */
+function mintScope(client: { scopes: readonly string[]; grant_types: readonly string[] }, asked: readonly string[]): string[] {
+  const scope = [...new Set(asked)];
+  scope.forEach((s, i) => {
+    if (s === 'offline_access') {
+      if (!client.grant_types.includes('refresh_token')) throw badRequest(`scopes[${i}]: offline_access needs a client registered for the refresh_token grant`);
+    } else if (!STANDARD_SCOPES.includes(s) && !client.scopes.includes(s)) {
+      throw badRequest(`scopes[${i}]: scope ${quote(s)} is not allowed for this client`);
+    }
+  });
+  return scope;
+}
+
 export function oauthTokenRoutes(deps: OAuthTokenRouteDeps): Route[] {
   return [
+    route<Static<typeof MintBody>>({
+      method: 'post',
+      path: '/oauth2/tokens/mint',
+      summary: "Mint a person's OAuth 2.0 tokens for a client of the organization, without a sign-in (authenticated_methods [\"api\"]): a grant like a signed-in person's",
+      tag: 'oauth2',
+      auth: 'key',
+      body: MintBody,
+      success: { status: 200, result: MintRet },
+      errors: [400, 401, 403, 404, 408],
+      handler: async (req) => {
+        const client = requireOAuthClient(req.org.state, req.body.client_id);
+        const scope = mintScope(client, req.body.scopes ?? []);
+        const custom = req.body.custom_claims === undefined ? undefined : admitCustomClaims(req.body.custom_claims, 'api', groupsClaimName(req.org.state.config));
+        const minted = await deps.users.mint(req.org, client, { person_id: req.body.person_id, scope, custom_claims: custom }, req.consistency);
+        const result: Static<typeof MintRet> = { access_token: minted.access_token };
+        if (minted.id_token !== undefined) result.id_token = minted.id_token;
+        if (minted.refresh_token !== undefined) result.refresh_token = minted.refresh_token;
+        return { status: 200, result, headers: NO_STORE };
+      },
+    }),
+    route<Static<typeof RevokeAllForm>>({
+      method: 'post',
+      path: '/oauth2/tokens/revoke-all',
+      summary: "Revoke every grant (refresh and access tokens) of the authenticated client for a person, begun until `until` (default now)",
+      tag: 'oauth2',
+      auth: deps.clientAuth,
+      codec: 'form',
+      body: RevokeAllForm,
+      success: { status: 200 },
+      errors: [400, 401, 408],
+      handler: async (req) => {
+        const caller = callerOf(req);
+        // No until: every grant begun before the decision, which is every grant there is.
+        const until = req.body.until === undefined ? Number.MAX_SAFE_INTEGER : Date.parse(req.body.until);
+        if (req.body.until !== undefined && (!/^\d{4}-\d\d-\d\dT/.test(req.body.until) || Number.isNaN(until))) throw badRequest(`until: ${quote(req.body.until)} is not an RFC 3339 date-time`);
+        await execute(deps.handlers, req, { kind: 'RevokeOAuthGrants', client_id: caller.client.client_id, person_id: req.body.person_id, until_ms: until });
+        return { status: 200, headers: NO_STORE };
+      },
+    }),
     route<Static<typeof TokenForm>>({
       method: 'post',
       path: '/oauth2/tokens',
