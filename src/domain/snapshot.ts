@@ -5,10 +5,11 @@ import { currentVersion, upgrade, type Format, type StoredRecord } from '../lib/
 import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role, type SsoCredential, type OAuthClient } from './state.js';
 
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
+import type { MessageTemplate } from './message-templates.js';
 
 export interface StateSnapshot {
   v: number;
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'oauth_codes' | 'oauth_grants' | 'config'> & {
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'oauth_codes' | 'oauth_grants' | 'config' | 'used_password_resets' | 'message_templates'> & {
     /** fields added to the configuration later read as their defaults */
     config: Partial<OrgConfig>;
   };
@@ -29,6 +30,9 @@ export interface StateSnapshot {
   /** hashes only, never a usable code or refresh token */
   oauth_codes: OAuthCode[];
   oauth_grants: OAuthGrant[];
+  /** [reset_id, exp] of password-reset links used before they expire */
+  used_password_resets: Array<[string, number]>;
+  message_templates: Array<[string, MessageTemplate]>;
 }
 
 /**
@@ -55,13 +59,15 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, org: { ...s['org'], token_template: '' } }),
     // 7 → 8: revoked identity tokens; older snapshots have none.
     (s) => ({ ...s, revoked_tokens: [] }),
+    // 8 → 9: used password-reset links and message templates; older snapshots have none.
+    (s) => ({ ...s, used_password_resets: [], message_templates: [] }),
   ],
 };
 
 const VERSION = currentVersion(SNAPSHOT_FORMAT);
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, oauth_codes, oauth_grants, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, oauth_codes, oauth_grants, used_password_resets, message_templates, ...org } = s;
   return {
     v: VERSION,
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
@@ -77,6 +83,8 @@ export function toSnapshot(s: OrgState): StateSnapshot {
     revoked_tokens: [...revoked_tokens.entries()],
     oauth_codes: [...oauth_codes.values()],
     oauth_grants: [...oauth_grants.values()],
+    used_password_resets: [...used_password_resets.entries()],
+    message_templates: [...message_templates.entries()],
   };
 }
 
@@ -100,6 +108,8 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord): OrgState {
     revoked_tokens: new Map(snap.revoked_tokens),
     oauth_codes: new Map(snap.oauth_codes.map((c) => [c.code_hash, c])),
     oauth_grants: new Map(snap.oauth_grants.map((g) => [g.grant_id, g])),
+    used_password_resets: new Map(snap.used_password_resets),
+    message_templates: new Map(snap.message_templates),
   };
   for (const p of snap.persons) {
     state.persons.set(p.person_id, p);

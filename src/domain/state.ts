@@ -1,6 +1,7 @@
 // An organization's state: plain in-memory structures, owned by its actor, rebuilt from snapshot + WAL.
 import { defaultOrgConfig, type OrgConfig } from './org-config.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
+import type { MessageTemplate } from './message-templates.js';
 
 export type HandleType = 'email_address' | 'phone_number' | 'username';
 export const HANDLE_TYPES: readonly HandleType[] = ['email_address', 'phone_number', 'username'];
@@ -26,6 +27,8 @@ export interface Person {
   created: string;
   /** scrypt hash in the self-describing form of auth/password-hash.ts; absent until a password is set */
   password_hash?: string;
+  /** ID of the password credential (credentials.ts); absent for passwords set before credentials had IDs */
+  password_credential_id?: string;
   /** jti of the person's last identity token; absent before the first */
   last_token_id?: string;
   /** identity tokens issued to the person */
@@ -208,6 +211,10 @@ export interface OrgState extends OrgGenesis {
   config: OrgConfig;
   /** PUT /organizations/config/token-template: the Mustache template of extra identity-token claims; '' for none */
   token_template: string;
+  /** password-reset links used before they expire: reset_id → exp (seconds); entries go once their link expired */
+  used_password_resets: Map<string, number>;
+  /** message templates the organization wrote (message-templates.ts); the others read as their defaults */
+  message_templates: Map<string, MessageTemplate>;
 }
 
 export interface OrgGenesis {
@@ -243,6 +250,8 @@ export function emptyState(g: OrgGenesis): OrgState {
     // A suborganization starts here too: it does not inherit its parent's configuration.
     config: defaultOrgConfig(),
     token_template: '',
+    used_password_resets: new Map(),
+    message_templates: new Map(),
   };
 }
 

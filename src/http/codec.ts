@@ -12,7 +12,7 @@ export interface BodyCodec {
   /** Throws a 415 for another Content-Type; an absent header is taken to mean this codec's type. */
   checkType(contentType: string | undefined): void;
   /** The body's value for the schema to validate; throws a 400 naming what is wrong. */
-  decode(bytes: Buffer): unknown;
+  decode(bytes: Buffer, contentType?: string): unknown;
 }
 
 function typeCheck(mediaType: string): (contentType: string | undefined) => void {
@@ -64,6 +64,21 @@ const form: BodyCodec = {
   },
 };
 
-export const codecs = { json, form } satisfies Record<string, BodyCodec>;
+/**
+ * Either, by Content-Type: for end-user routes that a page's form posts and a client's JSON call reaches alike
+ * (POST /password-reset). Strings only, as a form has them; the OpenAPI document names JSON.
+ */
+const jsonOrForm: BodyCodec = {
+  mediaType: 'application/json',
+  fromText: true,
+  checkType(contentType) {
+    if (contentType !== undefined && !/^application\/(json|x-www-form-urlencoded)\s*(;|$)/i.test(contentType)) {
+      throw new ServiceError('ERR_UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json or application/x-www-form-urlencoded, got "${contentType}"`);
+    }
+  },
+  decode: (bytes, contentType) => (contentType !== undefined && /^application\/x-www-form-urlencoded/i.test(contentType) ? form : json).decode(bytes),
+};
+
+export const codecs = { json, form, jsonOrForm } satisfies Record<string, BodyCodec>;
 
 export type CodecName = keyof typeof codecs;

@@ -117,7 +117,7 @@ function readRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined,
   // A route whose body is optional treats an empty body as no body at all.
   if (parts.body && !(route.bodyOptional && bytes.length === 0)) {
     parts.codec.checkType(headers['content-type']);
-    body = parts.body(parts.codec.decode(bytes));
+    body = parts.body(parts.codec.decode(bytes, headers['content-type']));
   }
   if (parts.authenticator.authenticateBody) principal = parts.authenticator.authenticateBody(principal, body, ctx);
   return {
