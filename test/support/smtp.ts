@@ -8,7 +8,7 @@ export interface ReceivedMail {
   /** the raw header block */
   headers: string;
   subject: string;
-  /** the text part, transfer encoding undone */
+  /** the text part, transfer encoding undone, lines ending in \n */
   text: string;
 }
 
@@ -58,7 +58,7 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
           to: session.envelope.rcptTo.map((r) => r.address),
           headers,
           subject: header(headers, 'Subject'),
-          text: decodeText(header(headers, 'Content-Transfer-Encoding'), body),
+          text: decodeText(header(headers, 'Content-Transfer-Encoding'), body).replace(/\r\n/g, '\n'),
         });
         callback();
       });
