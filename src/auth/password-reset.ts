@@ -83,8 +83,8 @@ export function createPasswordResets(deps: PasswordResetDeps): PasswordResets {
 
   return {
     async start(org, personId, request) {
-      if (!deps.mail) throw badRequest('password reset needs a mail server: SERVICE_SMTP_URL is not configured');
       const person = requirePerson(org.state, personId);
+      if (!deps.mail) throw badRequest('password reset needs a mail server: SERVICE_SMTP_URL is not configured');
       const to = recipient(person.handles, request.reset_handle);
       let offset = 0;
       if (request.force_change === true) offset = (await org.execute({ kind: 'RemoveCredentials', person_id: personId })).offset;
