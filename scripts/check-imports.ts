@@ -19,6 +19,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['events'],
   ['org'],
   ['regions'],
+  ['mail'],
   ['tokens', 'webhooks', 'auth', 'sso', 'oauth'],
   ['http'],
   ['service.ts', 'main.ts'],
@@ -30,6 +31,7 @@ export const PACKAGE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   lmdb: ['wal', 'regions/replica-store.ts'],
   msgpackr: ['wal', 'regions/replica-store.ts'],
   jose: ['tokens'],
+  nodemailer: ['mail'],
 };
 
 /** domain/ is pure: from src/ it imports errors.ts and lib/ alone. */
