@@ -19,6 +19,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['events'],
   ['org'],
   ['regions'],
+  ['mail'],
   ['tokens', 'webhooks', 'auth', 'sso', 'oauth', 'persons'],
   ['http'],
   ['service.ts', 'main.ts'],
@@ -31,6 +32,7 @@ export const PACKAGE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   msgpackr: ['wal', 'regions/replica-store.ts'],
   jose: ['tokens'],
   'csv-parse': ['persons'],
+  nodemailer: ['mail'],
 };
 
 /** domain/ is pure: from src/ it imports errors.ts and lib/ alone. */

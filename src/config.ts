@@ -41,6 +41,12 @@ export interface Config {
   tokenTtl: number;
   /** worker threads that sign identity tokens; 0 signs on the main thread */
   signingThreads: number;
+  /** SERVICE_SMTP_URL: smtp:// or smtps:// (credentials in the URL) for password-reset messages; unset sends none */
+  smtpUrl?: string;
+  /** SERVICE_SMTP_FROM: the sender address of those messages */
+  smtpFrom: string;
+  /** SERVICE_PASSWORD_RESET_TTL: seconds a password-reset link lives */
+  passwordResetTtl: number;
   /** SERVICE_SECRETS_KEY: 32 bytes that seal the stored signing keys and cursor secret; unset stores them in the clear */
   secretsKey?: Buffer;
   /** SERVICE_SECRETS_KEY_PREVIOUS: the key being replaced; secrets it sealed are sealed again with secretsKey at start */
@@ -172,8 +178,28 @@ export function loadConfig(env: Env): Config {
     tokenTtl: integer(env, 'SERVICE_TOKEN_TTL', 86_400, 1, 366 * 86_400),
     // One thread is enough to keep up with the main thread; on a single core it would only add hops.
     signingThreads: integer(env, 'SERVICE_SIGNING_THREADS', availableParallelism() > 1 ? 1 : 0, 0, 64),
+    ...smtp(env, host),
+    passwordResetTtl: integer(env, 'SERVICE_PASSWORD_RESET_TTL', 3600, 60, 30 * 86_400),
     ...secretsKey(env),
   };
+}
+
+function smtp(env: Env, host: string): { smtpUrl?: string; smtpFrom: string } {
+  const url = env['SERVICE_SMTP_URL'] || undefined;
+  if (url !== undefined) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') || parsed.hostname === '') {
+      throw new ConfigError('SERVICE_SMTP_URL must be smtp://host:port or smtps://host:port (credentials in the URL)');
+    }
+  }
+  const from = env['SERVICE_SMTP_FROM'] || `no-reply@${host === '127.0.0.1' || host === '0.0.0.0' ? 'localhost' : host}`;
+  if (!/^[^\s@<>"]+@[^\s@<>"]+$/.test(from)) throw new ConfigError(`SERVICE_SMTP_FROM must be an address (name@domain), got "${from}"`);
+  return { ...(url !== undefined && { smtpUrl: url }), smtpFrom: from };
 }
 
 function secretsKey(env: Env): { secretsKey?: Buffer; secretsKeyPrevious?: Buffer } {

@@ -28,6 +28,11 @@ import { orgConfigRoutes } from './http/handlers/org-config.js';
 import { tokenTemplateRoutes } from './http/handlers/token-template.js';
 import { passwordRoutes } from './http/handlers/password.js';
 import { handleRoutes } from './http/handlers/handles.js';
+import { credentialRoutes } from './http/handlers/credentials.js';
+import { passwordResetRoutes } from './http/handlers/password-reset.js';
+import { templateRoutes } from './http/handlers/templates.js';
+import { createPasswordResets } from './auth/password-reset.js';
+import { createSmtpSender } from './mail/sender.js';
 import { personRoutes } from './http/handlers/persons.js';
 import { regionRoutes } from './http/handlers/regions.js';
 import { systemRoutes } from './http/handlers/system.js';
@@ -443,6 +448,15 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
   const sso = buildSso(base, storage.cursorSecret, pipeline, registry, sealer);
   const oauth = buildOAuth(base, orgs, tokens, pipeline);
+  const resets = createPasswordResets({
+    registry,
+    clock: base.clock,
+    passwords,
+    mail: config.smtpUrl === undefined ? undefined : createSmtpSender(config.smtpUrl, config.smtpFrom),
+    ttl: config.passwordResetTtl,
+    secret: storage.cursorSecret,
+    issuer,
+  });
   const routes: Route[] = [];
   routes.push(
     ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views() }, () => routes),
@@ -463,6 +477,9 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhooks.keys.jwks() }),
     ...deadLetterRoutes(deps, webhooks.outbox),
     ...passwordRoutes(deps, { passwords, signIn }),
+    ...credentialRoutes(deps, { passwords, resets }),
+    ...passwordResetRoutes(resets, regions.consistency),
+    ...templateRoutes(deps),
     ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer, oauth: { grantTypes: oauth.tokens.grantTypes }, handlers: deps }),
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer }),

@@ -38,6 +38,12 @@ function parse(stored: string): Parsed | undefined {
   return { logN, r, p, salt: Buffer.from(m[4] as string, 'base64url'), hash: Buffer.from(m[5] as string, 'base64url') };
 }
 
+/** Whether a hash given to import (POST /persons/{id}/credentials) is one verify() can check: this form, a 32-byte key. */
+export function isPasswordHash(stored: string): boolean {
+  const parsed = parse(stored);
+  return parsed !== undefined && parsed.hash.length === KEY_BYTES && parsed.salt.length >= 8;
+}
+
 export interface PasswordHasher {
   hash(password: string): Promise<string>;
   /**

@@ -142,9 +142,25 @@ export function apply(state: OrgState, change: Change): OrgState {
     }
     case 'PersonPasswordSet': {
       const p = state.persons.get(change.person_id);
-      if (p) p.password_hash = change.password_hash;
+      if (!p) return state;
+      p.password_hash = change.password_hash;
+      if (change.credential_id === undefined) delete p.password_credential_id;
+      else p.password_credential_id = change.credential_id;
       return state;
     }
+    case 'PersonPasswordRemoved': {
+      const p = state.persons.get(change.person_id);
+      if (!p) return state;
+      delete p.password_hash;
+      delete p.password_credential_id;
+      return state;
+    }
+    case 'PasswordResetUsed':
+      withRevoked(state.used_password_resets, change.reset_id, change.exp, change.now);
+      return state;
+    case 'MessageTemplateSet':
+      state.message_templates.set(change.name, change.template);
+      return state;
     case 'PersonTokenMinted': {
       const p = state.persons.get(change.person_id);
       if (!p) return state;

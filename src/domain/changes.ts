@@ -2,6 +2,7 @@
 import type { OrgConfig } from './org-config.js';
 import type { AttributeSet, DirectId, GdprConsent, Handle, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
+import type { MessageTemplate } from './message-templates.js';
 
 export type Change =
   | { t: 'OrgCreated'; genesis: OrgGenesis }
@@ -20,7 +21,12 @@ export type Change =
   /** names absent: every attribute of the bucket. */
   | { t: 'AttributesDeleted'; person_id?: string; bucket: string; names?: string[] }
   | { t: 'GdprConsentsSet'; person_id: string; consents: GdprConsent[] }
-  | { t: 'PersonPasswordSet'; person_id: string; password_hash: string }
+  /** credential_id: absent in entries written before credentials had IDs */
+  | { t: 'PersonPasswordSet'; person_id: string; password_hash: string; credential_id?: string }
+  | { t: 'PersonPasswordRemoved'; person_id: string }
+  /** a password-reset link was used; now: seconds at the decision, used links expired by then are dropped */
+  | { t: 'PasswordResetUsed'; reset_id: string; exp: number; now: number }
+  | { t: 'MessageTemplateSet'; name: string; template: MessageTemplate }
   /** an identity token was issued; its jti becomes the next token's prev_token_id */
   | { t: 'PersonTokenMinted'; person_id: string; token_id: string }
   /** an identity token revoked before it expires; now: seconds at the decision, revocations expired by then are dropped */

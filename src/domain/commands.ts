@@ -4,6 +4,8 @@ import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.j
 import type { TestEventInput } from './test-events.js';
 import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
 import type { IssueCodeInput, MintGrantInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
+import type { PasswordReset } from './credentials.js';
+import type { MessageTemplate } from './message-templates.js';
 
 export interface PersonInput {
   handles: Handle[];
@@ -130,6 +132,14 @@ export type Command =
   | { kind: 'AddWebhookTrigger'; webhook_id: string; trigger: WebhookTrigger }
   | { kind: 'RemoveWebhookTrigger'; webhook_id: string; trigger: WebhookTrigger }
   | { kind: 'SetPassword'; person_id: string; password_hash: string }
+  /** POST /persons/{id}/credentials: a password given as its hash (auth/password-hash.ts's form) */
+  | { kind: 'AddPasswordCredential'; person_id: string; password_hash: string }
+  /** credential_id absent: every credential of the person */
+  | { kind: 'RemoveCredentials'; person_id: string; credential_id?: string }
+  /** a password-reset link, its seal already checked, with the new password's hash */
+  | { kind: 'CompletePasswordReset'; reset: PasswordReset; password_hash: string }
+  /** the whole template after the PUT, its Mustache checked by mail/templates.ts */
+  | { kind: 'SetMessageTemplate'; name: string; template: MessageTemplate }
   | { kind: 'RecordAuthenticationFailure'; failure: AuthenticationFailure }
   /** every configured region has applied the entries up to `through`: emit the plain twins they owe */
   | { kind: 'EmitOwedTwins'; through: number }

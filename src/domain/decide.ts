@@ -8,7 +8,9 @@ import { createSuborganization, rotateApiKey } from './organizations.js';
 import { addGdprConsents, setGdprConsents } from './consents.js';
 import { addAllowedDomains, removeAllowedDomains } from './domains.js';
 import { emitTestEvents } from './test-events.js';
-import { recordAuthenticationFailure, setPassword } from './sign-in.js';
+import { recordAuthenticationFailure } from './sign-in.js';
+import { addPasswordCredential, changePassword, completePasswordReset, removeCredentials } from './credentials.js';
+import { setMessageTemplate } from './message-templates.js';
 import { recordToken, revokeIdentityToken } from './tokens.js';
 import type { OrgState } from './state.js';
 import { setOrgConfig } from './org-config.js';
@@ -80,7 +82,15 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
     case 'RemoveWebhookTrigger':
       return removeTrigger(state, command.webhook_id, command.trigger);
     case 'SetPassword':
-      return setPassword(state, command.person_id, command.password_hash);
+      return changePassword(state, command.person_id, command.password_hash, 'AdminAPI', ctx);
+    case 'AddPasswordCredential':
+      return addPasswordCredential(state, command.person_id, command.password_hash, ctx);
+    case 'RemoveCredentials':
+      return removeCredentials(state, command.person_id, command.credential_id);
+    case 'CompletePasswordReset':
+      return completePasswordReset(state, command.reset, command.password_hash, ctx);
+    case 'SetMessageTemplate':
+      return setMessageTemplate(state, command.name, command.template);
     case 'RecordAuthenticationFailure':
       return recordAuthenticationFailure(state, command.failure, ctx);
     case 'EmitOwedTwins':

@@ -1,8 +1,7 @@
-// Decisions about end-user credentials and sign-in: setting a password, and recording a failed attempt. A
+// Decisions about sign-in: recording a failed attempt (passwords are credentials.ts). A
 // successful one is recorded with its token (tokens.ts).
 import type { Attempt, AuthenticationDetails, Authentication, AuthenticationFailure } from './commands.js';
 import { decision, type DecideContext, type Decision, type EventDraft } from './decision.js';
-import { requirePerson } from './lookup.js';
 import { handleTypeEnum } from './rules.js';
 import type { Handle, OrgState } from './state.js';
 
@@ -22,21 +21,6 @@ export function authenticationDetails(authentications: readonly Authentication[]
 /** The analytics_metadata of an attempt's events. */
 export function analytics(attempt: Pick<Attempt, 'client_ip_address'>, ctx: DecideContext) {
   return { analytics_correlation_id: ctx.uuid(), client_ip_address: attempt.client_ip_address };
-}
-
-/** The handle PasswordChanged names: an email address where the person has one. */
-function contactHandle(handles: readonly Handle[]): Handle | undefined {
-  return handles.find((h) => h.type === 'email_address') ?? handles[0];
-}
-
-export function setPassword(state: OrgState, personId: string, passwordHash: string): Decision<null> {
-  const person = requirePerson(state, personId);
-  const handle = contactHandle(person.handles);
-  const event: EventDraft = {
-    name: 'PasswordChanged_v1',
-    body: { person_id: personId, region: person.region, ...(handle && { handle: personHandle(handle) }), initiated_by: 'AdminAPI' },
-  };
-  return decision(null, [{ t: 'PersonPasswordSet', person_id: personId, password_hash: passwordHash }], [event]);
 }
 
 export function recordAuthenticationFailure(state: OrgState, f: AuthenticationFailure, ctx: DecideContext): Decision<null> {

@@ -5,10 +5,11 @@ import { currentVersion, upgrade, type Format, type StoredRecord } from '../lib/
 import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role, type SsoCredential, type OAuthClient, type DirectId } from './state.js';
 
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
+import type { MessageTemplate } from './message-templates.js';
 
 export interface StateSnapshot {
   v: number;
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'oauth_codes' | 'oauth_grants' | 'config' | 'direct_ids'> & {
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'oauth_codes' | 'oauth_grants' | 'config' | 'direct_ids' | 'used_password_resets' | 'message_templates'> & {
     /** fields added to the configuration later read as their defaults */
     config: Partial<OrgConfig>;
   };
@@ -31,6 +32,9 @@ export interface StateSnapshot {
   oauth_grants: OAuthGrant[];
   /** [hash, direct-id] of unredeemed direct-id values; hashes only, never a usable value */
   direct_ids: Array<[string, DirectId]>;
+  /** [reset_id, exp] of password-reset links used before they expire */
+  used_password_resets: Array<[string, number]>;
+  message_templates: Array<[string, MessageTemplate]>;
 }
 
 /**
@@ -61,13 +65,15 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, direct_ids: [] }),
     // 9 → 10: allowed origin domains; older snapshots have none.
     (s) => ({ ...s, org: { ...s['org'], allowed_domains: [] } }),
+    // 10 → 11: used password-reset links and message templates; older snapshots have none.
+    (s) => ({ ...s, used_password_resets: [], message_templates: [] }),
   ],
 };
 
 const VERSION = currentVersion(SNAPSHOT_FORMAT);
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, oauth_codes, oauth_grants, direct_ids, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, oauth_codes, oauth_grants, direct_ids, used_password_resets, message_templates, ...org } = s;
   return {
     v: VERSION,
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
@@ -84,6 +90,8 @@ export function toSnapshot(s: OrgState): StateSnapshot {
     oauth_codes: [...oauth_codes.values()],
     oauth_grants: [...oauth_grants.values()],
     direct_ids: [...direct_ids.entries()],
+    used_password_resets: [...used_password_resets.entries()],
+    message_templates: [...message_templates.entries()],
   };
 }
 
@@ -108,6 +116,8 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord): OrgState {
     oauth_codes: new Map(snap.oauth_codes.map((c) => [c.code_hash, c])),
     oauth_grants: new Map(snap.oauth_grants.map((g) => [g.grant_id, g])),
     direct_ids: new Map(snap.direct_ids),
+    used_password_resets: new Map(snap.used_password_resets),
+    message_templates: new Map(snap.message_templates),
   };
   for (const p of snap.persons) {
     state.persons.set(p.person_id, p);

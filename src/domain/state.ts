@@ -1,6 +1,7 @@
 // An organization's state: plain in-memory structures, owned by its actor, rebuilt from snapshot + WAL.
 import { defaultOrgConfig, type OrgConfig } from './org-config.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
+import type { MessageTemplate } from './message-templates.js';
 
 export type HandleType = 'email_address' | 'phone_number' | 'username';
 export const HANDLE_TYPES: readonly HandleType[] = ['email_address', 'phone_number', 'username'];
@@ -26,6 +27,8 @@ export interface Person {
   created: string;
   /** scrypt hash in the self-describing form of auth/password-hash.ts; absent until a password is set */
   password_hash?: string;
+  /** ID of the password credential (credentials.ts); absent for passwords set before credentials had IDs */
+  password_credential_id?: string;
   /** jti of the person's last identity token; absent before the first */
   last_token_id?: string;
   /** identity tokens issued to the person */
@@ -221,6 +224,10 @@ export interface OrgState extends OrgGenesis {
   direct_ids: Map<string, DirectId>;
   /** allowed origin domains (POST /organizations/config/domains): lower-case hosts or `*` patterns, in the order added */
   allowed_domains: string[];
+  /** password-reset links used before they expire: reset_id → exp (seconds); entries go once their link expired */
+  used_password_resets: Map<string, number>;
+  /** message templates the organization wrote (message-templates.ts); the others read as their defaults */
+  message_templates: Map<string, MessageTemplate>;
 }
 
 export interface OrgGenesis {
@@ -258,6 +265,8 @@ export function emptyState(g: OrgGenesis): OrgState {
     token_template: '',
     direct_ids: new Map(),
     allowed_domains: [],
+    used_password_resets: new Map(),
+    message_templates: new Map(),
   };
 }
 

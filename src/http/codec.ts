@@ -99,6 +99,21 @@ const multipart: BodyCodec = {
   },
 };
 
-export const codecs = { json, form, multipart } satisfies Record<string, BodyCodec>;
+/**
+ * Either, by Content-Type: for end-user routes that a page's form posts and a client's JSON call reaches alike
+ * (POST /password-reset). Strings only, as a form has them; the OpenAPI document names JSON.
+ */
+const jsonOrForm: BodyCodec = {
+  mediaType: 'application/json',
+  fromText: true,
+  checkType(contentType) {
+    if (contentType !== undefined && !/^application\/(json|x-www-form-urlencoded)\s*(;|$)/i.test(contentType)) {
+      throw new ServiceError('ERR_UNSUPPORTED_MEDIA_TYPE', `Content-Type must be application/json or application/x-www-form-urlencoded, got "${contentType}"`);
+    }
+  },
+  decode: (bytes, contentType) => (contentType !== undefined && /^application\/x-www-form-urlencoded/i.test(contentType) ? form : json).decode(bytes),
+};
+
+export const codecs = { json, form, jsonOrForm, multipart } satisfies Record<string, BodyCodec>;
 
 export type CodecName = keyof typeof codecs;

@@ -1,5 +1,5 @@
-// Every route of the persons (handles, GDPR consents, passwords, mint-token, token revocation, bulk import and direct-id included), groups, attributes, organizations,
-// webhooks (dead letters included), access-control and SSO provider credentials API with a valid sample request, so that tests can sweep them all (auth,
+// Every route of the persons (handles, GDPR consents, passwords, credentials, mint-token, token revocation, bulk import and direct-id included), groups,
+// attributes, organizations, message templates, webhooks (dead letters included), access-control and SSO provider credentials API with a valid sample request, so that tests can sweep them all (auth,
 // consistency headers, isolation, bodies) and notice a route without a sample.
 export interface RouteCase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -104,6 +104,15 @@ export function routeCases(t: Targets): RouteCase[] {
     c('DELETE', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`),
     c('POST', '/test-events', '/test-events', [{ event_name: 'PersonCreated_v1' }]),
     c('PUT', '/persons/{person_id}/credentials/password', `/persons/${p}/credentials/password`, { password: 'sample password' }),
+    c('GET', '/persons/{person_id}/credentials', `/persons/${p}/credentials`),
+    c('POST', '/persons/{person_id}/credentials', `/persons/${p}/credentials`, { type: 'password', params: { password_hash: `scrypt$15$8$1$c2FtcGxlIHNhbHQ$${'A'.repeat(43)}` } }),
+    c('DELETE', '/persons/{person_id}/credentials', `/persons/${p}/credentials`),
+    c('DELETE', '/persons/{person_id}/credentials/{credential_id}', `/persons/${p}/credentials/sample-credential`),
+    c('POST', '/persons/{person_id}/credentials/password-rotate', `/persons/${p}/credentials/password-rotate`),
+    { ...c('POST', '/persons/{person_id}/credentials/password-reset', `/persons/${p}/credentials/password-reset`, { force_change: false }), bodyOptional: true },
+    c('GET', '/organizations/config/templates', '/organizations/config/templates'),
+    c('GET', '/organizations/config/templates/{template_name}', '/organizations/config/templates/email_password_reset'),
+    c('PUT', '/organizations/config/templates/{template_name}', '/organizations/config/templates/email_password_reset', { subject: 'Sample subject' }),
     c('POST', '/token/revoke', '/token/revoke', { token: t.token ?? 'sample.token.value' }),
     { ...c('POST', '/persons/{person_id}/mint-token', `/persons/${p}/mint-token`, { custom_claims: { sample: 1 } }), bodyOptional: true },
     c('POST', '/organizations/webhooks', '/organizations/webhooks', { name: 'sample', target_url: 'https://hooks.example.com/sample' }),
@@ -153,7 +162,7 @@ export function routeCases(t: Targets): RouteCase[] {
 }
 
 /** Routes that answer without any credentials. */
-export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json', 'GET /.well-known/jwks.json', 'GET /.well-known/openid-configuration', 'POST /token/validate', 'GET /authenticate/oidc/callback', 'POST /authenticate/oidc/callback'];
+export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json', 'GET /.well-known/jwks.json', 'GET /.well-known/openid-configuration', 'POST /token/validate', 'GET /authenticate/oidc/callback', 'POST /authenticate/oidc/callback', 'GET /password-reset', 'POST /password-reset'];
 
 /** End-user routes and the webhook verification keys: Service-OrgID only, no API key. */
 export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password', 'POST /authenticate/direct-id', 'GET /authenticate/oidc/{oauth_client_id}/start'];
