@@ -6,9 +6,10 @@ import { ServiceError, toServiceError } from '../errors.js';
 import type { BoundCounter, BoundHistogram, Counter, Histogram, Metrics } from '../lib/metrics.js';
 import type { Registry } from '../org/registry.js';
 import { createAuthContext, type AuthContext } from './auth.js';
+import { copyFields, FramingError } from './framing.js';
 import { buildRequest, compileRoute, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
 import { errorBody, envelope, oauthErrorBody } from './respond.js';
-import type { Response, Route } from './route.js';
+import { isMutating, type Response, type Route } from './route.js';
 import { pathOf, queryOf, uws } from './uws.js';
 
 export interface FrontOptions {
@@ -23,6 +24,9 @@ export interface FrontOptions {
 interface Compiled extends RouteParts {
   /** header names copied out of uWS for this route */
   headers: readonly string[];
+  wanted: ReadonlySet<string>;
+  /** a write: its headers are always read field by field, so that a repeated or empty one is seen */
+  strict: boolean;
   client: boolean;
   /** the route's request metrics, bound once so that no label text is built per request */
   latency: BoundHistogram;
@@ -93,6 +97,8 @@ export class Front {
       const compiled: Compiled = {
         ...compileRoute(r),
         headers: routeHeaders(r),
+        wanted: new Set(routeHeaders(r)),
+        strict: isMutating(r.method),
         client: wantsClient(r),
         latency: this.latency.bind({ route: r.path, method: r.method }),
         requests: new Map(),
@@ -146,19 +152,33 @@ export class Front {
   }
 
   private serve(res: HttpResponse, req: HttpRequest, method: string, compiled: Compiled): void {
-    const headers: Record<string, string> = {};
-    for (const name of compiled.headers) {
-      const v = req.getHeader(name);
-      if (v !== '') headers[name] = v;
+    let headers: Record<string, string> = {};
+    let refused: unknown;
+    if (!compiled.strict) {
+      for (const name of compiled.headers) {
+        const v = req.getHeader(name);
+        if (v !== '') headers[name] = v;
+      }
+    }
+    // A body, or a write: one pass over every field (uWS's getHeader sees only the first of repeated ones).
+    // A read without a body keeps the cheaper lookups by name.
+    if (compiled.strict || headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) {
+      headers = {};
+      try {
+        copyFields((cb) => req.forEach(cb), compiled.wanted, headers);
+      } catch (error) {
+        refused = error;
+      }
     }
     const count = compiled.paramNames.length;
     const params = count === 0 ? NO_PARAMS : new Array<string>(count);
     for (let i = 0; i < count; i++) (params as string[])[i] = req.getParameter(i) ?? '';
     const ip = compiled.client ? Buffer.from(res.getRemoteAddressAsText()).toString() : '';
     const x = new Exchange(res, method, pathOf(req), compiled, params, queryOf(req), headers, ip, performance.now());
+    if (refused !== undefined) return this.finish(x, refused);
 
     const length = headers['content-length'];
-    if (headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
+    if (headers['transfer-encoding'] === undefined && (length === undefined || length === '' || Number(length) === 0)) {
       // No body to wait for: answer now, still inside uWS's callback when the handler is synchronous.
       return this.run(x, undefined);
     }
@@ -276,7 +296,9 @@ export class Front {
         res.writeHeader('Vary', 'Origin');
       }
       if (body === undefined) res.endWithoutBody();
-      else res.end(body);
+      // After a framing refusal the rest of the connection's bytes cannot be told apart: close it
+      // (uWS writes the Connection: close header).
+      else res.end(body, outcome instanceof FramingError);
     });
   }
 }
