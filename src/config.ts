@@ -121,6 +121,10 @@ export function loadConfig(env: Env): Config {
   if (rootApiKey !== undefined && rootApiKey.length < 16) {
     throw new ConfigError('SERVICE_ROOT_API_KEY must be at least 16 characters');
   }
+  // The front accepts Service-API-Key values of visible ASCII only: a key with anything else could not be presented.
+  if (rootApiKey !== undefined && !/^[\x21-\x7e]{16,512}$/.test(rootApiKey)) {
+    throw new ConfigError('SERVICE_ROOT_API_KEY must be 16-512 visible ASCII characters (no spaces)');
+  }
 
   const regions = list(env['SERVICE_REGIONS'] || 'europe-belgium');
   for (const r of regions) {
