@@ -1,5 +1,6 @@
 // Configuration: every setting with its documented default, validated once at start.
 import { availableParallelism } from 'node:os';
+import { trustedProxyList } from './http/client-ip.js';
 
 export const REGION_NAMES = ['us-iowa', 'europe-belgium', 'asia-japan', 'europe-england', 'australia-sydney'] as const;
 export type RegionName = (typeof REGION_NAMES)[number];
@@ -23,6 +24,8 @@ export interface Config {
   snapshotInterval: number;
   mailboxLimit: number;
   corsOrigins: string[];
+  /** SERVICE_TRUSTED_PROXIES: reverse proxies (addresses, CIDR blocks) whose X-Forwarded-For gives the client's address */
+  trustedProxies: string[];
   /** how much of each organization's event log is kept (SERVICE_EVENT_RETENTION) */
   eventRetention: EventRetention;
   /** how often the pruning job runs, ms */
@@ -160,6 +163,7 @@ export function loadConfig(env: Env): Config {
     snapshotInterval: integer(env, 'SERVICE_SNAPSHOT_INTERVAL', 10_000, 1, 10_000_000),
     mailboxLimit: integer(env, 'SERVICE_MAILBOX_LIMIT', 10_000, 1, 10_000_000),
     corsOrigins: list(env['SERVICE_CORS_ORIGINS']),
+    trustedProxies: trustedProxies(env['SERVICE_TRUSTED_PROXIES']),
     eventRetention: parseRetention(env['SERVICE_EVENT_RETENTION']),
     eventPruneIntervalMs: integer(env, 'SERVICE_EVENT_PRUNE_INTERVAL_MS', 60_000, 10, 86_400_000),
     // At least 64 KiB, so that one large event frame always fits an empty buffer.
@@ -178,6 +182,17 @@ export function loadConfig(env: Env): Config {
     signingThreads: integer(env, 'SERVICE_SIGNING_THREADS', availableParallelism() > 1 ? 1 : 0, 0, 64),
     ...secretsKey(env),
   };
+}
+
+/** `127.0.0.1,10.0.0.0/8,::1`: checked here, so that a typo stops the start instead of trusting nobody. */
+function trustedProxies(raw: string | undefined): string[] {
+  const entries = list(raw);
+  try {
+    trustedProxyList(entries);
+  } catch (error) {
+    throw new ConfigError(`SERVICE_TRUSTED_PROXIES: ${(error as Error).message}`);
+  }
+  return entries;
 }
 
 function secretsKey(env: Env): { secretsKey?: Buffer; secretsKeyPrevious?: Buffer } {

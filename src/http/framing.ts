@@ -11,7 +11,7 @@ export class FramingError extends ServiceError {
 const DIGITS = /^\d{1,15}$/;
 
 /** Headers read as a list by HTTP: repeating them is allowed and means the values joined by commas. */
-const LIST_HEADERS = new Set(['transfer-encoding']);
+const LIST_HEADERS = new Set(['transfer-encoding', 'x-forwarded-for']);
 
 /**
  * Copies the wanted headers out of a request's header fields (uWS's `req.forEach`), and throws what must be

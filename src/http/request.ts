@@ -40,7 +40,8 @@ export function routeHeaders(r: Route): string[] {
   if (isMutating(r.method)) names.push('service-required-consistency', 'service-required-consistency-timeout');
   // Origin is read for CORS, which only public and end-user routes allow.
   if (auth.crossOrigin || auth.client || r.client) names.push('origin');
-  if (auth.client || r.client) names.push('user-agent');
+  // X-Forwarded-For: believed only from SERVICE_TRUSTED_PROXIES (client-ip.ts).
+  if (auth.client || r.client) names.push('user-agent', 'x-forwarded-for');
   if (r.headers) names.push(...r.headers);
   return names;
 }

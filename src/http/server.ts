@@ -6,6 +6,7 @@ import { ServiceError, toServiceError } from '../errors.js';
 import type { BoundCounter, BoundHistogram, Counter, Histogram, Metrics } from '../lib/metrics.js';
 import type { Registry } from '../org/registry.js';
 import { createAuthContext, type AuthContext } from './auth.js';
+import { createClientIp, trustedProxyList, type ClientIp } from './client-ip.js';
 import { copyFields, FramingError } from './framing.js';
 import { buildRequest, compileRoute, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
 import { errorBody, envelope, oauthErrorBody } from './respond.js';
@@ -15,6 +16,8 @@ import { pathOf, queryOf, uws } from './uws.js';
 export interface FrontOptions {
   bodyLimit: number;
   corsOrigins: readonly string[];
+  /** SERVICE_TRUSTED_PROXIES: peers whose X-Forwarded-For names the client; empty: the peer is the client */
+  trustedProxies?: readonly string[];
   operatorKey: string | undefined;
   checkOperatorKey(presented: string): boolean;
   log(message: string): void;
@@ -80,12 +83,14 @@ export class Front {
   private readonly options: FrontOptions;
   private readonly requests: Counter;
   private readonly latency: Histogram;
+  private readonly clientIp: ClientIp;
   private listenSocket: us_listen_socket | undefined;
 
   constructor(registry: Registry, metrics: Metrics, options: FrontOptions) {
     this.app = uws.App();
     this.auth = createAuthContext(registry, options);
     this.options = options;
+    this.clientIp = createClientIp(options.trustedProxies?.length ? trustedProxyList(options.trustedProxies) : undefined);
     this.requests = metrics.counter('http_requests_total', 'HTTP requests by route, method and status');
     this.latency = metrics.histogram('http_request_duration_seconds', 'HTTP request latency by route and method');
   }
@@ -162,7 +167,8 @@ export class Front {
     }
     // A body, or a write: one pass over every field (uWS's getHeader sees only the first of repeated ones).
     // A read without a body keeps the cheaper lookups by name.
-    if (compiled.strict || headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) {
+    // X-Forwarded-For too: a proxy such as HAProxy adds its own field after the client's, and getHeader sees the first.
+    if (compiled.strict || headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined || headers['x-forwarded-for'] !== undefined) {
       headers = {};
       try {
         copyFields((cb) => req.forEach(cb), compiled.wanted, headers);
@@ -173,7 +179,7 @@ export class Front {
     const count = compiled.paramNames.length;
     const params = count === 0 ? NO_PARAMS : new Array<string>(count);
     for (let i = 0; i < count; i++) (params as string[])[i] = req.getParameter(i) ?? '';
-    const ip = compiled.client ? Buffer.from(res.getRemoteAddressAsText()).toString() : '';
+    const ip = compiled.client ? this.clientIp.of(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for']) : '';
     const x = new Exchange(res, method, pathOf(req), compiled, params, queryOf(req), headers, ip, performance.now());
     if (refused !== undefined) return this.finish(x, refused);
 
