@@ -1,6 +1,6 @@
 // Configuration: every setting with its documented default, validated once at start.
 import { availableParallelism } from 'node:os';
-import { trustedProxyList } from './http/client-ip.js';
+import { addressList } from './lib/address-list.js';
 
 export const REGION_NAMES = ['us-iowa', 'europe-belgium', 'asia-japan', 'europe-england', 'australia-sydney'] as const;
 export type RegionName = (typeof REGION_NAMES)[number];
@@ -188,7 +188,7 @@ export function loadConfig(env: Env): Config {
 function trustedProxies(raw: string | undefined): string[] {
   const entries = list(raw);
   try {
-    trustedProxyList(entries);
+    addressList(entries);
   } catch (error) {
     throw new ConfigError(`SERVICE_TRUSTED_PROXIES: ${(error as Error).message}`);
   }

@@ -7,24 +7,6 @@ export interface ClientIp {
   of(peer: string, forwarded: string | undefined): string;
 }
 
-/** Addresses or CIDR blocks, IPv4 or IPv6: `127.0.0.1`, `10.0.0.0/8`, `::1`, `fd00::/8`. Throws on a bad entry. */
-export function trustedProxyList(entries: readonly string[]): BlockList {
-  const list = new BlockList();
-  for (const entry of entries) {
-    const [address = '', bits, ...rest] = entry.split('/');
-    const family = isIP(address);
-    if (family === 0 || rest.length > 0) throw new Error(`"${entry}" is not an IP address or CIDR block`);
-    const type = family === 4 ? 'ipv4' : 'ipv6';
-    if (bits === undefined) list.addAddress(address, type);
-    else {
-      const prefix = /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
-      if (!(prefix >= 0 && prefix <= (family === 4 ? 32 : 128))) throw new Error(`"${entry}": the prefix length must be 0-${family === 4 ? 32 : 128}`);
-      list.addSubnet(address, prefix, type);
-    }
-  }
-  return list;
-}
-
 /** uWS writes IPv6 peers in full (0000:...:0001): BlockList takes that form; IPv4-mapped peers become IPv4. */
 function normal(address: string): string {
   const mapped = /^(?:0{1,4}:){5}ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address) ?? /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);

@@ -6,7 +6,8 @@ import { ServiceError, toServiceError } from '../errors.js';
 import type { BoundCounter, BoundHistogram, Counter, Histogram, Metrics } from '../lib/metrics.js';
 import type { Registry } from '../org/registry.js';
 import { createAuthContext, type AuthContext } from './auth.js';
-import { createClientIp, trustedProxyList, type ClientIp } from './client-ip.js';
+import { addressList } from '../lib/address-list.js';
+import { createClientIp, type ClientIp } from './client-ip.js';
 import { copyFields, FramingError } from './framing.js';
 import { buildRequest, compileRoute, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
 import { errorBody, envelope, oauthErrorBody } from './respond.js';
@@ -90,7 +91,7 @@ export class Front {
     this.app = uws.App();
     this.auth = createAuthContext(registry, options);
     this.options = options;
-    this.clientIp = createClientIp(options.trustedProxies?.length ? trustedProxyList(options.trustedProxies) : undefined);
+    this.clientIp = createClientIp(options.trustedProxies?.length ? addressList(options.trustedProxies) : undefined);
     this.requests = metrics.counter('http_requests_total', 'HTTP requests by route, method and status');
     this.latency = metrics.histogram('http_request_duration_seconds', 'HTTP request latency by route and method');
   }

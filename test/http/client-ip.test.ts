@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { createClientIp, trustedProxyList } from '../../src/http/client-ip.js';
+import { createClientIp } from '../../src/http/client-ip.js';
+import { addressList as trustedProxyList } from '../../src/lib/address-list.js';
 
 describe('client address', () => {
   const behind = createClientIp(trustedProxyList(['10.0.0.0/8', '127.0.0.1', 'fd00::/8']));
