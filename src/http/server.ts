@@ -12,7 +12,7 @@ import { copyFields, FramingError } from './framing.js';
 import { buildRequest, compileRoute, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
 import { errorBody, envelope, oauthErrorBody } from './respond.js';
 import { isMutating, type Response, type Route } from './route.js';
-import { pathOf, queryOf, uws } from './uws.js';
+import { eachField, pathOf, queryOf, uws } from './uws.js';
 
 export interface FrontOptions {
   bodyLimit: number;
@@ -172,7 +172,7 @@ export class Front {
     if (compiled.strict || headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined || headers['x-forwarded-for'] !== undefined) {
       headers = {};
       try {
-        copyFields((cb) => req.forEach(cb), compiled.wanted, headers);
+        copyFields((cb) => eachField(req, cb), compiled.wanted, headers);
       } catch (error) {
         refused = error;
       }
