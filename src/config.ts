@@ -1,5 +1,6 @@
 // Configuration: every setting with its documented default, validated once at start.
 import { availableParallelism } from 'node:os';
+import { addressList } from './lib/address-list.js';
 
 export const REGION_NAMES = ['us-iowa', 'europe-belgium', 'asia-japan', 'europe-england', 'australia-sydney'] as const;
 export type RegionName = (typeof REGION_NAMES)[number];
@@ -23,6 +24,8 @@ export interface Config {
   snapshotInterval: number;
   mailboxLimit: number;
   corsOrigins: string[];
+  /** SERVICE_TRUSTED_PROXIES: reverse proxies (addresses, CIDR blocks) whose X-Forwarded-For gives the client's address */
+  trustedProxies: string[];
   /** how much of each organization's event log is kept (SERVICE_EVENT_RETENTION) */
   eventRetention: EventRetention;
   /** how often the pruning job runs, ms */
@@ -127,6 +130,10 @@ export function loadConfig(env: Env): Config {
   if (rootApiKey !== undefined && rootApiKey.length < 16) {
     throw new ConfigError('SERVICE_ROOT_API_KEY must be at least 16 characters');
   }
+  // The front accepts Service-API-Key values of visible ASCII only: a key with anything else could not be presented.
+  if (rootApiKey !== undefined && !/^[\x21-\x7e]{16,512}$/.test(rootApiKey)) {
+    throw new ConfigError('SERVICE_ROOT_API_KEY must be 16-512 visible ASCII characters (no spaces)');
+  }
 
   const regions = list(env['SERVICE_REGIONS'] || 'europe-belgium');
   for (const r of regions) {
@@ -162,6 +169,7 @@ export function loadConfig(env: Env): Config {
     snapshotInterval: integer(env, 'SERVICE_SNAPSHOT_INTERVAL', 10_000, 1, 10_000_000),
     mailboxLimit: integer(env, 'SERVICE_MAILBOX_LIMIT', 10_000, 1, 10_000_000),
     corsOrigins: list(env['SERVICE_CORS_ORIGINS']),
+    trustedProxies: trustedProxies(env['SERVICE_TRUSTED_PROXIES']),
     eventRetention: parseRetention(env['SERVICE_EVENT_RETENTION']),
     eventPruneIntervalMs: integer(env, 'SERVICE_EVENT_PRUNE_INTERVAL_MS', 60_000, 10, 86_400_000),
     // At least 64 KiB, so that one large event frame always fits an empty buffer.
@@ -200,6 +208,17 @@ function smtp(env: Env, host: string): { smtpUrl?: string; smtpFrom: string } {
   const from = env['SERVICE_SMTP_FROM'] || `no-reply@${host === '127.0.0.1' || host === '0.0.0.0' ? 'localhost' : host}`;
   if (!/^[^\s@<>"]+@[^\s@<>"]+$/.test(from)) throw new ConfigError(`SERVICE_SMTP_FROM must be an address (name@domain), got "${from}"`);
   return { ...(url !== undefined && { smtpUrl: url }), smtpFrom: from };
+}
+
+/** `127.0.0.1,10.0.0.0/8,::1`: checked here, so that a typo stops the start instead of trusting nobody. */
+function trustedProxies(raw: string | undefined): string[] {
+  const entries = list(raw);
+  try {
+    addressList(entries);
+  } catch (error) {
+    throw new ConfigError(`SERVICE_TRUSTED_PROXIES: ${(error as Error).message}`);
+  }
+  return entries;
 }
 
 function secretsKey(env: Env): { secretsKey?: Buffer; secretsKeyPrevious?: Buffer } {

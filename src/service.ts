@@ -438,6 +438,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   const front = new Front(registry, metrics, {
     bodyLimit: config.bodyLimit,
     corsOrigins: config.corsOrigins,
+    trustedProxies: config.trustedProxies,
     operatorKey: options.operatorKey,
     checkOperatorKey: sameSecret(options.operatorKey),
     log: (m) => console.error(m),

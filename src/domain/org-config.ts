@@ -3,6 +3,7 @@
 import { badRequest, quote, ServiceError } from '../errors.js';
 import { DEFAULT_GROUPS_CLAIM, RESERVED_CLAIMS, TOKEN_OWNED_CLAIMS } from './claim-names.js';
 import { decision, type Decision } from './decision.js';
+import { isReservedKey } from './reserved-keys.js';
 import type { Handle, OrgState } from './state.js';
 
 /** End-user authentication methods an organization can allow. */
@@ -76,7 +77,7 @@ function checkGroupsClaimName(value: unknown): string {
     throw badRequest(`groups_claim_name: ${quote(value)} must be 1-${CLAIM_NAME_MAX} characters: letters, digits and _ - . : /, starting with a letter or _`);
   }
   if (value === DEFAULT_GROUPS_CLAIM) return value;
-  if (RESERVED_CLAIMS.has(value) || TOKEN_OWNED_CLAIMS.has(value) || value === '__proto__') {
+  if (RESERVED_CLAIMS.has(value) || TOKEN_OWNED_CLAIMS.has(value) || isReservedKey(value)) {
     throw badRequest(`groups_claim_name: ${quote(value)} is a claim every token reserves for itself`);
   }
   return value;

@@ -1,5 +1,6 @@
 // Validation rules and limits of the seed, as pure functions that throw the service's error type.
 import { badRequest } from '../errors.js';
+import { isReservedKey } from './reserved-keys.js';
 import { HANDLE_TYPES, type Handle } from './state.js';
 
 export const ATTRIBUTE_NAME_MAX_BYTES = 70;
@@ -49,7 +50,7 @@ function holdsReservedKey(value: unknown): boolean {
 export function checkAttributes(set: Record<string, unknown>, field = 'attributes'): void {
   for (const [name, value] of Object.entries(set)) {
     if (name === '') throw badRequest(`${field}: attribute name must not be empty`);
-    if (name === RESERVED_KEY) throw badRequest(`${field}: attribute name "${RESERVED_KEY}" is reserved`);
+    if (isReservedKey(name)) throw badRequest(`${field}: attribute name "${name}" is reserved`);
     const nameBytes = Buffer.byteLength(name, 'utf8');
     if (nameBytes > ATTRIBUTE_NAME_MAX_BYTES) {
       throw badRequest(`${field}: attribute name "${name}" is ${nameBytes} bytes; at most ${ATTRIBUTE_NAME_MAX_BYTES} bytes of UTF-8 are allowed`);

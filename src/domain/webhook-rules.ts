@@ -1,6 +1,7 @@
 // Validation of webhook settings and triggers: target URLs, duration strings, custom headers, trigger names.
 import { isIP } from 'node:net';
 import { badRequest } from '../errors.js';
+import { isReservedKey } from './reserved-keys.js';
 import type { TriggerType, Webhook, WebhookTrigger } from './state.js';
 
 export const MAX_WEBHOOKS = 100;
@@ -80,6 +81,7 @@ export function checkCustomHeaders(headers: Record<string, string[]>, field = 'c
   const out: Record<string, string[]> = {};
   for (const name of names) {
     const lower = name.toLowerCase();
+    if (isReservedKey(name)) throw badRequest(`${field}: "${name}" is a reserved name and cannot be a header name`);
     if (!HEADER_NAME.test(name)) throw badRequest(`${field}: "${name.slice(0, 40)}" is not a valid header name`);
     if (REFUSED_HEADERS.has(lower)) throw badRequest(`${field}: the header ${name} cannot be set on webhook calls`);
     if (seen.has(lower)) throw badRequest(`${field}: the header ${name} is given twice (header names are case-insensitive)`);

@@ -7,6 +7,16 @@ import type { Registry } from '../org/registry.js';
 export const ORG_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
+ * An API key or operator key: visible ASCII, no spaces (the keys the service makes are base64url; a configured
+ * root key is held to the same). uWS trims spaces, tabs and bytes 0x80-0xFF at either end of a header value
+ * before any code sees it, so what reaches this check is the value less those; bytes inside are seen and refused.
+ */
+export const KEY = /^[\x21-\x7e]{1,512}$/;
+
+/** RFC 9110 11.4 credentials with a token68: `Basic dXNlcjpwYXNz`, `Bearer eyJ...`. */
+export const CREDENTIALS = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ +[A-Za-z0-9._~+/-]+=*$/;
+
+/**
  * The caller of one request, as its route's authenticator established it. Every kind that acts within an
  * organization carries it as `org` (and the request's `org` is that organization).
  *
@@ -161,7 +171,11 @@ export const authenticators = {
     security: [{ orgId: [], apiKey: [] }],
     schemes: { orgId: SCHEMES.orgId, apiKey: SCHEMES.apiKey },
     authenticate(headers, ctx) {
-      const result = ctx.registry.authenticate(orgIdOf(headers), headers['service-api-key']);
+      const orgId = orgIdOf(headers);
+      const key = headers['service-api-key'];
+      // After the organization's 404, as the contract orders; a key outside the grammar matches no stored key.
+      if (key !== undefined && key !== '' && !KEY.test(key) && ctx.registry.get(orgId)) throw new ServiceError('ERR_UNAUTHORIZED', 'Service-API-Key: must be visible ASCII characters without spaces');
+      const result = ctx.registry.authenticate(orgId, key);
       if (!result.ok) throw result.error;
       return ctx.principals(result.actor).organization;
     },
@@ -175,7 +189,8 @@ export const authenticators = {
     schemes: { operatorKey: SCHEMES.operatorKey },
     authenticate(headers, ctx) {
       if (ctx.operatorKey === undefined) throw new ServiceError('ERR_NOT_FOUND', 'operator endpoints are disabled (SERVICE_OPERATOR_KEY is not set)');
-      if (!ctx.checkOperatorKey(headers['service-operator-key'] ?? '')) throw new ServiceError('ERR_UNAUTHORIZED', 'Service-Operator-Key is missing or wrong');
+      const key = headers['service-operator-key'] ?? '';
+      if (!KEY.test(key) || !ctx.checkOperatorKey(key)) throw new ServiceError('ERR_UNAUTHORIZED', 'Service-Operator-Key is missing or wrong');
       return OPERATOR;
     },
   },

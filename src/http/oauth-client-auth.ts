@@ -4,7 +4,7 @@
 // (RFC 6749 2.3) in one place, and the handlers receive an authenticated client like any other principal.
 import type { AuthenticatedClient, ClientAuthenticator } from '../oauth/client-auth.js';
 import { oauthError } from '../oauth/errors.js';
-import type { Authenticator, Principal } from './auth.js';
+import { CREDENTIALS, type Authenticator, type Principal } from './auth.js';
 
 type ClientPrincipal = Principal & { kind: 'oauth_client' };
 
@@ -33,7 +33,9 @@ export function oauthClientAuthenticator(clients: ClientAuthenticator): Authenti
     schemes: { clientSecretBasic: { type: 'http', scheme: 'basic', description: 'client_secret_basic: the form-urlencoded client_id and client_secret' } },
     authenticate(headers) {
       const authorization = headers['authorization'];
-      return authorization === undefined ? PENDING : principalOf(clients.basic(authorization));
+      if (authorization === undefined) return PENDING;
+      if (!CREDENTIALS.test(authorization)) throw oauthError('invalid_request', 'Authorization: must be a scheme and a token68 (Basic base64 of client_id:client_secret)');
+      return principalOf(clients.basic(authorization));
     },
     authenticateBody(principal, body) {
       const form = (body ?? {}) as { client_id?: string; client_secret?: string };

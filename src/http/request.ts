@@ -1,6 +1,6 @@
 // A handler's Request from what the front copied out of uWebSockets.js: the principal, path parameters,
 // the query, the consistency headers and the body, checked in the contract's order.
-import { badRequest } from '../errors.js';
+import { badRequest, quote } from '../errors.js';
 import type { OrgActor } from '../org/actor.js';
 import { authenticatorOf, orgOf, type AuthContext, type Authenticator, type Principal } from './auth.js';
 import { codecs, type BodyCodec } from './codec.js';
@@ -16,14 +16,16 @@ export function parseConsistency(headers: Record<string, string>): Consistency {
   const rawLevel = headers['service-required-consistency'];
   const rawTimeout = headers['service-required-consistency-timeout'];
   if (rawLevel === undefined && rawTimeout === undefined) return LOCAL_REGION;
-  const level = rawLevel || 'local_region';
+  // Given but empty is refused like any other wrong value: uWS trims bytes outside visible ASCII at either
+  // end of a value, so '' may be what is left of one (Service-Required-Consistency: é).
+  const level = rawLevel ?? 'local_region';
   if (level !== 'local_region' && level !== 'all_regions') {
-    throw badRequest(`Service-Required-Consistency: must be local_region or all_regions, got "${level}"`);
+    throw badRequest(`Service-Required-Consistency: must be local_region or all_regions, got ${quote(level)}`);
   }
   let timeout = 30;
-  if (rawTimeout !== undefined && rawTimeout !== '') {
+  if (rawTimeout !== undefined) {
     if (!/^\d{1,3}$/.test(rawTimeout) || Number(rawTimeout) < 1 || Number(rawTimeout) > 120) {
-      throw badRequest(`Service-Required-Consistency-Timeout: must be an integer from 1 to 120 seconds, got "${rawTimeout}"`);
+      throw badRequest(`Service-Required-Consistency-Timeout: must be an integer from 1 to 120 seconds, got ${quote(rawTimeout)}`);
     }
     timeout = Number(rawTimeout);
   }
@@ -38,7 +40,8 @@ export function routeHeaders(r: Route): string[] {
   if (isMutating(r.method)) names.push('service-required-consistency', 'service-required-consistency-timeout');
   // Origin is read for CORS, which only public and end-user routes allow.
   if (auth.crossOrigin || auth.client || r.client) names.push('origin');
-  if (auth.client || r.client) names.push('user-agent');
+  // X-Forwarded-For: believed only from SERVICE_TRUSTED_PROXIES (client-ip.ts).
+  if (auth.client || r.client) names.push('user-agent', 'x-forwarded-for');
   if (r.headers) names.push(...r.headers);
   return names;
 }

@@ -6,14 +6,19 @@ import { ServiceError, toServiceError } from '../errors.js';
 import type { BoundCounter, BoundHistogram, Counter, Histogram, Metrics } from '../lib/metrics.js';
 import type { Registry } from '../org/registry.js';
 import { createAuthContext, type AuthContext } from './auth.js';
+import { addressList } from '../lib/address-list.js';
+import { createClientIp, type ClientIp } from './client-ip.js';
+import { copyFields, FramingError } from './framing.js';
 import { buildRequest, compileRoute, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
 import { errorBody, envelope, oauthErrorBody } from './respond.js';
-import type { Response, Route } from './route.js';
-import { pathOf, queryOf, uws } from './uws.js';
+import { isMutating, type Response, type Route } from './route.js';
+import { eachField, pathOf, queryOf, uws } from './uws.js';
 
 export interface FrontOptions {
   bodyLimit: number;
   corsOrigins: readonly string[];
+  /** SERVICE_TRUSTED_PROXIES: peers whose X-Forwarded-For names the client; empty: the peer is the client */
+  trustedProxies?: readonly string[];
   operatorKey: string | undefined;
   checkOperatorKey(presented: string): boolean;
   log(message: string): void;
@@ -23,6 +28,9 @@ export interface FrontOptions {
 interface Compiled extends RouteParts {
   /** header names copied out of uWS for this route */
   headers: readonly string[];
+  wanted: ReadonlySet<string>;
+  /** a write: its headers are always read field by field, so that a repeated or empty one is seen */
+  strict: boolean;
   client: boolean;
   /** the route's request metrics, bound once so that no label text is built per request */
   latency: BoundHistogram;
@@ -76,12 +84,14 @@ export class Front {
   private readonly options: FrontOptions;
   private readonly requests: Counter;
   private readonly latency: Histogram;
+  private readonly clientIp: ClientIp;
   private listenSocket: us_listen_socket | undefined;
 
   constructor(registry: Registry, metrics: Metrics, options: FrontOptions) {
     this.app = uws.App();
     this.auth = createAuthContext(registry, options);
     this.options = options;
+    this.clientIp = createClientIp(options.trustedProxies?.length ? addressList(options.trustedProxies) : undefined);
     this.requests = metrics.counter('http_requests_total', 'HTTP requests by route, method and status');
     this.latency = metrics.histogram('http_request_duration_seconds', 'HTTP request latency by route and method');
   }
@@ -93,6 +103,8 @@ export class Front {
       const compiled: Compiled = {
         ...compileRoute(r),
         headers: routeHeaders(r),
+        wanted: new Set(routeHeaders(r)),
+        strict: isMutating(r.method),
         client: wantsClient(r),
         latency: this.latency.bind({ route: r.path, method: r.method }),
         requests: new Map(),
@@ -146,19 +158,34 @@ export class Front {
   }
 
   private serve(res: HttpResponse, req: HttpRequest, method: string, compiled: Compiled): void {
-    const headers: Record<string, string> = {};
-    for (const name of compiled.headers) {
-      const v = req.getHeader(name);
-      if (v !== '') headers[name] = v;
+    let headers: Record<string, string> = {};
+    let refused: unknown;
+    if (!compiled.strict) {
+      for (const name of compiled.headers) {
+        const v = req.getHeader(name);
+        if (v !== '') headers[name] = v;
+      }
+    }
+    // A body, or a write: one pass over every field (uWS's getHeader sees only the first of repeated ones).
+    // A read without a body keeps the cheaper lookups by name.
+    // X-Forwarded-For too: a proxy such as HAProxy adds its own field after the client's, and getHeader sees the first.
+    if (compiled.strict || headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined || headers['x-forwarded-for'] !== undefined) {
+      headers = {};
+      try {
+        copyFields((cb) => eachField(req, cb), compiled.wanted, headers);
+      } catch (error) {
+        refused = error;
+      }
     }
     const count = compiled.paramNames.length;
     const params = count === 0 ? NO_PARAMS : new Array<string>(count);
     for (let i = 0; i < count; i++) (params as string[])[i] = req.getParameter(i) ?? '';
-    const ip = compiled.client ? Buffer.from(res.getRemoteAddressAsText()).toString() : '';
+    const ip = compiled.client ? this.clientIp.of(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for']) : '';
     const x = new Exchange(res, method, pathOf(req), compiled, params, queryOf(req), headers, ip, performance.now());
+    if (refused !== undefined) return this.finish(x, refused);
 
     const length = headers['content-length'];
-    if (headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
+    if (headers['transfer-encoding'] === undefined && (length === undefined || length === '' || Number(length) === 0)) {
       // No body to wait for: answer now, still inside uWS's callback when the handler is synchronous.
       return this.run(x, undefined);
     }
@@ -276,7 +303,9 @@ export class Front {
         res.writeHeader('Vary', 'Origin');
       }
       if (body === undefined) res.endWithoutBody();
-      else res.end(body);
+      // After a framing refusal the rest of the connection's bytes cannot be told apart: close it
+      // (uWS writes the Connection: close header).
+      else res.end(body, outcome instanceof FramingError);
     });
   }
 }

@@ -29,3 +29,13 @@ export function pathOf(req: uws.HttpRequest): string {
   const q = url.indexOf('?');
   return q < 0 ? url : url.slice(0, q);
 }
+
+/**
+ * Calls `cb` with every header field in order, repeats included, names in lower case. The fallback's
+ * forEach throws "Not implemented"; its request wraps node's IncomingMessage, whose rawHeaders has them.
+ */
+export function eachField(req: uws.HttpRequest, cb: (key: string, value: string) => void): void {
+  if (native) return req.forEach(cb);
+  const raw = (req as unknown as { request?: { rawHeaders?: string[] } }).request?.rawHeaders ?? [];
+  for (let i = 0; i + 1 < raw.length; i += 2) cb((raw[i] as string).toLowerCase(), raw[i + 1] as string);
+}

@@ -2,6 +2,7 @@
 // the names they may not use (domain/claim-names.ts lists them; domain/org-config.ts's groupsClaimName
 // decides an organization's groups claim).
 import { DEFAULT_GROUPS_CLAIM, RESERVED_CLAIMS } from '../domain/claim-names.js';
+import { isReservedKey } from '../domain/reserved-keys.js';
 import { badRequest } from '../errors.js';
 
 /** Custom claims of one token, as JSON: enough for any sensible use, and a token still fits in a header. */
@@ -12,9 +13,9 @@ export const IDENTITY_CLAIMS: readonly string[] = [
   'iss', 'aud', 'oid', 'sub', 'person_id', 'iat', 'exp', 'jti', 'first_token', 'authenticated_methods', 'region', 'prev_token_id', DEFAULT_GROUPS_CLAIM, 'roles',
 ];
 
-/** __proto__ is refused too: assigned as a plain property it would replace the claims object's prototype. */
+/** __proto__, constructor and prototype are refused too (domain/reserved-keys.ts says why). */
 export function reservedClaim(name: string, groupsClaimName: string = DEFAULT_GROUPS_CLAIM): boolean {
-  return RESERVED_CLAIMS.has(name) || name === groupsClaimName || name === '__proto__';
+  return RESERVED_CLAIMS.has(name) || name === groupsClaimName || isReservedKey(name);
 }
 
 /** The first reserved name among custom claims, for a 400 that names it. */
