@@ -19,7 +19,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['events'],
   ['org'],
   ['regions'],
-  ['tokens', 'webhooks', 'auth', 'sso', 'oauth'],
+  ['tokens', 'webhooks', 'auth', 'sso', 'oauth', 'gate'],
   ['http'],
   ['service.ts', 'main.ts'],
 ];
@@ -29,7 +29,7 @@ export const PACKAGE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   'uWebSockets.js': ['http'],
   lmdb: ['wal', 'regions/replica-store.ts'],
   msgpackr: ['wal', 'regions/replica-store.ts'],
-  jose: ['tokens'],
+  jose: ['tokens', 'gate'],
 };
 
 /** domain/ is pure: from src/ it imports errors.ts and lib/ alone. */
