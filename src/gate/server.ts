@@ -135,6 +135,8 @@ export async function startGateServer(deps: GateServerDeps): Promise<GateServer>
         once = true;
         finish(g, start, d.status, requestLength, Buffer.byteLength(body), records);
       };
+      // A body-less request may have ended while the plugins ran.
+      if (req.readableEnded || req.destroyed) done();
       req.on('end', done);
       req.on('close', done);
       req.resume();

@@ -21,7 +21,7 @@ let person: string;
 let token: string;
 let jwks: http.Server;
 let jwksBase: string;
-let thirdKey: CryptoKey;
+let thirdKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 let thirdJwk: JWK;
 
 async function mint(personId: string): Promise<string> {
@@ -34,7 +34,7 @@ before(async () => {
   server = await startTestServer({}, { operatorKey: OPERATOR_KEY, clock });
   upstream = await startEchoUpstream();
   const kp = await generateKeyPair('ES256');
-  thirdKey = kp.privateKey as CryptoKey;
+  thirdKey = kp.privateKey;
   thirdJwk = { ...(await exportJWK(kp.publicKey)), kid: 'third-1', alg: 'ES256', use: 'sig' };
   jwks = http.createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -101,7 +101,7 @@ test('every bad token is refused with 401 before the upstream sees it', async ()
 
   const jwksDoc = (await (await fetch(`${server.base}/.well-known/jwks.json`)).json()) as { keys: JWK[] };
   const serviceJwk = jwksDoc.keys.find((k) => k.kid === header.kid) as JWK;
-  const publicPem = await exportSPKI((await importJWK(serviceJwk, serviceJwk.alg)) as CryptoKey);
+  const publicPem = await exportSPKI((await importJWK(serviceJwk, serviceJwk.alg)) as Parameters<typeof exportSPKI>[0]);
   const hs256 = await new SignJWT(payload).setProtectedHeader({ alg: 'HS256', kid: header.kid }).sign(new TextEncoder().encode(publicPem));
   const own = await generateKeyPair('ES256');
   const unknownKid = await new SignJWT(payload).setProtectedHeader({ alg: 'ES256', kid: 'not-a-key-of-the-service' }).sign(own.privateKey);
