@@ -110,6 +110,9 @@ export function readConfigFile(path: string): Doc {
   }
 }
 
+/** Set by a build, read by GateServerStarted's version; not configuration. */
+export const BUILD_STAMPS: readonly string[] = ['GATE_BUILD_COMMIT', 'GATE_BUILD_DATE', 'GATE_BUILT_BY'];
+
 /**
  * GATE_… variables as a document. The name after the prefix is split at underscores and matched against the
  * known keys (longest first), list items by index (GATE_URLS_0_PATTERN, GATE_PLUGINS_1_PARAMETERS_REQUIRED_GROUPS);
@@ -118,7 +121,7 @@ export function readConfigFile(path: string): Doc {
 export function envDocument(env: Record<string, string | undefined>): Doc {
   const doc: Doc = {};
   for (const [name, value] of Object.entries(env)) {
-    if (!name.startsWith('GATE_') || value === undefined) continue;
+    if (!name.startsWith('GATE_') || value === undefined || BUILD_STAMPS.includes(name)) continue;
     const words = name.slice(5).toLowerCase().split('_');
     const path: (string | number)[] = ['gate'];
     let spec: Spec = (SPEC as { obj: Record<string, Spec> }).obj['gate'] as Spec;

@@ -53,9 +53,10 @@ export async function startGate(config: GateConfig, options: GateOptions = {}): 
   let sequence = 0;
   const started = Date.now();
 
+  const pluginDeps = { service: config.service, jwksFetches: metrics.counter('gate_jwks_fetches_total', 'JWKS fetches by validate-jwt plugins, by plugin id and result') };
   const server = await startGateServer({
     config,
-    build: (p) => buildPlugin(p, { service: config.service, metrics }),
+    build: (p) => buildPlugin(p, pluginDeps),
     http,
     metrics,
     ...(sender ? { emit: (e) => sender.enqueue(e) } : {}),

@@ -40,6 +40,7 @@ test('unknown keys, another mode and bad values are start-up errors naming the k
   bad({ gate: { urls: [{ pattern: '/x', plugins: { nope: { enabled: false } } }] } }, /gate\.urls\.0\.plugins\.nope: no plugin has this id/);
   bad({ gate: { events: { enabled: true } } }, /gate\.service/);
   assert.throws(() => envDocument({ GATE_NOPE: '1' }), /GATE_NOPE: unknown key "nope"/);
+  assert.deepEqual(envDocument({ GATE_BUILD_COMMIT: 'abc', GATE_BUILT_BY: 'ci', PATH: '/bin' }), {}, 'build stamps are not configuration');
 });
 
 test('defaults: proxy mode, 30 s upstream timeout, hourly renewal, heartbeat off at 60 s, plugin ids by type and index', () => {

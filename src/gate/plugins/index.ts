@@ -1,5 +1,5 @@
 // The plugin types Gate builds, by the original's type names; any other type is a start-up error naming it.
-import type { Metrics } from '../../lib/metrics.js';
+import type { Counter } from '../../lib/metrics.js';
 import type { GateConfig, PluginConfig } from '../config.js';
 import { createRatelimit } from './ratelimit.js';
 import { createTokenReminting } from './token-reminting.js';
@@ -9,7 +9,8 @@ import { createValidateJwt } from './validate-jwt.js';
 
 export interface PluginDeps {
   service: GateConfig['service'];
-  metrics: Metrics;
+  /** JWKS fetches of validate-jwt plugins, by plugin id and result */
+  jwksFetches: Counter;
 }
 
 export const PLUGIN_TYPES = ['validate-jwt', 'ratelimit', 'token-translation-upgrade', 'token-reminting'] as const;
@@ -17,7 +18,7 @@ export const PLUGIN_TYPES = ['validate-jwt', 'ratelimit', 'token-translation-upg
 export function buildPlugin(config: PluginConfig, deps: PluginDeps): Plugin {
   switch (config.type) {
     case 'validate-jwt':
-      return createValidateJwt(config, deps.service);
+      return createValidateJwt(config, deps.service, deps.jwksFetches);
     case 'ratelimit':
       return createRatelimit(config);
     case 'token-translation-upgrade':

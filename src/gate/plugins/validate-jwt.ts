@@ -2,6 +2,7 @@
 // before the upstream sees the request; OPTIONS passes unvalidated, as the original's plugin does.
 import { decodeProtectedHeader, importJWK, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import { parseDuration } from '../../domain/webhook-rules.js';
+import type { Counter } from '../../lib/metrics.js';
 import type { PluginConfig } from '../config.js';
 import type { HttpCaller } from '../round-trip.js';
 import { checkParameters, param, tokenOf, type Decision, type Plugin } from './types.js';
@@ -35,7 +36,7 @@ function unauthorized(reason: string, noToken = false): Decision {
   };
 }
 
-export function createValidateJwt(config: PluginConfig, service: ServiceRef | undefined, now: () => number = Date.now): Plugin {
+export function createValidateJwt(config: PluginConfig, service: ServiceRef | undefined, fetches?: Counter, now: () => number = Date.now): Plugin {
   checkParameters(config, PARAMS);
   const jwksUrlParam = param<string>(config, 'jwks_url', 'string');
   const thirdParty = jwksUrlParam !== undefined;
@@ -66,7 +67,14 @@ export function createValidateJwt(config: PluginConfig, service: ServiceRef | un
   let inFlight: Promise<void> | undefined;
 
   const fetchKeys = async (http: HttpCaller): Promise<void> => {
-    const res = await http.call(jwksUrl, { headers: { accept: 'application/json' } });
+    let res;
+    try {
+      res = await http.call(jwksUrl, { headers: { accept: 'application/json' } });
+    } catch (error) {
+      fetches?.inc({ plugin_id: config.id, result: 'unreachable' });
+      throw error;
+    }
+    fetches?.inc({ plugin_id: config.id, result: String(res.status) });
     if (res.status !== 200) throw new Error(`${jwksUrl} answered ${res.status}`);
     const doc = JSON.parse(res.text) as { keys?: JWK[] };
     const keys = new Map<string, JWK>();
