@@ -58,7 +58,7 @@ before(async () => {
       ],
       plugins: [
         { id: 'jwt', type: 'validate-jwt', parameters: { jwks_refetch_interval: '0s', forward_person_id: true } },
-        { id: 'third', type: 'validate-jwt', enabled: false, parameters: { jwks_url: `${jwksBase}/jwks`, issuer: 'https://third.example', audience: 'gate-api' } },
+        { id: 'third', type: 'validate-jwt', enabled: false, parameters: { jwks_url: `${jwksBase}/jwks`, issuer: 'https://third.example', audience: 'gate-api', clock_leeway: '0s' } },
       ],
     }),
   );
@@ -176,4 +176,13 @@ test('third-party issuer: jwks_url, issuer and audience checked; exp required; n
     assert.equal((await call('/third/x', await sign(claims))).status, 401, what);
   }
   assert.equal(upstream.seen.length, n);
+});
+
+test('a verified token is served from the cache, but never past its exp', async () => {
+  const exp = Math.floor(Date.now() / 1000) + 5;
+  const shortLived = await new SignJWT({ iss: 'https://third.example', aud: 'gate-api', sub: 'u2', exp }).setProtectedHeader({ alg: 'ES256', kid: 'third-1' }).sign(thirdKey);
+  assert.equal((await call('/third/short', shortLived)).status, 200);
+  assert.equal((await call('/third/short', shortLived)).status, 200);
+  await new Promise((r) => setTimeout(r, exp * 1000 - Date.now() + 1100));
+  assert.equal((await call('/third/short', shortLived)).status, 401);
 });

@@ -5,12 +5,12 @@ import { parseDuration } from '../../domain/webhook-rules.js';
 import type { Counter } from '../../lib/metrics.js';
 import type { PluginConfig } from '../config.js';
 import type { HttpCaller } from '../round-trip.js';
-import { checkParameters, param, tokenOf, type Decision, type Plugin } from './types.js';
+import { checkParameters, param, tokenOf, type Decision, type GateRequest, type Plugin } from './types.js';
 
 const PARAMS = [
   'service_base_url', 'service_org_id', 'service_issuer', 'required_groups', 'groups_claim', 'allow_anonymous',
   'header_with_token', 'cookie_with_token', 'forward_person_id', 'jwks_url', 'issuer', 'audience', 'algorithms',
-  'jwks_refetch_interval', 'jwks_max_age', 'clock_leeway',
+  'jwks_refetch_interval', 'jwks_max_age', 'clock_leeway', 'verified_cache_size', 'verified_cache_ttl',
 ] as const;
 
 const ASYMMETRIC = ['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA', 'Ed25519'];
@@ -61,6 +61,12 @@ export function createValidateJwt(config: PluginConfig, service: ServiceRef | un
   const maxAgeMs = parseDuration(param<string>(config, 'jwks_max_age', 'string') ?? '10m', 'jwks_max_age');
   const leewaySec = parseDuration(param<string>(config, 'clock_leeway', 'string') ?? '5s', 'clock_leeway') / 1000;
 
+  const cacheSize = param<number>(config, 'verified_cache_size', 'number') ?? 10_000;
+  const cacheTtlMs = parseDuration(param<string>(config, 'verified_cache_ttl', 'string') ?? '30s', 'verified_cache_ttl');
+  // Tokens whose signature and claims were verified, by their exact text: a hit skips the signature check but
+  // not the expiry. Entries live at most verified_cache_ttl, so a key withdrawn from the JWKS stops counting soon.
+  const verified = new Map<string, { payload: JWTPayload; until: number }>();
+
   let set: KeySet | undefined;
   let issuer = issuerParam;
   const imported = new Map<string, Awaited<ReturnType<typeof importJWK>>>();
@@ -108,12 +114,17 @@ export function createValidateJwt(config: PluginConfig, service: ServiceRef | un
     return jwk;
   };
 
-  return {
+  const plugin: Plugin = {
     config,
     async handle(req, http) {
       if (req.method === 'OPTIONS') return { action: 'continue', metadata: { decision: 'skip', reason: 'OPTIONS requests are not validated' } };
       const token = tokenOf(req, header, cookie);
       if (token === undefined) return unauthorized('no token', true);
+      const hit = verified.get(token);
+      if (hit !== undefined) {
+        if (hit.until > now()) return admit(req, hit.payload, true);
+        verified.delete(token);
+      }
       let kid: string | undefined;
       let alg: string | undefined;
       try {
@@ -153,24 +164,34 @@ export function createValidateJwt(config: PluginConfig, service: ServiceRef | un
         if (org !== orgId) return unauthorized('token of another organization');
         if (issuer === undefined) return unauthorized('issuer unknown');
       }
-      if (!allowAnonymous && (payload['person_type'] === 'anonymous' || payload['anonymous'] === true)) return unauthorized('anonymous person');
-      const personId = typeof payload.sub === 'string' ? payload.sub : typeof payload['person_id'] === 'string' ? payload['person_id'] : '';
-      if (requiredGroups.length > 0) {
-        const groups = Array.isArray(payload[groupsClaim]) ? (payload[groupsClaim] as unknown[]) : [];
-        const missing = requiredGroups.filter((g) => !groups.includes(g));
-        if (missing.length > 0) {
-          return {
-            action: 'answer',
-            status: 403,
-            headers: { 'www-authenticate': 'Bearer error="insufficient_scope"' },
-            body: JSON.stringify({ errors: [{ httpcode: 403, message: 'the person is not in the groups this resource requires' }] }),
-            metadata: { decision: 'deny', reason: 'groups', person_id: personId, missing_groups: missing },
-          };
-        }
+      if (cacheSize > 0) {
+        verified.set(token, { payload, until: Math.min(now() + cacheTtlMs, (payload.exp as number) * 1000 + leewaySec * 1000) });
+        if (verified.size > cacheSize) verified.delete(verified.keys().next().value as string);
       }
-      req.claims = payload as Record<string, unknown>;
-      if (forwardPersonId && personId !== '') req.headers['service-personid'] = personId;
-      return { action: 'continue', metadata: { decision: 'allow', person_id: personId } };
+      return admit(req, payload, false);
     },
   };
+  return plugin;
+
+  /** The checks after the signature: anonymous persons, groups; then the claims for later plugins. */
+  function admit(req: GateRequest, payload: JWTPayload, cached: boolean): Decision {
+    if (!allowAnonymous && (payload['person_type'] === 'anonymous' || payload['anonymous'] === true)) return unauthorized('anonymous person');
+    const personId = typeof payload.sub === 'string' ? payload.sub : typeof payload['person_id'] === 'string' ? payload['person_id'] : '';
+    if (requiredGroups.length > 0) {
+      const groups = Array.isArray(payload[groupsClaim]) ? (payload[groupsClaim] as unknown[]) : [];
+      const missing = requiredGroups.filter((g) => !groups.includes(g));
+      if (missing.length > 0) {
+        return {
+          action: 'answer',
+          status: 403,
+          headers: { 'www-authenticate': 'Bearer error="insufficient_scope"' },
+          body: JSON.stringify({ errors: [{ httpcode: 403, message: 'the person is not in the groups this resource requires' }] }),
+          metadata: { decision: 'deny', reason: 'groups', person_id: personId, missing_groups: missing },
+        };
+      }
+    }
+    req.claims = payload as Record<string, unknown>;
+    if (forwardPersonId && personId !== '') req.headers['service-personid'] = personId;
+    return { action: 'continue', metadata: { decision: 'allow', person_id: personId, cache: cached ? 'hit' : 'miss' } };
+  }
 }
