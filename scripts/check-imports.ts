@@ -20,7 +20,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['org'],
   ['regions'],
   ['mail'],
-  ['tokens', 'webhooks', 'auth', 'sso', 'oauth', 'persons'],
+  ['tokens', 'webhooks', 'auth', 'sso', 'oauth', 'persons', 'gate'],
   ['http'],
   ['service.ts', 'main.ts'],
 ];
@@ -30,7 +30,7 @@ export const PACKAGE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   'uWebSockets.js': ['http'],
   lmdb: ['wal', 'regions/replica-store.ts'],
   msgpackr: ['wal', 'regions/replica-store.ts'],
-  jose: ['tokens'],
+  jose: ['tokens', 'gate'],
   'csv-parse': ['persons'],
   nodemailer: ['mail'],
 };

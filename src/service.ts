@@ -22,6 +22,7 @@ import { attributeRoutes } from './http/handlers/attributes.js';
 import { consentRoutes } from './http/handlers/consents.js';
 import { deadLetterRoutes } from './http/handlers/dead-letters.js';
 import { eventRoutes } from './http/handlers/events.js';
+import { gateEventRoutes } from './http/handlers/gate-events.js';
 import { groupRoutes } from './http/handlers/groups.js';
 import { organizationRoutes } from './http/handlers/organizations.js';
 import { orgConfigRoutes } from './http/handlers/org-config.js';
@@ -475,6 +476,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...consentRoutes(deps),
     ...regionRoutes(regions),
     ...eventRoutes(deps),
+    ...gateEventRoutes(deps),
     ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhooks.keys.jwks() }),
     ...deadLetterRoutes(deps, webhooks.outbox),
     ...passwordRoutes(deps, { passwords, signIn }),

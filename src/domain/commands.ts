@@ -2,6 +2,7 @@
 import type { AttributeSet, ConsentLevel, Handle, OnFailure, WebhookTrigger } from './state.js';
 import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
+import type { GateEventInput } from './gate-events.js';
 import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
 import type { IssueCodeInput, MintGrantInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 import type { PasswordReset } from './credentials.js';
@@ -125,6 +126,8 @@ export type Command =
   | { kind: 'RemoveAllowedDomains'; domain?: string }
   /** appends events to the organization's log and changes nothing else */
   | { kind: 'EmitTestEvents'; events: TestEventInput[] }
+  /** appends events a Gate built (its own event_id and timestamp) to the organization's log */
+  | { kind: 'EmitGateEvents'; events: GateEventInput[] }
   /** allow_insecure: the deployment's SERVICE_WEBHOOK_ALLOW_INSECURE */
   | { kind: 'CreateWebhook'; input: WebhookInput; allow_insecure: boolean }
   | { kind: 'UpdateWebhook'; webhook_id: string; input: Partial<WebhookInput>; allow_insecure: boolean }

@@ -11,6 +11,7 @@ import { emitTestEvents } from './test-events.js';
 import { recordAuthenticationFailure } from './sign-in.js';
 import { addPasswordCredential, changePassword, completePasswordReset, removeCredentials } from './credentials.js';
 import { setMessageTemplate } from './message-templates.js';
+import { emitGateEvents } from './gate-events.js';
 import { recordToken, revokeIdentityToken } from './tokens.js';
 import type { OrgState } from './state.js';
 import { setOrgConfig } from './org-config.js';
@@ -71,6 +72,8 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return removeAllowedDomains(state, command.domain);
     case 'EmitTestEvents':
       return emitTestEvents(command.events);
+    case 'EmitGateEvents':
+      return emitGateEvents(command.events);
     case 'CreateWebhook':
       return createWebhook(state, command.input, command.allow_insecure, ctx);
     case 'UpdateWebhook':

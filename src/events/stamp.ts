@@ -39,6 +39,7 @@ export function createEventStamper(ids: EventIds): EventStamper {
 /**
  * Events the service emits itself come from the Cloud source, whatever else may also emit that type.
  * Test events come from the type's own first emitter (an SDK event from SDK), so that they look like the real ones.
+ * Events a Gate built keep their own id, time and source.
  */
 function stamp(origin: EventOrigin, draft: EventDraft, timestamp: string, ids: EventIds): Record<string, unknown> {
   const def = eventByMessageName(draft.name);
@@ -46,12 +47,12 @@ function stamp(origin: EventOrigin, draft: EventDraft, timestamp: string, ids: E
   const metadata = eventMetadata({
     type: def.type,
     version: def.version,
-    source: draft.test ? eventSource(def) : 'Cloud',
+    source: draft.external?.source ?? (draft.test ? eventSource(def) : 'Cloud'),
     organization_id: origin.organization_id,
     root_organization_id: origin.root_organization_id,
     is_test_event: draft.test !== undefined,
-    event_id: draft.test?.event_id ?? ids.uuid(),
-    timestamp,
+    event_id: draft.external?.event_id ?? draft.test?.event_id ?? ids.uuid(),
+    timestamp: draft.external?.timestamp ?? timestamp,
   });
   return { event_metadata: metadata, ...draft.body };
 }

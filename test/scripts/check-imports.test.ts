@@ -70,16 +70,16 @@ describe('scripts/check-imports.ts', () => {
         'tokens/hooks.ts': "import { signIn } from '../auth/sign-in.js';\nexport const h = signIn;\n",
         'events/lazy.ts': "export const later = () => import('../org/actor.js');\n",
         // A folder without a place is reported once, whatever it imports.
-        'gate/main.ts': "import { service } from '../service.js';\nexport const g = service;\n",
+        'kiosk/main.ts': "import { service } from '../service.js';\nexport const g = service;\n",
       }),
     );
     assert.deepEqual(problems, [
       'domain/catalog-user.ts: imports wal/log.ts; domain/ imports nothing from src/ but errors.ts and lib/',
       'events/lazy.ts: imports org/actor.ts, upstream (org is a later layer than events)',
-      'http/jwt.ts: imports jose, which only tokens may import',
+      'http/jwt.ts: imports jose, which only tokens, gate may import',
       'org/storage.ts: imports lmdb, which only wal, regions/replica-store.ts may import',
       'regions/socket.ts: imports uWebSockets.js, which only http may import',
-      'gate: has no place in the layer order; add it to LAYERS in scripts/check-imports.ts',
+      'kiosk: has no place in the layer order; add it to LAYERS in scripts/check-imports.ts',
       'folders import each other in a loop: auth, tokens (auth/sign-in.ts → tokens/sign.ts; tokens/hooks.ts → auth/sign-in.ts)',
       'folders import each other in a loop: domain, wal (domain/catalog-user.ts → wal/log.ts)',
       'folders import each other in a loop: events, org (events/lazy.ts → org/actor.ts)',

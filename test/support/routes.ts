@@ -103,6 +103,7 @@ export function routeCases(t: Targets): RouteCase[] {
     c('PUT', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`, { consent_levels: ['necessary'] }),
     c('DELETE', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`),
     c('POST', '/test-events', '/test-events', [{ event_name: 'PersonCreated_v1' }]),
+    c('POST', '/gate/events', '/gate/events', [sampleGateHeartbeat()]),
     c('PUT', '/persons/{person_id}/credentials/password', `/persons/${p}/credentials/password`, { password: 'sample password' }),
     c('GET', '/persons/{person_id}/credentials', `/persons/${p}/credentials`),
     c('POST', '/persons/{person_id}/credentials', `/persons/${p}/credentials`, { type: 'password', params: { password_hash: `scrypt$15$8$1$c2FtcGxlIHNhbHQ$${'A'.repeat(43)}` } }),
@@ -177,3 +178,22 @@ export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/autho
 export const OPERATOR_ROUTES = ['PUT /ops/regions/{region}', 'POST /ops/keys/rotate'];
 
 export const mutating = (r: RouteCase) => r.method !== 'GET';
+
+/** A GateHeartbeat_v1 as a Gate sends it, with a fresh event_id, for POST /gate/events. */
+export function sampleGateHeartbeat(): Record<string, unknown> {
+  return {
+    event_metadata: {
+      is_test_event: false,
+      event_id: crypto.randomUUID(),
+      timestamp: new Date().toISOString(),
+      source: 'Gate',
+      event_type: 'GateHeartbeat',
+      event_name: 'GateHeartbeat_v1',
+      event_version: '1',
+      organization_id: '',
+      root_organization_id: '',
+    },
+    analytics_metadata: { analytics_correlation_id: crypto.randomUUID(), client_ip_address: '' },
+    sequence: '1',
+  };
+}

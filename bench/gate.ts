@@ -1,0 +1,163 @@
+// What Gate adds over calling the upstream directly: p50/p99 and requests per second with no plugin, with
+// validate-jwt (keys cached), with enrichment (token-translation-upgrade on a cache hit), events on and off,
+// beside http-proxy doing the same proxying as the reference; and the events per second POST /gate/events
+// ingests. Every server is its own process; closed loop over keep-alive connections.
+//   npm run bench -- gate [--seconds 3] [--connections 16]
+import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Agent } from 'undici';
+import { stringify } from 'yaml';
+import { heartbeat } from '../src/gate/events.js';
+import { spawnNode, type NodeProcess } from '../test/support/process.js';
+import { removeDir, tempDir } from '../test/support/server.js';
+import { numberFlag, runIfMain } from './lib/cli.js';
+import { encodeRequest } from './lib/connection.js';
+import { runLoad, type LoadResult } from './lib/load.js';
+import { environment, environmentLine, formatTable, ms, writeResults } from './lib/report.js';
+import { SERVICE_AUTH, startServer, startService, type ServerProcess } from './lib/server-process.js';
+
+const USAGE = `usage: npm run bench -- gate [options]   (or: npx tsx bench/gate.ts [options])
+  --seconds N       measured seconds per case, after 1 s of warm-up (default 3)
+  --connections N   keep-alive connections of the load generator (default 16)`;
+
+interface Row {
+  name: string;
+  rps: number;
+  p50_us: number;
+  p99_us: number;
+  added_p50_us: number;
+  added_p99_us: number;
+  vs_no_plugin: number;
+  errors: number;
+}
+
+async function spawnGate(dir: string, name: string, doc: unknown): Promise<{ proc: NodeProcess; url: string }> {
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(file, stringify(doc));
+  const proc = await spawnNode({ script: 'src/gate/main.ts', args: ['--config', file], ready: /gate listening on [^:]+:(\d+)/, timeoutMs: 60_000 });
+  return { proc, url: `http://127.0.0.1:${proc.ready[1]}` };
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { seconds: { type: 'string', default: '3' }, connections: { type: 'string', default: '16' }, help: { type: 'boolean', short: 'h', default: false } } });
+  if (values.help) return console.log(USAGE);
+  const seconds = numberFlag('seconds', values.seconds, 0.5, USAGE);
+  const connections = Math.floor(numberFlag('connections', values.connections, 1, USAGE));
+  const env = environment();
+  const dir = tempDir('gate-bench-');
+  const servers: ServerProcess[] = [];
+  const procs: NodeProcess[] = [];
+  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  let mapper: http.Server | undefined;
+  try {
+    const service = await startService();
+    servers.push(service);
+    const upstream = await startServer('bench/hello-server.ts');
+    servers.push(upstream);
+    const post = async (path: string, body: unknown) => {
+      const r = await agent.request({ origin: service.url, path, method: 'POST', headers: { ...service.auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: r.statusCode, body: (await r.body.json()) as any };
+    };
+    const person = (await post('/persons', { handles: [{ type: 'email_address', value: 'bench@example.com' }] })).body.result.person_id as string;
+    const token = (await post(`/persons/${person}/mint-token`, {})).body.result as string;
+    mapper = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ person_id: person, custom_claims: { plan: 'gold' } })));
+    });
+    mapper.listen(0, '127.0.0.1');
+    await once(mapper, 'listening');
+    const mapUrl = `http://127.0.0.1:${(mapper.address() as AddressInfo).port}/map`;
+
+    const svc = { base_url: service.url, org_id: SERVICE_AUTH['Service-OrgID'], api_key: SERVICE_AUTH['Service-API-Key'] };
+    const gateDoc = (plugins: unknown[], events: boolean) => ({
+      gate: { port: 0, host: '127.0.0.1', default: { target: upstream.url }, plugins, service: svc, events: { enabled: events } },
+    });
+    const jwt = { id: 'jwt', type: 'validate-jwt' };
+    const enrich = { id: 'enrich', type: 'token-translation-upgrade', parameters: { map_token_endpoint: mapUrl, header_with_token: 'X-Legacy-Token' } };
+    const start = async (name: string, doc: unknown) => {
+      const g = await spawnGate(dir, name, doc);
+      procs.push(g.proc);
+      return g.url;
+    };
+    const reference = await startServer('bench/http-proxy-server.ts', { env: { UPSTREAM: upstream.url } });
+    servers.push(reference);
+
+    const auth = { Authorization: `Bearer ${token}` };
+    const cases: Array<{ name: string; url: string; headers?: Record<string, string>; pid?: number }> = [
+      { name: 'upstream directly', url: upstream.url, pid: upstream.pid },
+      { name: 'http-proxy (reference)', url: reference.url, pid: reference.pid },
+      { name: 'gate, no plugin, events off', url: await start('none-off', gateDoc([], false)) },
+      { name: 'gate, no plugin, events on', url: await start('none-on', gateDoc([], true)) },
+      { name: 'gate, validate-jwt, events off', url: await start('jwt-off', gateDoc([jwt], false)), headers: auth },
+      { name: 'gate, validate-jwt, events on', url: await start('jwt-on', gateDoc([jwt], true)), headers: auth },
+      { name: 'gate, enrichment (cache hit), events off', url: await start('enrich-off', gateDoc([enrich], false)), headers: { 'X-Legacy-Token': 'legacy-bench' } },
+    ];
+    const results: Array<{ name: string; result: LoadResult }> = [];
+    for (const c of cases) {
+      const host = new URL(c.url).host;
+      const bytes = encodeRequest(host, { method: 'GET', path: '/api/items', headers: c.headers ?? {} });
+      const result = await runLoad({ url: c.url, request: () => bytes, connections, durationMs: seconds * 1000, warmupMs: 1000 });
+      results.push({ name: c.name, result });
+    }
+    const direct = results[0]!.result.latency;
+    const noPlugin = results.find((r) => r.name === 'gate, no plugin, events off')!.result.rps;
+    const rows: Row[] = results.map(({ name, result }) => ({
+      name,
+      rps: Math.round(result.rps),
+      p50_us: result.latency.p50_us,
+      p99_us: result.latency.p99_us,
+      added_p50_us: result.latency.p50_us - direct.p50_us,
+      added_p99_us: result.latency.p99_us - direct.p99_us,
+      vs_no_plugin: result.rps / noPlugin,
+      errors: result.errors,
+    }));
+
+    // Ingest: batches of 200 heartbeats with fresh ids, 4 senders at once.
+    const ingestMs = seconds * 1000;
+    let ingested = 0;
+    const until = performance.now() + ingestMs;
+    const origin = { orgId: svc.org_id ?? '' };
+    const sender = async () => {
+      while (performance.now() < until) {
+        const batch = Array.from({ length: 200 }, (_, i) => heartbeat(origin, 'a0000000-0000-4000-8000-000000000000', i + 1, Date.now()));
+        const r = await post('/gate/events', batch);
+        if (r.status === 202) ingested += r.body.result.accepted as number;
+      }
+    };
+    const t0 = performance.now();
+    await Promise.all([sender(), sender(), sender(), sender()]);
+    const ingestRate = Math.round(ingested / ((performance.now() - t0) / 1000));
+
+    console.log(
+      formatTable<Row>(
+        [
+          { title: 'case', value: (r) => r.name, align: 'left' },
+          { title: 'req/s', value: (r) => r.rps },
+          { title: 'p50 ms', value: (r) => ms(r.p50_us), align: 'right' },
+          { title: 'p99 ms', value: (r) => ms(r.p99_us), align: 'right' },
+          { title: 'added p50', value: (r) => ms(r.added_p50_us), align: 'right' },
+          { title: 'added p99', value: (r) => ms(r.added_p99_us), align: 'right' },
+          { title: 'vs gate no plugin', value: (r) => `${(r.vs_no_plugin * 100).toFixed(0)}%`, align: 'right' },
+          { title: 'errors', value: (r) => r.errors },
+        ],
+        rows,
+      ),
+    );
+    console.log(`\nPOST /gate/events ingest: ${ingestRate} events/s (batches of 200, 4 senders)`);
+    console.log(`targets: validate-jwt adds <= 0.3 ms at p50; validate-jwt throughput >= 50% of no plugin`);
+    console.log(`\n${environmentLine(env)}`);
+    console.log(`results: ${writeResults('gate', env, { seconds, connections, rows, ingest_events_per_s: ingestRate })}`);
+  } finally {
+    for (const p of procs) await p.kill('SIGTERM').catch(() => p.kill('SIGKILL'));
+    for (const s of servers.reverse()) await s.stop().catch(() => {});
+    mapper?.close();
+    await agent.close();
+    removeDir(dir);
+  }
+}
+
+runIfMain(import.meta.url, main);

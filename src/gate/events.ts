@@ -1,0 +1,113 @@
+// Gate's three events, built complete at Gate in proto3 JSON: GateServerStarted_v1, GateRequestHandled_v1, GateHeartbeat_v1.
+import { randomUUID } from 'node:crypto';
+import { rfc3339Nanos } from '../lib/time-text.js';
+import type { RoundTrip } from './round-trip.js';
+
+export type GateEvent = Record<string, unknown> & { event_metadata: { event_id: string; event_name: string } };
+
+export interface GateOrigin {
+  orgId: string;
+}
+
+/** Epoch milliseconds (fractional) as RFC 3339 with nanoseconds. */
+export function timestampText(ms: number): string {
+  return rfc3339Nanos(BigInt(Math.round(ms * 1e6)));
+}
+
+/** TimingMetadata; elapsed is in seconds (a double). */
+export function timing(start: number, end: number): Record<string, unknown> {
+  return { start: timestampText(start), end: timestampText(end), elapsed: Math.max(0, end - start) / 1000 };
+}
+
+const TYPES = { GateServerStarted: 9, GateRequestHandled: 10, GateHeartbeat: 36 } as const;
+
+function metadata(origin: GateOrigin, type: keyof typeof TYPES, nowMs: number, uuid: () => string): GateEvent['event_metadata'] & Record<string, unknown> {
+  return {
+    is_test_event: false,
+    event_id: uuid(),
+    timestamp: timestampText(nowMs),
+    source: 'Gate',
+    event_type: type,
+    event_name: `${type}_v1`,
+    event_version: '1',
+    organization_id: origin.orgId,
+    root_organization_id: origin.orgId,
+  };
+}
+
+export interface BuildInfo {
+  version: string;
+  variant: string;
+  build_commit?: string;
+  build_date?: string;
+  built_by?: string;
+}
+
+export function serverStarted(origin: GateOrigin, instanceId: string, build: BuildInfo, renewal: boolean, nowMs: number, uuid = randomUUID): GateEvent {
+  return {
+    event_metadata: metadata(origin, 'GateServerStarted', nowMs, uuid),
+    analytics_metadata: { analytics_correlation_id: instanceId, client_ip_address: '' },
+    version: build,
+    ...(renewal ? { comment: 'renewal' } : {}),
+  };
+}
+
+export function heartbeat(origin: GateOrigin, instanceId: string, sequence: number, nowMs: number, uuid = randomUUID): GateEvent {
+  return {
+    event_metadata: metadata(origin, 'GateHeartbeat', nowMs, uuid),
+    analytics_metadata: { analytics_correlation_id: instanceId, client_ip_address: '' },
+    sequence: String(sequence),
+  };
+}
+
+export interface PluginRecord {
+  index: number;
+  id: string;
+  type: string;
+  start: number;
+  end: number;
+  metadata: Record<string, unknown>;
+  trips: RoundTrip[];
+}
+
+export interface RequestRecord {
+  correlationId: string;
+  ip: string;
+  start: number;
+  end: number;
+  method: string;
+  url: string;
+  status: number;
+  requestLength: number;
+  responseLength: number;
+  plugins: PluginRecord[];
+}
+
+function httpMetadata(method: string, url: string, status: number, requestLength: number, responseLength: number): Record<string, unknown> {
+  return { method, url, status_code: status, request_length: String(requestLength), response_length: String(responseLength) };
+}
+
+export function requestHandled(origin: GateOrigin, r: RequestRecord, uuid = randomUUID): GateEvent {
+  return {
+    event_metadata: metadata(origin, 'GateRequestHandled', r.end, uuid),
+    analytics_metadata: { analytics_correlation_id: r.correlationId, client_ip_address: r.ip },
+    timing_metadata: timing(r.start, r.end),
+    http_request_metadata: httpMetadata(r.method, r.url, r.status, r.requestLength, r.responseLength),
+    plugins: r.plugins.map((p) => ({
+      timing_metadata: timing(p.start, p.end),
+      plugin_index: p.index,
+      plugin_id: p.id,
+      plugin_type: p.type,
+      plugin_metadata: p.metadata,
+      round_trips: p.trips.map((t) => ({ timing_metadata: timing(t.start, t.end), http_request_metadata: httpMetadata(t.method, t.url, t.status, t.requestLength, t.responseLength) })),
+    })),
+  };
+}
+
+/** The URL as received, with the values of the named query parameters replaced by REDACTED. */
+export function redactUrl(url: URL, names: readonly string[]): string {
+  if (names.length === 0 || url.search === '') return url.href;
+  const copy = new URL(url.href);
+  for (const name of names) if (copy.searchParams.has(name)) copy.searchParams.set(name, 'REDACTED');
+  return copy.href;
+}

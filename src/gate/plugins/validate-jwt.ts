@@ -1,0 +1,197 @@
+// validate-jwt: tokens of our service (its JWKS, issuer and organization) or of a third-party issuer, checked
+// before the upstream sees the request; OPTIONS passes unvalidated, as the original's plugin does.
+import { decodeProtectedHeader, importJWK, jwtVerify, type JWK, type JWTPayload } from 'jose';
+import { parseDuration } from '../../domain/webhook-rules.js';
+import type { Counter } from '../../lib/metrics.js';
+import type { PluginConfig } from '../config.js';
+import type { HttpCaller } from '../round-trip.js';
+import { checkParameters, param, tokenOf, type Decision, type GateRequest, type Plugin } from './types.js';
+
+const PARAMS = [
+  'service_base_url', 'service_org_id', 'service_issuer', 'required_groups', 'groups_claim', 'allow_anonymous',
+  'header_with_token', 'cookie_with_token', 'forward_person_id', 'jwks_url', 'issuer', 'audience', 'algorithms',
+  'jwks_refetch_interval', 'jwks_max_age', 'clock_leeway', 'verified_cache_size', 'verified_cache_ttl',
+] as const;
+
+const ASYMMETRIC = ['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA', 'Ed25519'];
+
+export interface ServiceRef {
+  baseUrl: string;
+  orgId: string;
+  apiKey: string;
+}
+
+interface KeySet {
+  keys: Map<string, JWK>;
+  fetchedAt: number;
+}
+
+function unauthorized(reason: string, noToken = false): Decision {
+  return {
+    action: 'answer',
+    status: 401,
+    headers: { 'www-authenticate': noToken ? 'Bearer' : 'Bearer error="invalid_token"' },
+    body: JSON.stringify({ errors: [{ httpcode: 401, message: noToken ? 'a bearer token is required' : 'the token is not valid' }] }),
+    metadata: { decision: 'deny', reason },
+  };
+}
+
+export function createValidateJwt(config: PluginConfig, service: ServiceRef | undefined, fetches?: Counter, now: () => number = Date.now): Plugin {
+  checkParameters(config, PARAMS);
+  const jwksUrlParam = param<string>(config, 'jwks_url', 'string');
+  const thirdParty = jwksUrlParam !== undefined;
+  const baseUrl = (param<string>(config, 'service_base_url', 'string') ?? service?.baseUrl)?.replace(/\/$/, '');
+  const orgId = param<string>(config, 'service_org_id', 'string') ?? service?.orgId;
+  if (!thirdParty && (baseUrl === undefined || orgId === undefined)) {
+    throw new Error(`gate.plugins.${config.index}: validate-jwt needs service_base_url and service_org_id (or gate.service), or jwks_url for a third-party issuer`);
+  }
+  const jwksUrl = jwksUrlParam ?? `${baseUrl}/.well-known/jwks.json`;
+  const issuerParam = param<string>(config, thirdParty ? 'issuer' : 'service_issuer', 'string');
+  const audience = param<string>(config, 'audience', 'string');
+  const algorithms = param<string[]>(config, 'algorithms', 'strings') ?? ASYMMETRIC;
+  for (const a of algorithms) if (!ASYMMETRIC.includes(a)) throw new Error(`gate.plugins.${config.index}.parameters.algorithms: "${a}" is not an asymmetric JWS algorithm`);
+  const requiredGroups = param<string[]>(config, 'required_groups', 'strings') ?? [];
+  const groupsClaim = param<string>(config, 'groups_claim', 'string') ?? 'groups';
+  const allowAnonymous = param<boolean>(config, 'allow_anonymous', 'boolean') ?? false;
+  const header = param<string>(config, 'header_with_token', 'string');
+  const cookie = param<string>(config, 'cookie_with_token', 'string');
+  if (header !== undefined && cookie !== undefined) throw new Error(`gate.plugins.${config.index}: header_with_token and cookie_with_token exclude each other`);
+  const forwardPersonId = param<boolean>(config, 'forward_person_id', 'boolean') ?? false;
+  const refetchMs = parseDuration(param<string>(config, 'jwks_refetch_interval', 'string') ?? '5s', 'jwks_refetch_interval');
+  const maxAgeMs = parseDuration(param<string>(config, 'jwks_max_age', 'string') ?? '10m', 'jwks_max_age');
+  const leewaySec = parseDuration(param<string>(config, 'clock_leeway', 'string') ?? '5s', 'clock_leeway') / 1000;
+
+  const cacheSize = param<number>(config, 'verified_cache_size', 'number') ?? 10_000;
+  const cacheTtlMs = parseDuration(param<string>(config, 'verified_cache_ttl', 'string') ?? '30s', 'verified_cache_ttl');
+  // Tokens whose signature and claims were verified, by their exact text: a hit skips the signature check but
+  // not the expiry. Entries live at most verified_cache_ttl, so a key withdrawn from the JWKS stops counting soon.
+  const verified = new Map<string, { payload: JWTPayload; until: number }>();
+
+  let set: KeySet | undefined;
+  let issuer = issuerParam;
+  const imported = new Map<string, Awaited<ReturnType<typeof importJWK>>>();
+  let inFlight: Promise<void> | undefined;
+
+  const fetchKeys = async (http: HttpCaller): Promise<void> => {
+    let res;
+    try {
+      res = await http.call(jwksUrl, { headers: { accept: 'application/json' } });
+    } catch (error) {
+      fetches?.inc({ plugin_id: config.id, result: 'unreachable' });
+      throw error;
+    }
+    fetches?.inc({ plugin_id: config.id, result: String(res.status) });
+    if (res.status !== 200) throw new Error(`${jwksUrl} answered ${res.status}`);
+    const doc = JSON.parse(res.text) as { keys?: JWK[] };
+    const keys = new Map<string, JWK>();
+    for (const k of doc.keys ?? []) if (typeof k.kid === 'string' && (k.use === undefined || k.use === 'sig')) keys.set(k.kid, k);
+    set = { keys, fetchedAt: now() };
+    imported.clear();
+    if (issuer === undefined && !thirdParty) {
+      const disc = await http.call(`${baseUrl}/.well-known/openid-configuration`, { headers: { accept: 'application/json' } });
+      if (disc.status === 200) issuer = (JSON.parse(disc.text) as { issuer?: string }).issuer;
+    }
+  };
+
+  /** One fetch at a time; a failed fetch keeps the keys already held (the service may be down). */
+  const refresh = async (http: HttpCaller): Promise<void> => {
+    inFlight ??= fetchKeys(http).finally(() => (inFlight = undefined));
+    try {
+      await inFlight;
+    } catch {
+      if (set !== undefined) set.fetchedAt = now();
+    }
+  };
+
+  const keyFor = async (kid: string, http: HttpCaller): Promise<JWK | undefined> => {
+    if (set === undefined || now() - set.fetchedAt > maxAgeMs) await refresh(http);
+    let jwk = set?.keys.get(kid);
+    // An unknown kid may be a key the service has just rotated in: one refetch, at most once per interval.
+    if (jwk === undefined && set !== undefined && now() - set.fetchedAt >= refetchMs) {
+      await refresh(http);
+      jwk = set?.keys.get(kid);
+    }
+    return jwk;
+  };
+
+  const plugin: Plugin = {
+    config,
+    async handle(req, http) {
+      if (req.method === 'OPTIONS') return { action: 'continue', metadata: { decision: 'skip', reason: 'OPTIONS requests are not validated' } };
+      const token = tokenOf(req, header, cookie);
+      if (token === undefined) return unauthorized('no token', true);
+      const hit = verified.get(token);
+      if (hit !== undefined) {
+        if (hit.until > now()) return admit(req, hit.payload, true);
+        verified.delete(token);
+      }
+      let kid: string | undefined;
+      let alg: string | undefined;
+      try {
+        const h = decodeProtectedHeader(token);
+        kid = h.kid;
+        alg = h.alg;
+      } catch {
+        return unauthorized('malformed token');
+      }
+      if (alg === undefined || !algorithms.includes(alg)) return unauthorized(`algorithm ${String(alg)} not accepted`);
+      if (kid === undefined) return unauthorized('no kid');
+      const jwk = await keyFor(kid, http);
+      if (jwk === undefined) return unauthorized(set === undefined ? 'key set unavailable' : 'unknown kid');
+      // The key's own algorithm, never the token's choice.
+      const keyAlg = jwk.alg;
+      if (keyAlg === undefined || keyAlg !== alg) return unauthorized(`algorithm ${alg} does not match the key's`);
+      let key = imported.get(kid);
+      if (key === undefined) {
+        key = await importJWK(jwk, keyAlg);
+        imported.set(kid, key);
+      }
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, key, {
+          algorithms: [keyAlg],
+          requiredClaims: ['exp'],
+          clockTolerance: leewaySec,
+          currentDate: new Date(now()),
+          ...(issuer !== undefined ? { issuer } : {}),
+          ...(audience !== undefined ? { audience } : {}),
+        }));
+      } catch (error) {
+        return unauthorized((error as { code?: string }).code ?? 'invalid');
+      }
+      if (!thirdParty) {
+        const org = typeof payload['oid'] === 'string' ? payload['oid'] : payload.aud;
+        if (org !== orgId) return unauthorized('token of another organization');
+        if (issuer === undefined) return unauthorized('issuer unknown');
+      }
+      if (cacheSize > 0) {
+        verified.set(token, { payload, until: Math.min(now() + cacheTtlMs, (payload.exp as number) * 1000 + leewaySec * 1000) });
+        if (verified.size > cacheSize) verified.delete(verified.keys().next().value as string);
+      }
+      return admit(req, payload, false);
+    },
+  };
+  return plugin;
+
+  /** The checks after the signature: anonymous persons, groups; then the claims for later plugins. */
+  function admit(req: GateRequest, payload: JWTPayload, cached: boolean): Decision {
+    if (!allowAnonymous && (payload['person_type'] === 'anonymous' || payload['anonymous'] === true)) return unauthorized('anonymous person');
+    const personId = typeof payload.sub === 'string' ? payload.sub : typeof payload['person_id'] === 'string' ? payload['person_id'] : '';
+    if (requiredGroups.length > 0) {
+      const groups = Array.isArray(payload[groupsClaim]) ? (payload[groupsClaim] as unknown[]) : [];
+      const missing = requiredGroups.filter((g) => !groups.includes(g));
+      if (missing.length > 0) {
+        return {
+          action: 'answer',
+          status: 403,
+          headers: { 'www-authenticate': 'Bearer error="insufficient_scope"' },
+          body: JSON.stringify({ errors: [{ httpcode: 403, message: 'the person is not in the groups this resource requires' }] }),
+          metadata: { decision: 'deny', reason: 'groups', person_id: personId, missing_groups: missing },
+        };
+      }
+    }
+    req.claims = payload as Record<string, unknown>;
+    if (forwardPersonId && personId !== '') req.headers['service-personid'] = personId;
+    return { action: 'continue', metadata: { decision: 'allow', person_id: personId, cache: cached ? 'hit' : 'miss' } };
+  }
+}
