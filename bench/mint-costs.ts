@@ -85,6 +85,14 @@ function writeCalls(pid: number): number {
   }
 }
 
+/** The service's WAL commit and entry counters (GET /metrics); zeros for the minimal server, which has none. */
+async function walCounters(url: string, service: boolean): Promise<{ commits: number; entries: number }> {
+  if (!service) return { commits: 0, entries: 0 };
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const read = (name: string) => Number(new RegExp(`^${name}(?:\\{\\})? (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  return { commits: read('wal_commits_total'), entries: read('wal_entries_total') };
+}
+
 async function withStrace<T>(pid: number, run: () => Promise<T>): Promise<{ result: T; calls: Record<string, number> }> {
   const strace = spawn('strace', ['-c', '-f', ...(process.env['STRACE_CALLS'] ? ['--seccomp-bpf', '-e', `trace=${process.env['STRACE_CALLS']}`] : []), '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
   let table = '';
@@ -142,24 +150,27 @@ export async function main(argv: string[]): Promise<void> {
         const mark = server.output().length;
         const ticksBefore = threadTicks(server.pid);
         const writesBefore = writeCalls(server.pid);
+        const walBefore = await walCounters(server.url, name !== 'minimal');
         let r: LoadResult;
         let calls: Record<string, number> | undefined;
         if (values.strace) ({ result: r, calls } = await withStrace(server.pid, () => load(duration * 1000)));
         else r = await load(duration * 1000);
         const ticksAfter = threadTicks(server.pid);
         const writes = writeCalls(server.pid) - writesBefore;
+        const walAfter = await walCounters(server.url, name !== 'minimal');
+        const commits = walAfter.commits - walBefore.commits;
         // µs of CPU per request by thread name (USER_HZ is 100: one tick is 10 ms)
         const threads = Object.fromEntries(Object.entries(ticksAfter).map(([k, v]) => [k, Number((((v - (ticksBefore[k] ?? 0)) * 10_000) / r.requests).toFixed(1))]).filter(([, v]) => (v as number) > 0));
         await new Promise((res) => setTimeout(res, 200));
         const gc = gcCounts(server.output().slice(mark));
         const per = (n: number) => n / r.requests;
         const perCall = calls && Object.fromEntries(Object.entries(calls).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, Number(per(v).toFixed(3))]));
-        results[name] = { requests: r.requests, rps: r.rps, errors: r.errors, cpuUsPerRequest: r.serverCpuUsPerRequest, gc, heapBytesPerRequest: per(gc.allocated), promotedBytesPerRequest: per(gc.promoted), syscallsPerRequest: perCall, threadCpuUsPerRequest: threads, writeCallsPerRequest: writes / r.requests };
+        results[name] = { requests: r.requests, rps: r.rps, errors: r.errors, cpuUsPerRequest: r.serverCpuUsPerRequest, gc, heapBytesPerRequest: per(gc.allocated), promotedBytesPerRequest: per(gc.promoted), syscallsPerRequest: perCall, threadCpuUsPerRequest: threads, writeCallsPerRequest: writes / r.requests, walCommits: commits, requestsPerCommit: commits > 0 ? r.requests / commits : undefined };
         console.log(
           `${name.padEnd(8)} ${Math.round(r.rps)} req/s, ${r.errors} errors, CPU ${r.serverCpuUsPerRequest?.toFixed(1)} µs/req, heap ${Math.round(per(gc.allocated))} B/req allocated, ` +
             `${Math.round(per(gc.promoted))} B/req promoted, ${gc.scavenges} scavenges, ${gc.markCompacts} mark-compacts (${gc.pauseMs.toFixed(0)} ms of GC pauses)`,
         );
-        console.log(`         CPU µs per request by thread: ${Object.entries(threads).map(([k, v]) => `${k} ${v}`).join(', ')}; write-class syscalls per request ${(writes / r.requests).toFixed(3)}`);
+        console.log(`         CPU µs per request by thread: ${Object.entries(threads).map(([k, v]) => `${k} ${v}`).join(', ')}; write-class syscalls per request ${(writes / r.requests).toFixed(3)}${commits > 0 ? `; ${commits} WAL commits, ${(r.requests / commits).toFixed(1)} requests per commit` : ''}`);
         if (perCall) console.log(`         syscalls per request: ${Object.entries(perCall).slice(0, 14).map(([k, v]) => `${k} ${v}`).join(', ')}`);
       } finally {
         await server.stop();
