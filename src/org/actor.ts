@@ -33,6 +33,8 @@ export interface ActorDeps {
   stamp: EventStamper;
   mailboxLimit: number;
   snapshotInterval: number;
+  /** how long a batch may gather under load, ms; GATHER_MAX_MS when absent */
+  gatherMaxMs?: number;
   /** called once per durable batch, before its replies */
   committed(commit: CommitRecord): void;
   fatal(error: unknown): void;
@@ -124,7 +126,7 @@ export class OrgActor {
    * the flushes take (bench/mint-costs.ts shows requests per commit).
    */
   private async gather(): Promise<void> {
-    const deadline = performance.now() + GATHER_MAX_MS;
+    const deadline = performance.now() + (this.deps.gatherMaxMs ?? GATHER_MAX_MS);
     let seen = this.queue.length;
     while (seen < GATHER_MIN && performance.now() < deadline) {
       await nextTurn();
