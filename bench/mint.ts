@@ -6,7 +6,10 @@
 // half its maximum rate; the same service signing on its main thread; the same without fsync; and the
 // disk's durable-commit latency; and password sign-in with and without a token_minted hook. The open loops
 // take the servers in turn over several rounds. Servers run in child processes, the load generator here.
-//   npm run bench -- mint [--duration 2] [--connections 100] [--only real,minimal]
+// With --pin the whole run is made twice: as is, then with each server confined to core 0 and the load generator
+// to core 1 (taskset), the way operators measure it.
+//   npm run bench -- mint [--duration 2] [--connections 100] [--only real,minimal] [--pin]
+import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +44,11 @@ const USAGE = `usage: npm run bench -- mint [options]   (or: npx tsx bench/mint.
                       round, the JSON every round (default 3)
   --only <parts>      comma-separated subset of ${PARTS.join(',')} (default: all)
   --profile           write a CPU profile of the real service (durable run) to bench/results/profiles/
+  --pin               run everything twice: unpinned, then pinned (each server confined to core 0 from its
+                      start, the load generator to core 1, with taskset); tables and ratios for both. Pinned,
+                      the servers see one core, so the signing threads default to the service's own default
+                      there (none) unless --threads is given
+  --pin-only          only the pinned run
   --help              this text
 Prints a table and ratios, and writes the figures to bench/results/mint-<time>.json.`;
 
@@ -55,8 +63,13 @@ interface Options {
   rate: number | undefined;
   rounds: number;
   threads: number;
+  /** --threads given: the same in both runs; absent: each run uses the service's default for its cores */
+  threadsGiven: boolean;
   only: Set<Part>;
   profile: boolean;
+  pin: 'off' | 'both' | 'only';
+  /** the cores the servers are confined to in this run; absent: unpinned */
+  serverCores?: string;
 }
 
 function options(argv: string[]): Options | undefined {
@@ -73,6 +86,8 @@ function options(argv: string[]): Options | undefined {
       rounds: { type: 'string', default: '3' },
       only: { type: 'string', default: PARTS.join(',') },
       profile: { type: 'boolean', default: false },
+      pin: { type: 'boolean', default: false },
+      'pin-only': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -89,8 +104,10 @@ function options(argv: string[]): Options | undefined {
     rate: values.rate === undefined ? undefined : numberFlag('rate', values.rate, 1, USAGE),
     rounds: Math.round(numberFlag('rounds', values.rounds, 1, USAGE)),
     threads: values.threads === undefined ? loadConfig({}).signingThreads : Math.round(numberFlag('threads', values.threads, 0, USAGE)),
+    threadsGiven: values.threads !== undefined,
     only,
     profile: values.profile,
+    pin: values['pin-only'] ? 'only' : values.pin ? 'both' : 'off',
   };
 }
 
@@ -240,7 +257,8 @@ function report(o: Options, r: Results): Record<string, number> {
     { title: 'generator stall ms', value: (x) => (x.stall === undefined ? '-' : `${x.stall.p99.toFixed(1)} / ${x.stall.max.toFixed(1)}`), align: 'right' },
     { title: 'steal %', value: (x) => (x.steal === undefined ? '-' : x.steal.toFixed(1)), align: 'right' },
   ];
-  console.log(`\nmint benchmark: ${o.alg}, ${o.connections} keep-alive connections, ${o.duration} s runs\n`);
+  const pinned = o.serverCores === undefined ? 'unpinned' : `pinned: servers on core ${o.serverCores}, load generator on core ${GENERATOR_CORE}`;
+  console.log(`\nmint benchmark (${pinned}): ${o.alg}, ${o.connections} keep-alive connections, ${o.duration} s runs\n`);
   console.log(formatTable(columns, rows));
   console.log('\nopen-loop latencies count from when each request was due, so queueing behind a stall shows.');
   console.log('generator stall: how late the load generator\'s own event loop ran (p99 / max); latency below it is not the server\'s.');
@@ -273,11 +291,45 @@ function report(o: Options, r: Results): Record<string, number> {
   return ratios;
 }
 
+/** Pinned, the servers take core 0 and the load generator (this process, all its threads) core 1. */
+const SERVER_CORE = '0';
+const GENERATOR_CORE = '1';
+
+/** Confines every thread of this process to `cores` (a taskset list); returns the list it had before. */
+function pinSelf(cores: string): string {
+  const before = execFileSync('taskset', ['-c', '-p', String(process.pid)], { encoding: 'utf8' }).trim().split(': ').pop() as string;
+  execFileSync('taskset', ['-a', '-c', '-p', cores, String(process.pid)], { stdio: 'ignore' });
+  return before;
+}
+
 export async function main(argv: string[]): Promise<void> {
   const o = options(argv);
   if (!o) return console.log(USAGE);
   const env = environment();
+  const runs: Record<string, { options: Options; results: Results; ratios: Record<string, number> }> = {};
+  if (o.pin !== 'only') runs['unpinned'] = { options: o, ...(await measure(o)) };
+  if (o.pin !== 'off') {
+    // On one core the service's default is no signing thread (config.ts); the run uses what it would.
+    const po: Options = { ...o, serverCores: SERVER_CORE, threads: o.threadsGiven ? o.threads : 0 };
+    const before = pinSelf(GENERATOR_CORE);
+    try {
+      runs['pinned'] = { options: po, ...(await measure(po)) };
+    } finally {
+      pinSelf(before);
+    }
+  }
+  console.log(`\n${environmentLine(env)}`);
+  const json = (run: (typeof runs)[string]) => ({ options: { ...run.options, only: [...run.options.only] }, results: run.results, ratios: run.ratios });
+  // Unpinned keeps the shape earlier results have; the pinned run sits beside it.
+  const { unpinned, pinned } = runs;
+  const path = writeResults('mint', env, { ...(unpinned ? json(unpinned) : {}), ...(pinned ? { pinned: json(pinned) } : {}) });
+  console.log(`figures: ${path}`);
+}
+
+/** One run of every part asked for, with the servers where o.serverCores says; prints its table and ratios. */
+async function measure(o: Options): Promise<{ results: Results; ratios: Record<string, number> }> {
   const r: Results = { closedRounds: {}, openRounds: {} };
+  const cores = o.serverCores === undefined ? {} : { cores: o.serverCores };
   const servers: ServerProcess[] = [];
   const started = async <S extends ServerProcess>(server: Promise<S>): Promise<S> => {
     const s = await server;
@@ -285,9 +337,9 @@ export async function main(argv: string[]): Promise<void> {
     return s;
   };
   const service = (durability: 'sync' | 'nosync', threads: number, nodeArgs: string[] = [], env: Record<string, string> = {}) =>
-    started(startService({ SERVICE_TOKEN_ALG: o.alg, SERVICE_DURABILITY: durability, SERVICE_SIGNING_THREADS: String(threads), ...env }, { nodeArgs }));
+    started(startService({ SERVICE_TOKEN_ALG: o.alg, SERVICE_DURABILITY: durability, SERVICE_SIGNING_THREADS: String(threads), ...env }, { nodeArgs, ...cores }));
   const minimalServer = async (threads: number): Promise<Target> => ({
-    server: await started(startServer('bench/minimal-mint-server.ts', { env: { SERVICE_TOKEN_ALG: o.alg, SERVICE_SIGNING_THREADS: String(threads) } })),
+    server: await started(startServer('bench/minimal-mint-server.ts', { env: { SERVICE_TOKEN_ALG: o.alg, SERVICE_SIGNING_THREADS: String(threads) }, ...cores })),
     requests: mintRequests(placeholders),
   });
   const serviceTarget = async (s: ServiceProcess): Promise<Target> => ({ server: s, requests: mintRequests(await createPersons(s, o.persons)) });
@@ -295,7 +347,8 @@ export async function main(argv: string[]): Promise<void> {
   const placeholders = Array.from({ length: o.persons }, (_, i) => `01938f6e-7d3c-7000-8000-${String(i).padStart(12, '0')}`);
   /** Every open loop runs at one rate: --rate, or half the durable service's closed-loop rate. */
   const openRate = (r: Results) => Math.max(1, Math.round(o.rate ?? (r.real ?? r.minimal ?? { rps: 2 }).rps / 2));
-  console.error(`mint benchmark: ${o.alg}, ${o.connections} connections, ${o.threads} signing threads, ${o.duration} s per run`);
+  const where = o.serverCores === undefined ? 'unpinned' : `servers on core ${o.serverCores}, generator on core ${GENERATOR_CORE}`;
+  console.error(`mint benchmark (${where}): ${o.alg}, ${o.connections} connections, ${o.threads} signing threads, ${o.duration} s per run`);
   let profileDir: string | undefined;
   try {
     if (o.only.has('sign')) {
@@ -308,7 +361,7 @@ export async function main(argv: string[]): Promise<void> {
     /** the two closed loops of the target ratio, run again in later rounds */
     const ratioTargets: Array<['minimal' | 'real', string, Target]> = [];
     if (o.only.has('hello')) {
-      const hello = { server: await started(startServer('bench/hello-server.ts')), requests: [encodeRequest('127.0.0.1', { method: 'GET', path: '/' })] };
+      const hello = { server: await started(startServer('bench/hello-server.ts', cores)), requests: [encodeRequest('127.0.0.1', { method: 'GET', path: '/' })] };
       r.hello = await closed('hello world', hello, o);
       openTargets.push(['hello', 'hello world', hello]);
     }
@@ -379,10 +432,8 @@ export async function main(argv: string[]): Promise<void> {
     }
 
     const ratios = report(o, r);
-    console.log(`\n${environmentLine(env)}`);
     if (profileDir) console.log(`CPU profile of the real service: ${profileDir} (npm run bench -- profile-summary <file>)`);
-    const path = writeResults('mint', env, { options: { ...o, only: [...o.only] }, results: r, ratios });
-    console.log(`figures: ${path}`);
+    return { results: r, ratios };
   } finally {
     for (const s of servers) await s.stop();
   }

@@ -8,6 +8,7 @@ interface Entry {
 
 const BENCHES: Record<string, Entry> = {
   mint: { about: 'tokens per second: signing ceiling, uWS ceiling, minimal mint server, POST /persons/{id}/mint-token sync and nosync, open-loop p99, disk commit latency', load: () => import('./mint.js') },
+  'mint-costs': { about: 'what one mint costs a pinned server, by count: heap bytes allocated and promoted, mark-compacts, CPU µs, and (--strace) system calls per request', load: () => import('./mint-costs.js') },
   http: { about: 'the service over loopback (GET a person, PUT attributes sync/nosync) as a share of a uWS hello-world ceiling', load: () => import('./http.js') },
   regions: { about: 'PUT attributes with local_region and all_regions consistency over 1 and 3 regions, 0 and 25 ms links', load: () => import('./regions.js') },
   events: { about: 'event fan-out to 0, 1, 10 and 100 WebSocket subscribers while persons are created; stamp-to-receipt latency', load: () => import('./events.js') },

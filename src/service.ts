@@ -252,8 +252,15 @@ interface Organizations {
   root: Service['root'];
 }
 
-async function startOrganizations({ config, options, clock, ids, log, warn }: Base, wal: Wal): Promise<Organizations> {
+async function startOrganizations({ config, options, clock, ids, metrics, log, warn }: Base, wal: Wal): Promise<Organizations> {
   const commits = createCommitBus(warn);
+  // Under load many entries share a commit (and its one flush): their ratio says how well commits batch.
+  const walCommits = metrics.counter('wal_commits_total', 'WAL transactions committed by the organizations (one flush each with sync durability)').bind();
+  const walEntries = metrics.counter('wal_entries_total', 'WAL entries committed by the organizations').bind();
+  commits.subscribe((commit) => {
+    walCommits.inc();
+    walEntries.inc(commit.entries.length);
+  }, 'counting commits');
   const registry = new Registry({
     wal,
     clock,

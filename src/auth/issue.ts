@@ -122,6 +122,25 @@ const API_METHODS: readonly string[] = ['api'];
 
 const chainKey = (org: OrgChain, personId: string) => `${org.id}\n${personId}`;
 
+/**
+ * rfc3339Seconds remembering its last two answers: every token of the same second has the same iat and
+ * (with the same lifetime) exp, so a busy second formats them once, not twice per token.
+ */
+function cachedSecondsText(): (epochSeconds: number) => string {
+  let lastKey = NaN;
+  let lastText = '';
+  let otherKey = NaN;
+  let otherText = '';
+  return (epochSeconds) => {
+    if (epochSeconds === lastKey) return lastText;
+    if (epochSeconds === otherKey) return otherText;
+    otherKey = lastKey;
+    otherText = lastText;
+    lastKey = epochSeconds;
+    return (lastText = rfc3339Seconds(epochSeconds));
+  };
+}
+
 /** A sign-in refused after its credentials were verified. */
 function failure(r: SignInIssue, failure_reason: string, failure_detail: string): AuthenticationFailure {
   return { handle: r.handle, method: r.method, client_ip_address: r.request_metadata.client_ip_address, failure_reason, failure_detail, person_id: r.person.person_id };
@@ -133,6 +152,7 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
   // A person's tokens signed but not yet decided by the actor, newest last: the next token's prev_token_id
   // must name the newest of them, not the last one already in the state.
   const pending = new Map<string, string>();
+  const secondsText = cachedSecondsText();
 
   const previousToken = (org: OrgChain, personId: string) => pending.get(chainKey(org, personId)) ?? org.state.persons.get(personId)?.last_token_id;
 
@@ -150,8 +170,8 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
     const issued = r.sign === undefined ? issuer.issue(claims, ttl) : r.sign(claims);
     record.token_id = issued.jti;
     // The token's own iat and exp, so that the event and the token agree to the second.
-    record.issued_at = rfc3339Seconds(issued.iat);
-    record.expires_at = rfc3339Seconds(issued.exp);
+    record.issued_at = secondsText(issued.iat);
+    record.expires_at = secondsText(issued.exp);
     const key = chainKey(org, record.person_id);
     pending.set(key, issued.jti);
     let outcome: { readonly offset: number; readonly reply?: unknown };

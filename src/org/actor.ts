@@ -1,7 +1,9 @@
 // One organization's actor: a mailbox in front of decide/apply, with group commit to the WAL.
 // Commands that arrive while a commit is in flight are decided against the pending state and share the
 // next transaction, so a busy organization pays one fsync per batch. Nothing is acknowledged before its
-// batch is durable.
+// batch is durable. Under load a batch is also let grow for a few event-loop turns before it commits (gather):
+// a durable commit costs a fixed few hundred µs of CPU (the flush's I/O), so fewer, larger commits leave more
+// of a core to the requests.
 import { ServiceError } from '../errors.js';
 import { applyEntry } from '../domain/apply.js';
 import type { Change } from '../domain/changes.js';
@@ -31,11 +33,20 @@ export interface ActorDeps {
   stamp: EventStamper;
   mailboxLimit: number;
   snapshotInterval: number;
+  /** how long a batch may gather under load, ms; GATHER_MAX_MS when absent */
+  gatherMaxMs?: number;
   /** called once per durable batch, before its replies */
   committed(commit: CommitRecord): void;
   fatal(error: unknown): void;
   warn(message: string): void;
 }
+
+/** A batch this large commits at once; below it, gather waits for more while they keep arriving. */
+const GATHER_MIN = 64;
+/** gather never holds a batch back longer than this (ms): well under a durable commit's p99 on a busy disk */
+const GATHER_MAX_MS = 2;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface Pending {
   command: Command;
@@ -93,13 +104,34 @@ export class OrgActor {
   /** Runs with draining already set by execute(). */
   private async drain(): Promise<void> {
     try {
+      let first = true;
       while (this.queue.length > 0) {
+        // The first batch after a quiet spell commits at once: nothing else is coming to join it.
+        if (!first) await this.gather();
+        first = false;
         const batch = this.queue;
         this.queue = [];
         await this.commit(batch);
       }
     } finally {
       this.draining = false;
+    }
+  }
+
+  /**
+   * Commands arrived while the last commit was in flight: under load more are on their way (answers of that
+   * commit bring their clients' next requests). Let the batch grow while each event-loop turn adds to it, up
+   * to GATHER_MIN commands or GATHER_MAX_MS. A turn that adds nothing ends it: then the load is light, and
+   * waiting would only add latency. Saturated, a commit per 64 requests rather than per few halves the CPU
+   * the flushes take (bench/mint-costs.ts shows requests per commit).
+   */
+  private async gather(): Promise<void> {
+    const deadline = performance.now() + (this.deps.gatherMaxMs ?? GATHER_MAX_MS);
+    let seen = this.queue.length;
+    while (seen < GATHER_MIN && performance.now() < deadline) {
+      await nextTurn();
+      if (this.queue.length === seen) return;
+      seen = this.queue.length;
     }
   }
 

@@ -25,6 +25,8 @@ export interface RegistryDeps {
   regions: readonly string[];
   mailboxLimit: number;
   snapshotInterval: number;
+  /** how long an actor's batch may gather under load, ms (default 2; tests lift it to be independent of timing) */
+  gatherMaxMs?: number;
   /** where every actor publishes its commits; the registry subscribes first, for its key index */
   commits: CommitBus;
   fatal(error: unknown): void;
@@ -162,6 +164,7 @@ export class Registry {
         stamp: this.deps.stamp,
         mailboxLimit: this.deps.mailboxLimit,
         snapshotInterval: this.deps.snapshotInterval,
+        ...(this.deps.gatherMaxMs !== undefined && { gatherMaxMs: this.deps.gatherMaxMs }),
         committed: (commit) => this.committed(commit),
         fatal: this.deps.fatal,
         warn: this.deps.warn,

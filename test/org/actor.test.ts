@@ -4,6 +4,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stampEvent } from '../../src/events/stamp.js';
 import { createIdSource } from '../../src/lib/ids.js';
+import { createCommitBus } from '../../src/org/commit-bus.js';
 import { openStore } from '../../src/wal/store.js';
 import { testRegistry } from '../support/registry.js';
 import { removeDir, tempDir } from '../support/server.js';
@@ -42,5 +43,34 @@ test('a failure to stamp an event rejects only its command and changes nothing',
   assert.deepEqual([...actor.state.groups.keys()].sort(), ['first', 'second']);
   assert.equal(actor.state.offset, before.offset + 2);
   assert.equal(actor.state.event_offset, before.events, 'no event offset was used up');
+  await registry.stop();
+});
+
+test('commands that keep arriving turn after turn while a commit is in flight share the next commit', async () => {
+  const commits = createCommitBus(assert.fail);
+  // Lifted far above any pause of a busy machine: the batch then ends at the first turn that adds nothing.
+  const registry = testRegistry(store, { commits, gatherMaxMs: 60_000 });
+  await registry.bootstrap('gather', 'key-0123456789abcdef');
+  const actor = registry.get('gather');
+  assert.ok(actor);
+  const group = (name: string) => actor.execute({ kind: 'CreateGroup', name });
+  const settled: Array<Promise<unknown>> = [];
+  const batches: number[] = [];
+  // Three commands arrive one event-loop turn after another, starting as the first commit becomes durable.
+  let arriving = 0;
+  const arrive = () => {
+    settled.push(group(`late-${arriving}`));
+    if (++arriving < 3) setImmediate(arrive);
+  };
+  const unsubscribe = commits.subscribe((c) => {
+    if (batches.push(c.entries.length) === 1) setImmediate(arrive);
+  });
+  // The first command commits alone; the second arrives the turn after, while that commit is in flight.
+  settled.push(group('first'));
+  await new Promise((resolve) => setImmediate(resolve));
+  settled.push(group('second'));
+  await Promise.all(settled);
+  unsubscribe();
+  assert.deepEqual(batches, [1, 4], 'the second command and the three late ones share one commit');
   await registry.stop();
 });

@@ -28,6 +28,8 @@ export interface SpawnOptions {
   args?: string[];
   /** options for node itself, before the script (e.g. --cpu-prof) */
   nodeArgs?: string[];
+  /** a command that execs node, e.g. ['taskset', '-c', '0'] to confine the child to core 0 from its start */
+  launcher?: string[];
   env?: Record<string, string>;
   /** a line of output that means the child is ready; its match is returned */
   ready: RegExp;
@@ -38,7 +40,9 @@ export interface SpawnOptions {
 export async function spawnNode(options: SpawnOptions): Promise<NodeProcess> {
   // The test runner marks its own processes with NODE_TEST_CONTEXT; a service is not one of them.
   const { NODE_TEST_CONTEXT: _, ...inherited } = process.env;
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', options.script, ...(options.args ?? [])], {
+  const argv = [process.execPath, ...(options.nodeArgs ?? []), '--import', 'tsx', options.script, ...(options.args ?? [])];
+  const [command, ...args] = [...(options.launcher ?? []), ...argv] as [string, ...string[]];
+  const child = spawn(command, args, {
     cwd: REPO_ROOT,
     env: { ...inherited, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
