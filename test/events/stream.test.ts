@@ -9,6 +9,11 @@ import { openStore, type Store } from '../../src/wal/store.js';
 import { removeDir, tempDir } from '../support/server.js';
 import { range } from '../support/ws.js';
 
+/** Topics the in-memory sockets joined, as uWebSockets.js keeps them: a closed socket leaves all of its topics. */
+const topics = new Map<string, Set<MemorySink>>();
+let broadcasts = 0;
+let sends = 0;
+
 /** An in-memory socket: records frames; its unsent bytes are whatever the test says. */
 class MemorySink implements Sink {
   frames: Array<{ offset: number; name: string }> = [];
@@ -16,6 +21,10 @@ class MemorySink implements Sink {
   closedWith: { code: number; reason: string } | undefined;
   constructor(private readonly onClose: () => void = () => {}) {}
   send(frame: Uint8Array, binary: boolean): void {
+    sends++;
+    this.receive(frame, binary);
+  }
+  private receive(frame: Uint8Array, binary: boolean): void {
     assert.equal(this.closedWith, undefined, 'no frame after close');
     const text = binary ? JSON.stringify({ offset: frame[0], event: { event_metadata: { event_name: 'binary' } } }) : Buffer.from(frame).toString();
     const parsed = JSON.parse(text) as { offset: number; event: { event_metadata: { event_name: string } } };
@@ -25,7 +34,20 @@ class MemorySink implements Sink {
   cork = (fn: () => void) => fn();
   close(code: number, reason: string): void {
     this.closedWith = { code, reason };
+    for (const members of topics.values()) members.delete(this);
     this.onClose();
+  }
+  join(topic: string): void {
+    let members = topics.get(topic);
+    if (!members) topics.set(topic, (members = new Set()));
+    members.add(this);
+  }
+  leave(topic: string): void {
+    topics.get(topic)?.delete(this);
+  }
+  broadcast(topic: string, frame: Uint8Array, binary: boolean): void {
+    broadcasts++;
+    for (const sink of topics.get(topic) ?? []) sink.receive(frame, binary);
   }
 }
 
@@ -56,6 +78,9 @@ beforeEach(() => {
   wal = createWal(store, () => {});
   head = 0;
   encodes = 0;
+  topics.clear();
+  broadcasts = 0;
+  sends = 0;
   log = createEventLog({ wal, head: () => head, organizations: () => ['a'], retention: { kind: 'count', count: 1e6 }, nowMs: Date.now, warn: assert.fail });
   stream = createEventStream({
     log,
@@ -76,6 +101,8 @@ test('each event of a commit is encoded once per format, however many subscriber
   sinks.forEach((sink, i) => stream.subscribe({ org: 'a', types: undefined, from: undefined, format: i % 2 ? 'protobuf' : 'json' }, sink));
   await commit(['PersonCreated_v1', 'PersonDeleted_v1', 'PersonCreated_v1']);
   assert.equal(encodes, 3, 'three protobuf encodings for ten protobuf subscribers');
+  assert.equal(broadcasts, 6, 'each frame broadcast once per format to the subscribers that share it');
+  assert.equal(sends, 0);
   for (const sink of sinks) assert.deepEqual(sink.frames.map((f) => f.offset), [1, 2, 3]);
   await store.close();
 });
