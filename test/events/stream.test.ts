@@ -173,3 +173,36 @@ test('a commit record is published, and one that rotated the key closes the orga
   assert.equal(stream.count(), 0);
   await store.close();
 });
+
+test('a live subscriber whose queue cannot take a whole commit is served alone up to its bound, then rejoins the broadcast', async () => {
+  const busy = new MemorySink();
+  const other = new MemorySink();
+  stream.subscribe({ org: 'a', types: undefined, from: undefined, format: 'json' }, busy);
+  stream.subscribe({ org: 'a', types: undefined, from: undefined, format: 'json' }, other);
+  busy.unsent = 900;
+  await commit(['PersonCreated_v1', 'PersonCreated_v1']);
+  assert.equal(sends, 2, 'the busy one got the commit frame by frame');
+  assert.equal(broadcasts, 2, 'the other one by broadcast');
+  busy.unsent = 0;
+  await commit(['PersonDeleted_v1']);
+  assert.equal(sends, 2);
+  assert.equal(broadcasts, 3, 'both by one broadcast again');
+  for (const sink of [busy, other]) assert.deepEqual(sink.frames.map((f) => f.offset), [1, 2, 3]);
+  assert.equal(busy.closedWith, undefined);
+  await store.close();
+});
+
+test('subscribers with different filters get their own frames, each once', async () => {
+  const all = new MemorySink();
+  const deleted = new MemorySink();
+  const deleted2 = new MemorySink();
+  stream.subscribe({ org: 'a', types: undefined, from: undefined, format: 'json' }, all);
+  stream.subscribe({ org: 'a', types: new Set(['PersonDeleted_v1']), from: undefined, format: 'json' }, deleted);
+  stream.subscribe({ org: 'a', types: new Set(['PersonDeleted_v1']), from: undefined, format: 'json' }, deleted2);
+  await commit(['PersonCreated_v1', 'PersonDeleted_v1']);
+  assert.deepEqual(all.frames.map((f) => f.offset), [1, 2]);
+  assert.deepEqual(deleted.frames.map((f) => f.offset), [2]);
+  assert.deepEqual(deleted2.frames.map((f) => f.offset), [2]);
+  assert.equal(broadcasts, 3);
+  await store.close();
+});
