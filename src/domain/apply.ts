@@ -15,7 +15,8 @@ function sharedHandle(h: Handle): Handle {
   return { type: HANDLE_TYPES.find((t) => t === h.type) ?? h.type, value: h.value };
 }
 
-function personOf(state: OrgState, person: Person): Person {
+/** The person as the state keeps it: its own arrays and objects, the strings every person shares shared. */
+export function personOf(state: OrgState, person: Person): Person {
   return {
     ...person,
     person_type: person.person_type === 'anonymous' ? 'anonymous' : 'regular',
