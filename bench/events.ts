@@ -72,6 +72,8 @@ interface Row {
   p99_ms: number | null;
   max_ms: number | null;
   complete: boolean;
+  /** the service's CPU time per person created, fan-out included: steadier than rates on a shared machine */
+  server_cpu_us_per_person: number | null;
   created: number;
   failed: number;
   latency_samples: number;
@@ -86,6 +88,7 @@ async function phase(service: ServiceProcess, tag: number, subscribers: number, 
     url: service.url,
     connections: writers,
     durationMs: seconds * 1000,
+    serverPid: service.pid,
     ok: (status) => status === 201,
     request: (i) => encodeRequest('127.0.0.1', { method: 'POST', path: '/persons', headers, body: JSON.stringify({ handles: [{ type: 'email_address', value: `p${tag}-${i}@example.com` }] }) }),
   });
@@ -106,6 +109,7 @@ async function phase(service: ServiceProcess, tag: number, subscribers: number, 
     p99_ms: l.count ? l.p99_us / 1000 : null,
     max_ms: l.count ? l.max_us / 1000 : null,
     complete: subs.every((s) => s.received === created && s.gaps === 0),
+    server_cpu_us_per_person: writes.serverCpuUsPerRequest ?? null,
     created,
     failed: writes.requests - created,
     latency_samples: l.count,
@@ -158,6 +162,7 @@ export async function main(argv: string[]): Promise<void> {
     { title: 'p50_ms', value: (r) => msOrDash(r.p50_ms), align: 'right' },
     { title: 'p99_ms', value: (r) => msOrDash(r.p99_ms), align: 'right' },
     { title: 'max_ms', value: (r) => msOrDash(r.max_ms), align: 'right' },
+    { title: 'server_cpu_us_per_person', value: (r) => r.server_cpu_us_per_person ?? '-' },
     { title: 'complete', value: (r) => String(r.complete) },
   ];
   console.log(`event fan-out: ${s.writers} HTTP writers creating persons for ${s.seconds} s per phase; latency = event timestamp (stamped as its batch is decided, before the durable commit) to receipt`);

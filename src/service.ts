@@ -498,7 +498,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
     ...buildOAuthUser(base, storage, oauth, signIn),
   );
-  front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log }));
+  front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log, publish: (topic, frame, binary) => void front.app.publish(topic, frame, binary, false) }));
   front.mount(routes);
   return front;
 }

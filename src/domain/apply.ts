@@ -4,7 +4,28 @@
 import type { Change } from './changes.js';
 import { withDefaults } from './org-config.js';
 import { withRevoked } from './oauth-clients.js';
-import { emptyState, handleKey, lowerBound, type AttributeSet, type OrgState } from './state.js';
+import { emptyState, handleKey, lowerBound, HANDLE_TYPES, type AttributeSet, type GdprConsent, type Handle, type OrgState, type Person } from './state.js';
+
+// Per-person memory: a million persons each holding their own copy of the same few strings ("email_address",
+// a group's name) and their own empty consent list cost about a tenth of the heap; one shared copy of each
+// does not. Consent lists are replaced whole, never mutated, so the empty one can be shared (and is frozen).
+const NO_CONSENTS = Object.freeze([]) as unknown as GdprConsent[];
+
+function sharedHandle(h: Handle): Handle {
+  return { type: HANDLE_TYPES.find((t) => t === h.type) ?? h.type, value: h.value };
+}
+
+/** The person as the state keeps it: its own arrays and objects, the strings every person shares shared. */
+export function personOf(state: OrgState, person: Person): Person {
+  return {
+    ...person,
+    person_type: person.person_type === 'anonymous' ? 'anonymous' : 'regular',
+    handles: person.handles.map(sharedHandle),
+    groups: person.groups.map((g) => state.groups.get(g)?.name ?? g),
+    attributes: { ...person.attributes },
+    gdpr_consents: person.gdpr_consents.length === 0 ? NO_CONSENTS : person.gdpr_consents,
+  };
+}
 
 function attributeHome(state: OrgState, personId: string | undefined): { get(b: string): AttributeSet | undefined; set(b: string, a: AttributeSet): void; delete(b: string): void } | undefined {
   if (personId === undefined) return state.attributes;
@@ -51,7 +72,7 @@ export function apply(state: OrgState, change: Change): OrgState {
       state.suborganizations.push(change.id);
       return state;
     case 'PersonCreated': {
-      const p = { ...change.person, handles: [...change.person.handles], groups: [...change.person.groups], attributes: { ...change.person.attributes } };
+      const p = personOf(state, change.person);
       state.persons.set(p.person_id, p);
       const at = lowerBound(state.person_order, p.person_id);
       state.person_order.splice(at, 0, p.person_id);

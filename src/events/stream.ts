@@ -6,6 +6,12 @@
 // subscriber. So a subscriber that has read up to the head and turns live in the same tick gets the next
 // commit from publish(): nothing between the two, nothing twice. Each subscriber also keeps `next`, the offset
 // it must send next, and never sends an offset below it.
+//
+// Live subscribers that share a format and a filter form a group joined to one socket topic, and a commit is
+// broadcast to the group once per frame (uWebSockets.js publishes natively) rather than sent to each socket:
+// with a hundred subscribers the per-socket work left in JavaScript is one buffered() check per commit. A member
+// whose queue cannot take the whole commit leaves the topic for that commit and is served frame by frame, so the
+// cut-off happens at the same frame as before.
 import type { EventLog, LoggedEvent } from './log.js';
 
 /** What the stream needs of a WebSocket; the front adapts uWebSockets.js to it. */
@@ -18,6 +24,12 @@ export interface Sink {
   cork(fn: () => void): void;
   /** Sends a close frame after what is queued. closed() is called before it returns or soon after. */
   close(code: number, reason: string): void;
+  /** Joins a topic: broadcast() to it reaches this socket, in order with its own sends. */
+  join(topic: string): void;
+  /** Leaves a topic joined; what was broadcast before is still delivered first. */
+  leave(topic: string): void;
+  /** Queues one frame on every socket joined to the topic, this one included. */
+  broadcast(topic: string, frame: Uint8Array, binary: boolean): void;
 }
 
 export type StreamFormat = 'json' | 'protobuf';
@@ -83,6 +95,27 @@ interface Subscriber {
   /** catch-up waits for the socket to drain */
   paused: boolean;
   scheduled: boolean;
+  /** the group whose topic it has joined, while live */
+  group: Group | undefined;
+}
+
+/** Live subscribers of one organization with the same format and filter: one topic, one broadcast per frame. */
+interface Group {
+  readonly key: string;
+  readonly topic: string;
+  readonly format: StreamFormat;
+  readonly types: ReadonlySet<string> | undefined;
+  readonly members: Set<Subscriber>;
+}
+
+interface OrgSubscribers {
+  readonly all: Set<Subscriber>;
+  readonly groups: Map<string, Group>;
+}
+
+/** The format and filter as a key: subscribers with equal keys receive the same frames. */
+function groupKey(request: SubscriptionRequest): string {
+  return `${request.format} ${request.types === undefined ? '*' : [...request.types].sort().join(',')}`;
 }
 
 function eventName(event: Record<string, unknown>): string {
@@ -94,24 +127,86 @@ export function encodeJsonFrame(offset: number, event: Record<string, unknown>):
 }
 
 export function createEventStream(deps: EventStreamDeps): EventStream {
-  const byOrg = new Map<string, Set<Subscriber>>();
+  const byOrg = new Map<string, OrgSubscribers>();
   // Catch-up stops queueing past this and waits for a drain; well below the live limit, so a subscriber that has
   // just turned live has room for a burst.
   const highWater = Math.max(16 * 1024, Math.min(1024 * 1024, deps.maxBuffer / 4));
   let total = 0;
 
-  function frameOf(sub: Subscriber, e: LoggedEvent, name: string): Uint8Array | undefined {
-    if (sub.request.format === 'json') return encodeJsonFrame(e.offset, e.event);
+  function encodeProtobuf(org: string, e: LoggedEvent, name: string): Uint8Array | undefined {
     try {
       return deps.encodeProtobufFrame(e.offset, name, e.event);
     } catch (error) {
-      deps.warn(`event ${e.offset} of ${sub.request.org} (${name}) does not encode as protobuf and is skipped: ${String(error)}`);
+      deps.warn(`event ${e.offset} of ${org} (${name}) does not encode as protobuf and is skipped: ${String(error)}`);
       return undefined;
     }
   }
 
+  function frameOf(sub: Subscriber, e: LoggedEvent, name: string): Uint8Array | undefined {
+    return sub.request.format === 'json' ? encodeJsonFrame(e.offset, e.event) : encodeProtobuf(sub.request.org, e, name);
+  }
+
+  /**
+   * Sends a commit's frames to one live subscriber until one would take its queue past the bound; false then,
+   * with `next` at the first offset not sent.
+   */
+  function sendAlone(
+    sub: Subscriber,
+    events: readonly LoggedEvent[],
+    names: readonly string[],
+    frameAt: (i: number, format: StreamFormat) => Uint8Array | undefined,
+  ): boolean {
+    const binary = sub.request.format === 'protobuf';
+    let fits = true;
+    sub.sink.cork(() => {
+      for (let i = 0; i < events.length; i++) {
+        const e = events[i] as LoggedEvent;
+        if (e.offset < sub.next) continue;
+        const name = names[i] as string;
+        const frame = wants(sub, name) ? frameAt(i, sub.request.format) : undefined;
+        if (frame) {
+          if (sub.sink.buffered() + frame.byteLength > deps.maxBuffer) {
+            fits = false;
+            return;
+          }
+          sub.sink.send(frame, binary);
+        }
+        sub.next = e.offset + 1;
+      }
+    });
+    return fits;
+  }
+
   function wants(sub: Subscriber, name: string): boolean {
     return sub.request.types === undefined || sub.request.types.has(name);
+  }
+
+  /** Joins the group of its format and filter; from now on publish() delivers to it. */
+  function goLive(sub: Subscriber): void {
+    sub.mode = 'live';
+    const org = byOrg.get(sub.request.org);
+    if (!org) return;
+    const key = groupKey(sub.request);
+    let group = org.groups.get(key);
+    if (!group) {
+      group = { key, topic: `events ${sub.request.org} ${key}`, format: sub.request.format, types: sub.request.types, members: new Set() };
+      org.groups.set(key, group);
+    }
+    join(sub, group);
+  }
+
+  function join(sub: Subscriber, group: Group): void {
+    sub.group = group;
+    group.members.add(sub);
+    sub.sink.join(group.topic);
+  }
+
+  function leave(sub: Subscriber): void {
+    const group = sub.group;
+    if (!group) return;
+    sub.group = undefined;
+    group.members.delete(sub);
+    sub.sink.leave(group.topic);
   }
 
   function close(sub: Subscriber, code: number, why: string): void {
@@ -125,9 +220,16 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
     if (sub.mode === 'closed') return;
     sub.mode = 'closed';
     total--;
-    const set = byOrg.get(sub.request.org);
-    set?.delete(sub);
-    if (set?.size === 0) byOrg.delete(sub.request.org);
+    const org = byOrg.get(sub.request.org);
+    // The socket leaves its topics as it closes: only the stream's own records change here.
+    const group = sub.group;
+    sub.group = undefined;
+    if (group) {
+      group.members.delete(sub);
+      if (group.members.size === 0) org?.groups.delete(group.key);
+    }
+    org?.all.delete(sub);
+    if (org?.all.size === 0) byOrg.delete(sub.request.org);
   }
 
   function schedule(sub: Subscriber): void {
@@ -156,7 +258,7 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
     if (batch.length === 0) sub.next = Math.max(sub.next, head + 1);
     if (sub.next > head) {
       // Caught up, in the same tick as the last read: the next publish() carries offset head + 1.
-      sub.mode = 'live';
+      goLive(sub);
       return;
     }
     if (sub.sink.buffered() > highWater) sub.paused = true;
@@ -173,12 +275,14 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
         mode: request.from === undefined ? 'live' : 'catch-up',
         paused: false,
         scheduled: false,
+        group: undefined,
       };
-      let set = byOrg.get(request.org);
-      if (!set) byOrg.set(request.org, (set = new Set()));
-      set.add(sub);
+      let org = byOrg.get(request.org);
+      if (!org) byOrg.set(request.org, (org = { all: new Set(), groups: new Map() }));
+      org.all.add(sub);
       total++;
-      schedule(sub);
+      if (sub.mode === 'live') goLive(sub);
+      else schedule(sub);
       return {
         drained() {
           if (sub.mode !== 'catch-up' || !sub.paused || sink.buffered() > highWater / 2) return;
@@ -190,42 +294,51 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
     },
 
     publish(org, events) {
-      const set = byOrg.get(org);
-      if (!set || events.length === 0) return;
+      const subs = byOrg.get(org);
+      if (!subs || events.length === 0) return;
       // Each event is encoded at most once per format for this commit, however many subscribers get it.
       const names = events.map((e) => eventName(e.event));
       const json: Array<Uint8Array | undefined> = [];
       const protobuf: Array<Uint8Array | null | undefined> = [];
+      const frameAt = (i: number, format: StreamFormat): Uint8Array | undefined => {
+        const e = events[i] as LoggedEvent;
+        if (format === 'json') return (json[i] ??= encodeJsonFrame(e.offset, e.event));
+        if (protobuf[i] === undefined) protobuf[i] = encodeProtobuf(org, e, names[i] as string) ?? null;
+        return protobuf[i] ?? undefined;
+      };
+      const firstOffset = (events[0] as LoggedEvent).offset;
+      const next = (events.at(-1) as LoggedEvent).offset + 1;
       const slow: Subscriber[] = [];
-      for (const sub of set) {
-        if (sub.mode !== 'live') continue;
-        const binary = sub.request.format === 'protobuf';
-        sub.sink.cork(() => {
-          for (let i = 0; i < events.length; i++) {
-            const e = events[i] as LoggedEvent;
-            if (e.offset < sub.next) continue;
-            const name = names[i] as string;
-            if (!wants(sub, name)) {
-              sub.next = e.offset + 1;
-              continue;
-            }
-            let frame: Uint8Array | undefined;
-            if (binary) {
-              if (protobuf[i] === undefined) protobuf[i] = frameOf(sub, e, name) ?? null;
-              frame = protobuf[i] ?? undefined;
-            } else frame = json[i] ??= encodeJsonFrame(e.offset, e.event);
-            if (frame) {
-              if (sub.sink.buffered() + frame.byteLength > deps.maxBuffer) {
-                slow.push(sub);
-                return;
-              }
-              sub.sink.send(frame, binary);
-            }
-            sub.next = e.offset + 1;
+
+      for (const group of [...subs.groups.values()]) {
+        const binary = group.format === 'protobuf';
+        const frames: Uint8Array[] = [];
+        let bytes = 0;
+        for (let i = 0; i < events.length; i++) {
+          if (group.types !== undefined && !group.types.has(names[i] as string)) continue;
+          const frame = frameAt(i, group.format);
+          if (frame) {
+            frames.push(frame);
+            bytes += frame.byteLength;
           }
-        });
+        }
+        // A member whose queue cannot take the whole commit is served alone, frame by frame, up to its bound; so is
+        // one that asked for a `from` past the head and is not there yet.
+        const alone: Subscriber[] = [];
+        if (bytes > 0) for (const sub of group.members) if (sub.next > firstOffset || sub.sink.buffered() + bytes > deps.maxBuffer) alone.push(sub);
+        for (const sub of alone) leave(sub);
+        const first = group.members.values().next().value as Subscriber | undefined;
+        if (first) for (const frame of frames) first.sink.broadcast(group.topic, frame, binary);
+        // The members left were all at the commit's first offset; now they are past its last.
+        for (const sub of group.members) if (sub.next < next) sub.next = next;
+        for (const sub of alone) {
+          if (sendAlone(sub, events, names, frameAt)) {
+            join(sub, group);
+          } else slow.push(sub);
+        }
+        if (group.members.size === 0) subs.groups.delete(group.key);
       }
-      // Closed outside the cork, and after the loop over the set they leave.
+      // Closed after the loop over the groups they leave.
       for (const sub of slow) {
         deps.onSlowConsumer?.();
         close(sub, CLOSE_SLOW_CONSUMER, 'slow consumer');
@@ -239,11 +352,11 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
     },
 
     closeOrg(org, code, why) {
-      for (const sub of [...(byOrg.get(org) ?? [])]) close(sub, code, why);
+      for (const sub of [...(byOrg.get(org)?.all ?? [])]) close(sub, code, why);
     },
 
     closeAll(code, why) {
-      for (const set of [...byOrg.values()]) for (const sub of [...set]) close(sub, code, why);
+      for (const org of [...byOrg.values()]) for (const sub of [...org.all]) close(sub, code, why);
     },
 
     count: () => total,

@@ -16,6 +16,8 @@ export interface EventSocketDeps {
   registry: Registry;
   stream: EventStream;
   log: EventLog;
+  /** The app's native publish: queues a frame on every socket subscribed to the topic. */
+  publish(topic: string, frame: Uint8Array, binary: boolean): void;
 }
 
 interface SocketData {
@@ -100,12 +102,15 @@ function refuse(res: HttpResponse, error: ServiceError): void {
   });
 }
 
-function sinkOf(ws: WebSocket<SocketData>): Sink {
+function sinkOf(ws: WebSocket<SocketData>, publish: EventSocketDeps['publish']): Sink {
   return {
     send: (frame, binary) => void ws.send(frame, binary, false),
     buffered: () => ws.getBufferedAmount(),
     cork: (fn) => void ws.cork(fn),
     close: (code, reason) => ws.end(code, reason),
+    join: (topic) => void ws.subscribe(topic),
+    leave: (topic) => void ws.unsubscribe(topic),
+    broadcast: publish,
   };
 }
 
@@ -148,7 +153,7 @@ export function eventSocketBehavior(deps: EventSocketDeps): WebSocketBehavior<So
 
     open(ws) {
       const data = ws.getUserData();
-      data.subscription = deps.stream.subscribe(data.request, sinkOf(ws));
+      data.subscription = deps.stream.subscribe(data.request, sinkOf(ws, deps.publish));
     },
 
     drain(ws) {

@@ -9,6 +9,11 @@ import { openStore, type Store } from '../../src/wal/store.js';
 import { removeDir, tempDir } from '../support/server.js';
 import { range } from '../support/ws.js';
 
+/** Topics the in-memory sockets joined, as uWebSockets.js keeps them: a closed socket leaves all of its topics. */
+const topics = new Map<string, Set<MemorySink>>();
+let broadcasts = 0;
+let sends = 0;
+
 /** An in-memory socket: records frames; its unsent bytes are whatever the test says. */
 class MemorySink implements Sink {
   frames: Array<{ offset: number; name: string }> = [];
@@ -16,6 +21,10 @@ class MemorySink implements Sink {
   closedWith: { code: number; reason: string } | undefined;
   constructor(private readonly onClose: () => void = () => {}) {}
   send(frame: Uint8Array, binary: boolean): void {
+    sends++;
+    this.receive(frame, binary);
+  }
+  private receive(frame: Uint8Array, binary: boolean): void {
     assert.equal(this.closedWith, undefined, 'no frame after close');
     const text = binary ? JSON.stringify({ offset: frame[0], event: { event_metadata: { event_name: 'binary' } } }) : Buffer.from(frame).toString();
     const parsed = JSON.parse(text) as { offset: number; event: { event_metadata: { event_name: string } } };
@@ -25,7 +34,20 @@ class MemorySink implements Sink {
   cork = (fn: () => void) => fn();
   close(code: number, reason: string): void {
     this.closedWith = { code, reason };
+    for (const members of topics.values()) members.delete(this);
     this.onClose();
+  }
+  join(topic: string): void {
+    let members = topics.get(topic);
+    if (!members) topics.set(topic, (members = new Set()));
+    members.add(this);
+  }
+  leave(topic: string): void {
+    topics.get(topic)?.delete(this);
+  }
+  broadcast(topic: string, frame: Uint8Array, binary: boolean): void {
+    broadcasts++;
+    for (const sink of topics.get(topic) ?? []) sink.receive(frame, binary);
   }
 }
 
@@ -56,6 +78,9 @@ beforeEach(() => {
   wal = createWal(store, () => {});
   head = 0;
   encodes = 0;
+  topics.clear();
+  broadcasts = 0;
+  sends = 0;
   log = createEventLog({ wal, head: () => head, organizations: () => ['a'], retention: { kind: 'count', count: 1e6 }, nowMs: Date.now, warn: assert.fail });
   stream = createEventStream({
     log,
@@ -76,6 +101,8 @@ test('each event of a commit is encoded once per format, however many subscriber
   sinks.forEach((sink, i) => stream.subscribe({ org: 'a', types: undefined, from: undefined, format: i % 2 ? 'protobuf' : 'json' }, sink));
   await commit(['PersonCreated_v1', 'PersonDeleted_v1', 'PersonCreated_v1']);
   assert.equal(encodes, 3, 'three protobuf encodings for ten protobuf subscribers');
+  assert.equal(broadcasts, 6, 'each frame broadcast once per format to the subscribers that share it');
+  assert.equal(sends, 0);
   for (const sink of sinks) assert.deepEqual(sink.frames.map((f) => f.offset), [1, 2, 3]);
   await store.close();
 });
@@ -144,5 +171,38 @@ test('a commit record is published, and one that rotated the key closes the orga
   assert.deepEqual(sink.frames.map((f) => f.offset), [1, 2], 'the rotating commit\'s own events are sent first');
   assert.deepEqual(sink.closedWith, { code: CLOSE_KEY_ROTATED, reason: 'API key rotated; resume with from=3' });
   assert.equal(stream.count(), 0);
+  await store.close();
+});
+
+test('a live subscriber whose queue cannot take a whole commit is served alone up to its bound, then rejoins the broadcast', async () => {
+  const busy = new MemorySink();
+  const other = new MemorySink();
+  stream.subscribe({ org: 'a', types: undefined, from: undefined, format: 'json' }, busy);
+  stream.subscribe({ org: 'a', types: undefined, from: undefined, format: 'json' }, other);
+  busy.unsent = 900;
+  await commit(['PersonCreated_v1', 'PersonCreated_v1']);
+  assert.equal(sends, 2, 'the busy one got the commit frame by frame');
+  assert.equal(broadcasts, 2, 'the other one by broadcast');
+  busy.unsent = 0;
+  await commit(['PersonDeleted_v1']);
+  assert.equal(sends, 2);
+  assert.equal(broadcasts, 3, 'both by one broadcast again');
+  for (const sink of [busy, other]) assert.deepEqual(sink.frames.map((f) => f.offset), [1, 2, 3]);
+  assert.equal(busy.closedWith, undefined);
+  await store.close();
+});
+
+test('subscribers with different filters get their own frames, each once', async () => {
+  const all = new MemorySink();
+  const deleted = new MemorySink();
+  const deleted2 = new MemorySink();
+  stream.subscribe({ org: 'a', types: undefined, from: undefined, format: 'json' }, all);
+  stream.subscribe({ org: 'a', types: new Set(['PersonDeleted_v1']), from: undefined, format: 'json' }, deleted);
+  stream.subscribe({ org: 'a', types: new Set(['PersonDeleted_v1']), from: undefined, format: 'json' }, deleted2);
+  await commit(['PersonCreated_v1', 'PersonDeleted_v1']);
+  assert.deepEqual(all.frames.map((f) => f.offset), [1, 2]);
+  assert.deepEqual(deleted.frames.map((f) => f.offset), [2]);
+  assert.deepEqual(deleted2.frames.map((f) => f.offset), [2]);
+  assert.equal(broadcasts, 3);
   await store.close();
 });

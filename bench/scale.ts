@@ -1,0 +1,360 @@
+// How cost grows with size: one organization of N persons, and M organizations of P persons each (every person with
+// an email handle, two groups and a small attribute bucket). For each: heap per person after a full GC, resident
+// memory, data dir size, start-to-serving time after a clean stop, after kill -9 and with no snapshot (the WAL
+// replay rate), and GET /persons/{id} and mint-token at that size beside an organization with nothing in it, in
+// the same process.
+//   npm run bench -- scale [--persons 20000] [--orgs 50] [--org-persons 100] [--writers 32] [--duration 2]
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { spawnNode, type NodeProcess } from '../test/support/process.js';
+import { removeDir, tempDir } from '../test/support/server.js';
+import { openStore } from '../src/wal/store.js';
+import { numberFlag, runIfMain } from './lib/cli.js';
+import { Connection, encodeRequest } from './lib/connection.js';
+import { runLoad, type LoadResult } from './lib/load.js';
+import { environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
+import { SERVICE_AUTH } from './lib/server-process.js';
+
+const USAGE = `usage: npm run bench -- scale [options]   (or: npx tsx bench/scale.ts [options])
+  --persons N       persons of the one large organization (default 20000; the issue's size is 1000000; 0 skips it)
+  --orgs M          organizations of the many-organizations case (default 50; the issue's size is 10000; 0 skips it)
+  --org-persons P   persons in each of those (default 100)
+  --writers N       HTTP connections creating persons (default 32)
+  --duration S      seconds of each GET and mint measurement (default 2)`;
+
+interface Settings {
+  persons: number;
+  orgs: number;
+  orgPersons: number;
+  writers: number;
+  seconds: number;
+}
+
+const HOST = '127.0.0.1';
+const LISTENING = /^listening on http:\/\/[^\s]+:(\d+)/;
+const GROUPS = Array.from({ length: 20 }, (_, i) => `team-${i}`);
+const PROBES = 200;
+
+interface Booted {
+  proc: NodeProcess;
+  url: string;
+  port: number;
+  /** the service's own start (open the store, recover, listen), as src/main.ts reports it */
+  startMs: number;
+  /** from the process's beginning to serving: node and tsx loading the sources included */
+  processMs: number;
+  /** WAL entries start-up replayed */
+  replayed: number;
+}
+
+const STARTED = /started in (\d+) ms \((\d+) ms after the process began\): (\d+) organizations, (\d+) WAL entries replayed/;
+
+async function bootService(dataDir: string): Promise<Booted> {
+  const proc = await spawnNode({
+    script: 'src/main.ts',
+    nodeArgs: ['--expose-gc', '--import', './bench/lib/heap-probe.mjs'],
+    env: { SERVICE_HOST: HOST, SERVICE_PORT: '0', SERVICE_DATA_DIR: dataDir, SERVICE_ROOT_ORG_ID: SERVICE_AUTH['Service-OrgID'] as string, SERVICE_ROOT_API_KEY: SERVICE_AUTH['Service-API-Key'] as string },
+    ready: LISTENING,
+    timeoutMs: 30 * 60_000,
+  });
+  const port = Number(proc.ready[1]);
+  const m = STARTED.exec(proc.output());
+  if (!m) throw new Error(`src/main.ts did not say how long it took to start; its output:\n${proc.output()}`);
+  return { proc, port, url: `http://${HOST}:${port}`, startMs: Number(m[1]), processMs: Number(m[2]), replayed: Number(m[4]) };
+}
+
+interface Memory {
+  heapUsed: number;
+  rss: number;
+  external: number;
+  arrayBuffers: number;
+}
+
+/** The service's memory after a full GC, printed by bench/lib/heap-probe.mjs on SIGUSR2. */
+async function memory(b: Booted): Promise<Memory> {
+  const before = b.proc.output().length;
+  b.proc.child.kill('SIGUSR2');
+  for (let i = 0; i < 600; i++) {
+    const m = /heap-probe (\{.*\})/.exec(b.proc.output().slice(before));
+    if (m) return JSON.parse(m[1] as string) as Memory;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('no heap-probe line within 30 s');
+}
+
+function dirBytes(dir: string): number {
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) n += e.isDirectory() ? dirBytes(join(dir, e.name)) : statSync(join(dir, e.name)).size;
+  return n;
+}
+
+async function call(url: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<any> {
+  const res = await fetch(`${url}${path}`, { method, headers: { ...headers, 'Content-Type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return text === '' ? undefined : JSON.parse(text);
+}
+
+function personBody(i: number, tag: string): string {
+  return JSON.stringify({
+    handles: [{ type: 'email_address', value: `${tag}-${i}@example.com` }],
+    groups: [GROUPS[i % GROUPS.length], GROUPS[(i * 7 + 3) % GROUPS.length] === GROUPS[i % GROUPS.length] ? GROUPS[(i + 1) % GROUPS.length] : GROUPS[(i * 7 + 3) % GROUPS.length]],
+    attributes: { end_user_read_write: { plan: i % 3 === 0 ? 'pro' : 'free', seats: i % 50 } },
+  });
+}
+
+/** Creates `count` persons over `writers` keep-alive connections; `auth(i)` names the organization of person i. */
+async function populate(port: number, count: number, writers: number, tag: string, auth: (i: number) => Record<string, string>): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  let done = 0;
+  let reported = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(writers, count) }, async () => {
+      const conn = new Connection(HOST, port);
+      await conn.ready;
+      while (next < count) {
+        const i = next++;
+        const status = await conn.send(encodeRequest(HOST, { method: 'POST', path: '/persons', headers: { ...auth(i), 'Content-Type': 'application/json' }, body: personBody(i, tag) }));
+        if (status !== 201) throw new Error(`creating person ${i} of ${tag}: status ${status}`);
+        if (++done - reported >= 100_000) {
+          reported = done;
+          console.error(`  ${tag}: ${done} persons, ${Math.round(done / ((performance.now() - started) / 1000))}/s`);
+        }
+      }
+      conn.close();
+    }),
+  );
+  return Math.round(count / ((performance.now() - started) / 1000));
+}
+
+async function createGroups(url: string, auth: Record<string, string>): Promise<void> {
+  for (const name of GROUPS) await call(url, 'POST', '/groups', auth, { name });
+}
+
+/** Probe persons created with fetch, to read their IDs: PROBES of them in the organization given. */
+async function probes(url: string, auth: Record<string, string>, tag: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < PROBES; i++) ids.push((await call(url, 'POST', '/persons', auth, JSON.parse(personBody(i, tag)))).result.person_id as string);
+  return ids;
+}
+
+async function newOrg(url: string, name: string): Promise<Record<string, string>> {
+  const r = (await call(url, 'POST', '/organizations/suborganizations', SERVICE_AUTH as Record<string, string>, { sub_org_name: name })).result as { id: string; api_key: string };
+  return { 'Service-OrgID': r.id, 'Service-API-Key': r.api_key };
+}
+
+interface Probe {
+  get: LoadResult;
+  mint: LoadResult;
+}
+
+async function measure(b: Booted, auth: Record<string, string>, ids: readonly string[], seconds: number): Promise<Probe> {
+  const gets = ids.map((id) => encodeRequest(HOST, { method: 'GET', path: `/persons/${id}`, headers: auth }));
+  const mints = ids.map((id) => encodeRequest(HOST, { method: 'POST', path: `/persons/${id}/mint-token`, headers: auth }));
+  const common = { url: b.url, connections: 16, durationMs: seconds * 1000, warmupMs: 500, serverPid: b.proc.child.pid as number };
+  const get = await runLoad({ ...common, request: (i) => gets[i % gets.length] as Buffer });
+  const mint = await runLoad({ ...common, request: (i) => mints[i % mints.length] as Buffer });
+  return { get, mint };
+}
+
+/** WAL entries stored, across organizations: what a start without snapshots replays. */
+async function walEntries(dataDir: string): Promise<number> {
+  const store = openStore(dataDir, 'local', false);
+  try {
+    return store.wal.getKeysCount();
+  } finally {
+    await store.close();
+  }
+}
+
+async function dropSnapshots(dataDir: string): Promise<void> {
+  const store = openStore(dataDir, 'local', true);
+  try {
+    await store.snapshots.clearAsync();
+  } finally {
+    await store.close();
+  }
+}
+
+interface Row {
+  case: string;
+  persons: number;
+  orgs: number;
+  create_per_s: number;
+  heap_mb: number;
+  heap_bytes_per_person: number;
+  rss_mb: number;
+  rss_bytes_per_person: number;
+  data_dir_mb: number;
+  empty_start_s: number;
+  clean_start_s: number;
+  kill9_start_s: number;
+  nosnapshot_start_s: number;
+  /** the same starts from the process's beginning, node and tsx loading included */
+  process_start_s: Record<'empty' | 'clean' | 'kill9' | 'nosnapshot', number>;
+  /** WAL entries each start replayed after the snapshots */
+  replayed: Record<'clean' | 'kill9' | 'nosnapshot', number>;
+  wal_entries: number;
+  replay_entries_per_s: number;
+  get_rps: number;
+  get_rps_empty: number;
+  get_p99_ms: number;
+  get_p99_ms_empty: number;
+  mint_rps: number;
+  mint_rps_empty: number;
+  mint_p99_ms: number;
+  mint_p99_ms_empty: number;
+}
+
+/** Fills one data dir through `fill`, then takes every figure of the row from it. */
+async function runCase(name: string, persons: number, orgs: number, s: Settings, fill: (b: Booted) => Promise<{ createPerS: number; auth: Record<string, string>; ids: string[] }>): Promise<Row> {
+  const dataDir = tempDir('identity-scale-');
+  let current: Booted | undefined;
+  const boot = async (dir: string) => (current = await bootService(dir));
+  try {
+    let b = await boot(dataDir);
+    const emptyStart = b;
+    const empty = await memory(b);
+    // The organization with nothing in it, in the same process: the reference for reads and mints.
+    const emptyAuth = await newOrg(b.url, 'empty');
+    await createGroups(b.url, emptyAuth);
+    const emptyIds = await probes(b.url, emptyAuth, 'empty');
+    const filled = await fill(b);
+    const full = await memory(b);
+    console.error(`  ${name}: measuring reads and mints`);
+    const atSize = await measure(b, filled.auth, filled.ids, s.seconds);
+    const atEmpty = await measure(b, emptyAuth, emptyIds, s.seconds);
+    await b.proc.kill('SIGTERM', 120_000);
+    const dataBytes = dirBytes(dataDir);
+
+    console.error(`  ${name}: restarts`);
+    b = await boot(dataDir);
+    const clean = b;
+    await b.proc.kill('SIGKILL');
+    b = await boot(dataDir);
+    const killed = b;
+    await b.proc.kill('SIGTERM', 120_000);
+    const entries = await walEntries(dataDir);
+    await dropSnapshots(dataDir);
+    b = await boot(dataDir);
+    const noSnapshot = b;
+    await b.proc.kill('SIGTERM', 120_000);
+
+    const mb = (n: number) => Math.round((n / 1048576) * 10) / 10;
+    const p99 = (r: LoadResult) => Math.round(r.latency.p99_us) / 1000;
+    return {
+      case: name,
+      persons,
+      orgs,
+      create_per_s: filled.createPerS,
+      heap_mb: mb(full.heapUsed),
+      heap_bytes_per_person: Math.round((full.heapUsed - empty.heapUsed) / persons),
+      rss_mb: mb(full.rss),
+      rss_bytes_per_person: Math.round((full.rss - empty.rss) / persons),
+      data_dir_mb: mb(dataBytes),
+      empty_start_s: emptyStart.startMs / 1000,
+      clean_start_s: clean.startMs / 1000,
+      kill9_start_s: killed.startMs / 1000,
+      nosnapshot_start_s: noSnapshot.startMs / 1000,
+      process_start_s: { empty: emptyStart.processMs / 1000, clean: clean.processMs / 1000, kill9: killed.processMs / 1000, nosnapshot: noSnapshot.processMs / 1000 },
+      replayed: { clean: clean.replayed, kill9: killed.replayed, nosnapshot: noSnapshot.replayed },
+      wal_entries: entries,
+      // Start-up beyond an empty dir's is the replay (and the index rebuilds that go with it).
+      replay_entries_per_s: Math.round(noSnapshot.replayed / Math.max(0.001, (noSnapshot.startMs - emptyStart.startMs) / 1000)),
+      get_rps: Math.round(atSize.get.rps),
+      get_rps_empty: Math.round(atEmpty.get.rps),
+      get_p99_ms: p99(atSize.get),
+      get_p99_ms_empty: p99(atEmpty.get),
+      mint_rps: Math.round(atSize.mint.rps),
+      mint_rps_empty: Math.round(atEmpty.mint.rps),
+      mint_p99_ms: p99(atSize.mint),
+      mint_p99_ms_empty: p99(atEmpty.mint),
+    };
+  } finally {
+    // A failure half way must not leave a service running (its pipes would keep this process alive).
+    await current?.proc.kill('SIGKILL');
+    removeDir(dataDir);
+  }
+}
+
+function oneOrg(s: Settings): Promise<Row> {
+  return runCase(`one organization of ${s.persons} persons`, s.persons, 1, s, async (b) => {
+    const auth = await newOrg(b.url, 'large');
+    await createGroups(b.url, auth);
+    const createPerS = await populate(b.port, s.persons, s.writers, 'large', () => auth);
+    return { createPerS, auth, ids: await probes(b.url, auth, 'probe') };
+  });
+}
+
+function manyOrgs(s: Settings): Promise<Row> {
+  const persons = s.orgs * s.orgPersons;
+  return runCase(`${s.orgs} organizations of ${s.orgPersons} persons`, persons, s.orgs, s, async (b) => {
+    const auths: Array<Record<string, string>> = [];
+    for (let o = 0; o < s.orgs; o++) {
+      const auth = await newOrg(b.url, `org-${o}`);
+      await createGroups(b.url, auth);
+      auths.push(auth);
+      if ((o + 1) % 1000 === 0) console.error(`  ${o + 1} organizations`);
+    }
+    // Person i goes to organization i mod M: every organization grows at once, as under real traffic.
+    const createPerS = await populate(b.port, persons, s.writers, 'many', (i) => auths[i % auths.length] as Record<string, string>);
+    const last = auths.at(-1) as Record<string, string>;
+    return { createPerS, auth: last, ids: await probes(b.url, last, 'probe') };
+  });
+}
+
+function settings(argv: string[]): Settings | undefined {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      persons: { type: 'string', default: '20000' },
+      orgs: { type: 'string', default: '50' },
+      'org-persons': { type: 'string', default: '100' },
+      writers: { type: 'string', default: '32' },
+      duration: { type: 'string', default: '2' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return undefined;
+  return {
+    persons: Math.floor(numberFlag('persons', values.persons, 0, USAGE)),
+    orgs: Math.floor(numberFlag('orgs', values.orgs, 0, USAGE)),
+    orgPersons: Math.floor(numberFlag('org-persons', values['org-persons'], 1, USAGE)),
+    writers: Math.floor(numberFlag('writers', values.writers, 1, USAGE)),
+    seconds: numberFlag('duration', values.duration, 0.5, USAGE),
+  };
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const s = settings(argv);
+  if (!s) return console.log(USAGE);
+  const env = environment();
+  const rows: Row[] = [];
+  if (s.persons > 0) rows.push(await oneOrg(s));
+  if (s.orgs > 0) rows.push(await manyOrgs(s));
+
+  const sec = (v: number) => v.toFixed(2);
+  const ratio = (a: number, b: number) => `${Math.round((a / b) * 100)}%`;
+  const columns: Column<Row>[] = [
+    { title: 'case', value: (r) => r.case },
+    { title: 'heap_B/person', value: (r) => r.heap_bytes_per_person },
+    { title: 'heap_MB', value: (r) => r.heap_mb },
+    { title: 'rss_MB', value: (r) => r.rss_mb },
+    { title: 'data_MB', value: (r) => r.data_dir_mb },
+    { title: 'service start_s empty/clean/kill9/nosnap', value: (r) => `${sec(r.empty_start_s)}/${sec(r.clean_start_s)}/${sec(r.kill9_start_s)}/${sec(r.nosnapshot_start_s)}` },
+    { title: 'replayed clean/kill9/nosnap', value: (r) => `${r.replayed.clean}/${r.replayed.kill9}/${r.replayed.nosnapshot}` },
+    { title: 'replay/s', value: (r) => r.replay_entries_per_s },
+    { title: 'GET rps (vs empty)', value: (r) => `${r.get_rps} (${ratio(r.get_rps, r.get_rps_empty)})` },
+    { title: 'GET p99 (empty)', value: (r) => `${ms(r.get_p99_ms * 1000)} (${ms(r.get_p99_ms_empty * 1000)})`, align: 'right' },
+    { title: 'mint rps (vs empty)', value: (r) => `${r.mint_rps} (${ratio(r.mint_rps, r.mint_rps_empty)})` },
+    { title: 'mint p99 (empty)', value: (r) => `${ms(r.mint_p99_ms * 1000)} (${ms(r.mint_p99_ms_empty * 1000)})`, align: 'right' },
+  ];
+  console.log(`scale: persons with an email handle, two of ${GROUPS.length} groups and a two-attribute bucket; heap after a full GC, beyond the empty process's; reads and mints closed loop on 16 connections for ${s.seconds} s, beside an empty organization in the same process`);
+  console.log(formatTable(columns, rows));
+  console.log(`\n${environmentLine(env)}`);
+  console.log(`written to ${writeResults('scale', env, { settings: s, durability: 'sync', rows })}`);
+}
+
+runIfMain(import.meta.url, main);
