@@ -54,6 +54,12 @@ export interface Route<B = any, Q = any> {
   auth: Auth;
   /** more request headers (lower case) the handler reads, e.g. cookie and accept */
   headers?: readonly string[];
+  /**
+   * Browsers may call it from the origins SERVICE_CORS_ORIGINS lists (preflight included). Defaults to what
+   * the authenticator allows (public and end-user routes yes); true on a route whose authenticator takes an
+   * API key or the operator key is refused at start-up: credentialed management calls never go cross-origin.
+   */
+  cors?: boolean;
   /** the handler reads ip, origin and userAgent; end-user routes (auth org) always get them, others get '' */
   client?: boolean;
   body?: TSchema;

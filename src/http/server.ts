@@ -5,15 +5,20 @@ import type { HttpRequest, HttpResponse, TemplatedApp, WebSocketBehavior, us_lis
 import { ServiceError, toServiceError } from '../errors.js';
 import type { BoundCounter, BoundHistogram, Counter, Histogram, Metrics } from '../lib/metrics.js';
 import type { Registry } from '../org/registry.js';
-import { createAuthContext, type AuthContext } from './auth.js';
-import { buildRequest, compileRoute, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
+import { CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS, CORS_MAX_AGE, createCorsPolicy, type CorsPolicy } from '../browser/cors.js';
+import { createAuthContext, orgOf, type AuthContext } from './auth.js';
+import { buildRequest, compileRoute, corsOf, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
 import { errorBody, envelope, oauthErrorBody } from './respond.js';
-import type { Response, Route } from './route.js';
+import type { Request, Response, Route } from './route.js';
 import { pathOf, queryOf, uws } from './uws.js';
 
 export interface FrontOptions {
   bodyLimit: number;
   corsOrigins: readonly string[];
+  /** origin patterns an organization allows itself (host or *.host); none by default */
+  corsOrgOrigins?: (orgId: string) => readonly string[];
+  /** whether a host matches one of those patterns; required with corsOrgOrigins */
+  corsHostAllows?: (patterns: readonly string[], host: string) => boolean;
   operatorKey: string | undefined;
   checkOperatorKey(presented: string): boolean;
   log(message: string): void;
@@ -24,6 +29,8 @@ interface Compiled extends RouteParts {
   /** header names copied out of uWS for this route */
   headers: readonly string[];
   client: boolean;
+  /** browsers may call it cross-origin */
+  cors: boolean;
   /** the route's request metrics, bound once so that no label text is built per request */
   latency: BoundHistogram;
   requests: Map<number, BoundCounter>;
@@ -35,6 +42,8 @@ class Exchange implements Copied {
   done = false;
   /** whether onAborted is registered; it must be before uWS's callback returns without an answer */
   watched = false;
+  /** the organization the request was authenticated for, once known: per-organization CORS origins */
+  orgId: string | undefined;
   constructor(
     readonly res: HttpResponse,
     readonly method: string,
@@ -74,6 +83,7 @@ export class Front {
   readonly app: TemplatedApp;
   private readonly auth: AuthContext;
   private readonly options: FrontOptions;
+  private readonly cors: CorsPolicy;
   private readonly requests: Counter;
   private readonly latency: Histogram;
   private listenSocket: us_listen_socket | undefined;
@@ -82,6 +92,11 @@ export class Front {
     this.app = uws.App();
     this.auth = createAuthContext(registry, options);
     this.options = options;
+    this.cors = createCorsPolicy({
+      origins: options.corsOrigins,
+      ...(options.corsOrgOrigins && { orgOrigins: options.corsOrgOrigins }),
+      ...(options.corsHostAllows && { hostAllows: options.corsHostAllows }),
+    });
     this.requests = metrics.counter('http_requests_total', 'HTTP requests by route, method and status');
     this.latency = metrics.histogram('http_request_duration_seconds', 'HTTP request latency by route and method');
   }
@@ -94,6 +109,7 @@ export class Front {
         ...compileRoute(r),
         headers: routeHeaders(r),
         client: wantsClient(r),
+        cors: corsOf(r),
         latency: this.latency.bind({ route: r.path, method: r.method }),
         requests: new Map(),
       };
@@ -191,7 +207,7 @@ export class Front {
     let outcome: Response | PromiseLike<Response>;
     try {
       const request = buildRequest(compiled, x, raw, this.auth);
-      outcome = request instanceof Promise ? request.then((r) => compiled.route.handler(r)) : compiled.route.handler(request);
+      outcome = request instanceof Promise ? request.then((r) => compiled.route.handler(this.admit(x, r))) : compiled.route.handler(this.admit(x, request));
     } catch (error) {
       return this.finish(x, error);
     }
@@ -203,17 +219,31 @@ export class Front {
     );
   }
 
+  /**
+   * Notes the request's organization for its CORS headers, and refuses a cross-origin request that the
+   * organization's own origins do not admit before the handler changes anything.
+   */
+  private admit(x: Exchange, request: Request): Request {
+    const org = orgOf(request.principal);
+    if (org === undefined) return request;
+    x.orgId = org.id;
+    const origin = x.headers['origin'];
+    if (origin && x.compiled?.cors && this.cors.refuses(origin, org.id)) throw new ServiceError('ERR_FORBIDDEN', `cross-origin requests from ${origin} are not allowed for this organization`);
+    return request;
+  }
+
   private preflight(res: HttpResponse, req: HttpRequest, methods: Map<string, Compiled>): void {
     const origin = req.getHeader('origin');
     const wanted = req.getHeader('access-control-request-method').toLowerCase();
     const target = methods.get(wanted);
     res.cork(() => {
-      if (target && this.corsAllowed(origin, target)) {
+      if (target && target.cors && this.cors.preflight(origin)) {
+        const allowed = [...methods].filter(([, c]) => c.cors).map(([m]) => m.toUpperCase()).join(', ');
         res.writeStatus('204 No Content');
         res.writeHeader('Access-Control-Allow-Origin', origin);
-        res.writeHeader('Access-Control-Allow-Methods', wanted.toUpperCase());
-        res.writeHeader('Access-Control-Allow-Headers', 'Content-Type, Service-OrgID');
-        res.writeHeader('Access-Control-Max-Age', '600');
+        res.writeHeader('Access-Control-Allow-Methods', allowed);
+        res.writeHeader('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS);
+        res.writeHeader('Access-Control-Max-Age', CORS_MAX_AGE);
         res.writeHeader('Vary', 'Origin');
         res.endWithoutBody();
       } else {
@@ -222,10 +252,6 @@ export class Front {
     });
   }
 
-  /** End-user and public routes may be called from listed origins; management routes never cross-origin. */
-  private corsAllowed(origin: string, compiled: Compiled): boolean {
-    return origin !== '' && compiled.authenticator.crossOrigin && this.options.corsOrigins.includes(origin);
-  }
 
   private count(x: Exchange, status: number): void {
     const seconds = (performance.now() - x.started) / 1000;
@@ -271,8 +297,9 @@ export class Front {
       res.writeStatus(statusLine(status));
       if (body !== undefined) res.writeHeader('Content-Type', contentType);
       if (headers) for (const k in headers) res.writeHeader(k, headers[k] as string);
-      if (origin && compiled && this.corsAllowed(origin, compiled)) {
+      if (origin && compiled?.cors && this.cors.allows(origin, x.orgId)) {
         res.writeHeader('Access-Control-Allow-Origin', origin);
+        res.writeHeader('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
         res.writeHeader('Vary', 'Origin');
       }
       if (body === undefined) res.endWithoutBody();
