@@ -2,6 +2,7 @@
 import type { AttributeSet, ConsentLevel, Handle, OnFailure, WebhookTrigger } from './state.js';
 import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
+import type { SdkEventInput } from './sdk-events.js';
 import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
 import type { IssueCodeInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 
@@ -104,6 +105,8 @@ export type Command =
   | { kind: 'SetGdprConsents'; person_id: string; levels: ConsentLevel[] }
   /** appends events to the organization's log and changes nothing else */
   | { kind: 'EmitTestEvents'; events: TestEventInput[] }
+  /** an event the browser SDK reported (POST /actions/sdk): appended to the log, nothing else changes */
+  | { kind: 'RecordSdkEvent'; event: SdkEventInput }
   /** allow_insecure: the deployment's SERVICE_WEBHOOK_ALLOW_INSECURE */
   | { kind: 'CreateWebhook'; input: WebhookInput; allow_insecure: boolean }
   | { kind: 'UpdateWebhook'; webhook_id: string; input: Partial<WebhookInput>; allow_insecure: boolean }

@@ -7,6 +7,7 @@ import { deleteAttributes, setAttributes } from './attributes.js';
 import { createSuborganization, rotateApiKey } from './organizations.js';
 import { setGdprConsents } from './consents.js';
 import { emitTestEvents } from './test-events.js';
+import { recordSdkEvent } from './sdk-events.js';
 import { recordAuthenticationFailure, setPassword } from './sign-in.js';
 import { recordToken, revokeIdentityToken } from './tokens.js';
 import type { OrgState } from './state.js';
@@ -54,6 +55,8 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return setGdprConsents(state, command.person_id, command.levels, ctx);
     case 'EmitTestEvents':
       return emitTestEvents(command.events);
+    case 'RecordSdkEvent':
+      return recordSdkEvent(state, command.event);
     case 'CreateWebhook':
       return createWebhook(state, command.input, command.allow_insecure, ctx);
     case 'UpdateWebhook':

@@ -21,6 +21,8 @@ export interface EventDraft {
   body: Record<string, unknown>;
   /** set for generated test events: event_metadata says is_test_event, and duplicates share this event_id */
   test?: { event_id: string };
+  /** who emitted it when not the service itself: the browser SDK's reports (event_metadata.source SDK) */
+  source?: 'SDK';
   /**
    * A regional event, named and shaped in its plain form (e.g. SuborganizationCreated_v1): decide() emits its
    * _InRegion form (with the local region) now, and owes this form until every region has applied the entry.

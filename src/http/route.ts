@@ -65,6 +65,8 @@ export interface Route<B = any, Q = any> {
   body?: TSchema;
   /** how the body is read: 'json' (the default) or 'form' (application/x-www-form-urlencoded, fields are strings) */
   codec?: CodecName;
+  /** bytes the body may have, when the route's is smaller than the service's (SERVICE_BODY_LIMIT) */
+  bodyLimit?: number;
   /** the body may be left out entirely; the handler then sees body undefined */
   bodyOptional?: boolean;
   query?: TSchema;

@@ -179,16 +179,17 @@ export class Front {
       return this.run(x, undefined);
     }
     x.watch();
-    if (Number(length ?? 0) > this.options.bodyLimit) return this.finish(x, this.tooLarge());
+    const limit = Math.min(compiled.route.bodyLimit ?? Infinity, this.options.bodyLimit);
+    if (Number(length ?? 0) > limit) return this.finish(x, this.tooLarge(limit));
     const chunks: Buffer[] = [];
     let size = 0;
     let rejected = false;
     res.onData((chunk, isLast) => {
       if (rejected) return;
       size += chunk.byteLength;
-      if (size > this.options.bodyLimit) {
+      if (size > limit) {
         rejected = true;
-        return this.finish(x, this.tooLarge());
+        return this.finish(x, this.tooLarge(limit));
       }
       // uWS reuses the chunk's memory after this callback returns: copy it.
       chunks.push(Buffer.from(new Uint8Array(chunk)));
@@ -197,8 +198,8 @@ export class Front {
     });
   }
 
-  private tooLarge(): ServiceError {
-    return new ServiceError('ERR_TOO_LARGE', `request body is larger than ${this.options.bodyLimit} bytes`);
+  private tooLarge(limit: number): ServiceError {
+    return new ServiceError('ERR_TOO_LARGE', `request body is larger than ${limit} bytes`);
   }
 
   /** Builds the request and calls the handler; a synchronous answer is written at once. */
