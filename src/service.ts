@@ -19,6 +19,8 @@ import { consentRoutes } from './http/handlers/consents.js';
 import { deadLetterRoutes } from './http/handlers/dead-letters.js';
 import { eventRoutes } from './http/handlers/events.js';
 import { sdkRoutes } from './http/handlers/sdk.js';
+import { anonymousRoutes } from './http/handlers/anonymous.js';
+import { createAnonymousPersons, startAnonymousExpiry } from './browser/anonymous.js';
 import { groupRoutes } from './http/handlers/groups.js';
 import { organizationRoutes } from './http/handlers/organizations.js';
 import { orgConfigRoutes } from './http/handlers/org-config.js';
@@ -163,7 +165,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const tokens = await buildTokens(base, storage.secrets, orgs.registry);
   const webhooks = await buildWebhooks(base, storage, orgs, events.log);
   outbox = webhooks.outbox;
-  const pipeline = createIssuePipeline({ issuer: tokens.issuer, hooks: webhooks.hooks, consistency: regions.consistency, warn });
+  const pipeline = createIssuePipeline({ issuer: tokens.issuer, hooks: webhooks.hooks, consistency: regions.consistency, warn, nowMs: () => clock.nowMs() });
 
   const front = buildFront(base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline });
   const port = await front.listen(config.host, config.port);
@@ -171,6 +173,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // Deliveries start once the issuer they carry is known; pruning once the outbox says what to keep.
   await webhooks.outbox.start();
   events.log.startPruning(config.eventPruneIntervalMs);
+  const anonymousExpiry = startAnonymousExpiry({ orgs: () => orgs.registry.all(), clock, intervalMs: config.browser.anonymousSweepMs, warn });
 
   return {
     port,
@@ -185,6 +188,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     wal: storage.wal,
     tokens: { keys: tokens.keys, pipeline, validator: tokens.validator },
     async stop() {
+      await anonymousExpiry.stop();
       events.stream.closeAll(CLOSE_GOING_AWAY, 'server stopping');
       front.close();
       // Calls in flight are aborted, not awaited: their events are delivered again after the restart.
@@ -317,6 +321,7 @@ async function buildTokens({ config, clock, metrics, log, warn, issuer }: Base, 
     clock,
     personActive: (org, person) => registry.get(org)?.state.persons.get(person)?.active === true,
     revoked: (org, jti) => registry.get(org)?.state.revoked_tokens.has(jti) === true,
+    personType: (org, person) => registry.get(org)?.state.persons.get(person)?.person_type,
   });
   return { keys, signer: tokenSigner, issuer: tokenIssuer, validator };
 }
@@ -434,6 +439,15 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   const deps: HandlerDeps = { registry, pager: createPager(storage.cursorSecret), consistency: regions.consistency };
   const passwords = createPasswordHasher();
   const signIn = buildSignIn(base, pipeline, passwords);
+  const anonymous = createAnonymousPersons({
+    pipeline,
+    validator: tokens.validator,
+    clock: base.clock,
+    newId: () => base.ids.uuid(),
+    regions: config.regions,
+    ttlS: config.browser.anonymousTtl,
+    rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.anonymousPerIp },
+  });
   const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
   const sso = buildSso(base, storage.cursorSecret, pipeline, registry, sealer);
   const oauth = buildOAuth(base, orgs, tokens, pipeline);
@@ -452,7 +466,8 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...eventRoutes(deps),
     ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhooks.keys.jwks() }),
     ...deadLetterRoutes(deps, webhooks.outbox),
-    ...passwordRoutes(deps, { passwords, signIn }),
+    ...passwordRoutes(deps, { passwords, signIn, anonymous }),
+    ...anonymousRoutes(anonymous),
     ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer, oauth: { grantTypes: oauth.tokens.grantTypes }, handlers: deps }),
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer }),

@@ -12,6 +12,8 @@ export type Change =
   | { t: 'PersonHandlesAdded'; person_id: string; handles: Handle[] }
   | { t: 'PersonHandleRemoved'; person_id: string; handle: Handle }
   | { t: 'PersonDeleted'; person_id: string }
+  /** an anonymous person registered: it becomes regular, holds these handles and no longer expires */
+  | { t: 'AnonymousPersonUpgraded'; person_id: string; handles: Handle[] }
   | { t: 'GroupCreated'; name: string; description: string; created: string }
   | { t: 'GroupDeleted'; name: string }
   | { t: 'PersonGroupsSet'; person_id: string; groups: string[] }

@@ -1,5 +1,5 @@
 // Commands: what callers ask an organization to do, imperative. decide() answers each.
-import type { AttributeSet, ConsentLevel, Handle, OnFailure, WebhookTrigger } from './state.js';
+import type { AttributeSet, ConsentLevel, Handle, OnFailure, Person, WebhookTrigger } from './state.js';
 import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
 import type { SdkEventInput } from './sdk-events.js';
@@ -52,7 +52,7 @@ export interface AuthenticationFailure extends Omit<Attempt, 'handle'> {
 /** A sign-in that a token ends: recorded with it, so the token counts only if the sign-in does. */
 export interface SignInRecord extends Attempt {
   /** present when the attempt registers the person: they are created in the same entry */
-  registration?: { password_hash?: string; region: string; groups?: string[] };
+  registration?: { password_hash?: string; region: string; groups?: string[]; upgrade?: true };
 }
 
 /** The seed's AuthenticationDetails, as the TokenMinted event carries it. */
@@ -81,7 +81,13 @@ export interface TokenRecord {
   expires_at: string;
   /** empty for the mint-token API */
   authentications: AuthenticationDetails[];
+  /**
+   * the anonymous person whose token the caller held: a registration upgrades it (registration.upgrade), a
+   * sign-in to another person deletes it; the token and its TokenMinted name it
+   */
   prev_anonymous_person_id?: string;
+  /** the token is a new anonymous person's first: the entry creates the person (POST /persons/anonymous) */
+  anonymous?: { person: Person; analytics_metadata: { analytics_correlation_id: string; client_ip_address: string } };
   /** present when the token ends a sign-in: a person gone or inactive meanwhile is then a 401, not a 400 */
   sign_in?: SignInRecord;
 }
@@ -107,6 +113,8 @@ export type Command =
   | { kind: 'EmitTestEvents'; events: TestEventInput[] }
   /** an event the browser SDK reported (POST /actions/sdk): appended to the log, nothing else changes */
   | { kind: 'RecordSdkEvent'; event: SdkEventInput }
+  /** deletes the anonymous persons whose lifetime is over at `now_ms` (the service's clock) */
+  | { kind: 'ExpireAnonymousPersons'; now_ms: number }
   /** allow_insecure: the deployment's SERVICE_WEBHOOK_ALLOW_INSECURE */
   | { kind: 'CreateWebhook'; input: WebhookInput; allow_insecure: boolean }
   | { kind: 'UpdateWebhook'; webhook_id: string; input: Partial<WebhookInput>; allow_insecure: boolean }

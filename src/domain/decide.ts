@@ -8,6 +8,7 @@ import { createSuborganization, rotateApiKey } from './organizations.js';
 import { setGdprConsents } from './consents.js';
 import { emitTestEvents } from './test-events.js';
 import { recordSdkEvent } from './sdk-events.js';
+import { expireAnonymousPersons } from './anonymous.js';
 import { recordAuthenticationFailure, setPassword } from './sign-in.js';
 import { recordToken, revokeIdentityToken } from './tokens.js';
 import type { OrgState } from './state.js';
@@ -57,6 +58,8 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return emitTestEvents(command.events);
     case 'RecordSdkEvent':
       return recordSdkEvent(state, command.event);
+    case 'ExpireAnonymousPersons':
+      return expireAnonymousPersons(state, command.now_ms);
     case 'CreateWebhook':
       return createWebhook(state, command.input, command.allow_insecure, ctx);
     case 'UpdateWebhook':

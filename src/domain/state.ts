@@ -16,6 +16,8 @@ export interface Person {
   person_id: string;
   active: boolean;
   person_type: 'regular' | 'anonymous';
+  /** an anonymous person's end of life (ms since the epoch), fixed at creation; absent for regular persons */
+  anonymous_expires_ms?: number;
   region: string;
   handles: Handle[];
   /** sorted group names */

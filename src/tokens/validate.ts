@@ -49,6 +49,11 @@ export interface TokenValidatorOptions {
   personActive(orgId: string, personId: string): boolean;
   /** whether the organization revoked the token with this jti */
   revoked(orgId: string, jti: string): boolean;
+  /**
+   * the person's type now: an anonymous person's token stops validating once that person registered (the
+   * upgrade retires it); undefined when the person does not exist
+   */
+  personType?(orgId: string, personId: string): string | undefined;
 }
 
 /** Header parameters that name a key by reference or by value; we only ever trust our own, by kid. */
@@ -94,6 +99,9 @@ export function createTokenValidator(options: TokenValidatorOptions): TokenValid
     if (org === undefined || payload.sub === undefined) return { verdict: invalid('invalid_token_content') };
     if (typeof payload.jti === 'string' && options.revoked(org, payload.jti)) return { verdict: { ...invalid('invalid_token_content'), revoked: true } };
     if (!options.personActive(org, payload.sub)) return { verdict: invalid('person_not_active') };
+    if (payload['person_type'] === 'anonymous' && options.personType !== undefined && options.personType(org, payload.sub) !== 'anonymous') {
+      return { verdict: invalid('invalid_token_content') };
+    }
     const exp = payload.exp as number;
     return {
       verdict: { valid: true, expires_in_seconds: Math.max(0, exp - Math.floor(now / 1000)), expires_at: new Date(exp * 1000).toISOString() },

@@ -128,7 +128,7 @@ export function routeCases(t: Targets): RouteCase[] {
 export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json', 'GET /.well-known/jwks.json', 'GET /.well-known/openid-configuration', 'POST /token/validate', 'GET /authenticate/oidc/callback', 'POST /authenticate/oidc/callback', 'POST /actions/sdk'];
 
 /** End-user routes and the webhook verification keys: Service-OrgID only, no API key. */
-export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password', 'GET /authenticate/oidc/{oauth_client_id}/start'];
+export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password', 'GET /authenticate/oidc/{oauth_client_id}/start', 'POST /persons/anonymous'];
 
 /** OAuth 2.0 endpoints that authenticate the client as RFC 6749 2.3 says: no organization header, no API key. */
 export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke'];
