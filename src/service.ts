@@ -20,6 +20,8 @@ import { deadLetterRoutes } from './http/handlers/dead-letters.js';
 import { eventRoutes } from './http/handlers/events.js';
 import { sdkRoutes } from './http/handlers/sdk.js';
 import { anonymousRoutes } from './http/handlers/anonymous.js';
+import { endUserRoutes } from './http/handlers/end-user.js';
+import { personAuthenticator } from './http/person-auth.js';
 import { createAnonymousPersons, startAnonymousExpiry } from './browser/anonymous.js';
 import { groupRoutes } from './http/handlers/groups.js';
 import { organizationRoutes } from './http/handlers/organizations.js';
@@ -468,6 +470,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...deadLetterRoutes(deps, webhooks.outbox),
     ...passwordRoutes(deps, { passwords, signIn, anonymous }),
     ...anonymousRoutes(anonymous),
+    ...endUserRoutes(deps, personAuthenticator(tokens.validator)),
     ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer, oauth: { grantTypes: oauth.tokens.grantTypes }, handlers: deps }),
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer }),
