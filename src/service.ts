@@ -21,6 +21,8 @@ import { eventRoutes } from './http/handlers/events.js';
 import { sdkRoutes } from './http/handlers/sdk.js';
 import { anonymousRoutes } from './http/handlers/anonymous.js';
 import { endUserRoutes } from './http/handlers/end-user.js';
+import { mitmRoutes } from './http/handlers/mitm.js';
+import { createMitmDetector } from './browser/mitm.js';
 import { personAuthenticator } from './http/person-auth.js';
 import { createAnonymousPersons, startAnonymousExpiry } from './browser/anonymous.js';
 import { groupRoutes } from './http/handlers/groups.js';
@@ -471,6 +473,11 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...passwordRoutes(deps, { passwords, signIn, anonymous }),
     ...anonymousRoutes(anonymous),
     ...endUserRoutes(deps, personAuthenticator(tokens.validator)),
+    ...mitmRoutes(deps, {
+      detector: createMitmDetector({ registry, commits: orgs.commits, clock: base.clock, rate: { windowMs: config.browser.mitmRateWindowMs, perKey: config.browser.mitmPerKey }, warn: base.warn }),
+      issuer,
+      nowMs: () => base.clock.nowMs(),
+    }),
     ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer, oauth: { grantTypes: oauth.tokens.grantTypes }, handlers: deps }),
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer }),

@@ -81,6 +81,12 @@ export function apply(state: OrgState, change: Change): OrgState {
       if (state.handles.get(key) === p.person_id) state.handles.delete(key);
       return state;
     }
+    case 'MitmTokenCreated':
+      state.mitm_tokens.set(change.token.token, { ...change.token, allowed_domains: [...change.token.allowed_domains] });
+      return state;
+    case 'MitmTokenDeleted':
+      state.mitm_tokens.delete(change.token);
+      return state;
     case 'AnonymousPersonUpgraded': {
       const p = state.persons.get(change.person_id);
       if (!p) return state;

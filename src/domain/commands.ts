@@ -3,6 +3,7 @@ import type { AttributeSet, ConsentLevel, Handle, OnFailure, Person, WebhookTrig
 import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
 import type { SdkEventInput } from './sdk-events.js';
+import type { MitmDetection, MitmTokenInput } from './mitm.js';
 import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
 import type { IssueCodeInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 
@@ -113,6 +114,10 @@ export type Command =
   | { kind: 'EmitTestEvents'; events: TestEventInput[] }
   /** an event the browser SDK reported (POST /actions/sdk): appended to the log, nothing else changes */
   | { kind: 'RecordSdkEvent'; event: SdkEventInput }
+  | { kind: 'CreateMitmToken'; input: MitmTokenInput }
+  | { kind: 'DeleteMitmToken'; token: string }
+  /** a view of a token's image from a host outside its allowed domains (GET /mitm/{token}.png) */
+  | { kind: 'RecordMitmDetection'; detection: MitmDetection }
   /** deletes the anonymous persons whose lifetime is over at `now_ms` (the service's clock) */
   | { kind: 'ExpireAnonymousPersons'; now_ms: number }
   /** allow_insecure: the deployment's SERVICE_WEBHOOK_ALLOW_INSECURE */

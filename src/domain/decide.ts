@@ -9,6 +9,7 @@ import { setGdprConsents } from './consents.js';
 import { emitTestEvents } from './test-events.js';
 import { recordSdkEvent } from './sdk-events.js';
 import { expireAnonymousPersons } from './anonymous.js';
+import { createMitmToken, deleteMitmToken, recordMitmDetection } from './mitm.js';
 import { recordAuthenticationFailure, setPassword } from './sign-in.js';
 import { recordToken, revokeIdentityToken } from './tokens.js';
 import type { OrgState } from './state.js';
@@ -58,6 +59,12 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return emitTestEvents(command.events);
     case 'RecordSdkEvent':
       return recordSdkEvent(state, command.event);
+    case 'CreateMitmToken':
+      return createMitmToken(state, command.input, ctx);
+    case 'DeleteMitmToken':
+      return deleteMitmToken(state, command.token);
+    case 'RecordMitmDetection':
+      return recordMitmDetection(state, command.detection);
     case 'ExpireAnonymousPersons':
       return expireAnonymousPersons(state, command.now_ms);
     case 'CreateWebhook':

@@ -2,13 +2,13 @@
 // version the form is stored in and the steps that upgrade snapshots written by earlier versions.
 import { withDefaults, type OrgConfig } from './org-config.js';
 import { currentVersion, upgrade, type Format, type StoredRecord } from '../lib/versions.js';
-import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role, type SsoCredential, type OAuthClient } from './state.js';
+import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role, type SsoCredential, type OAuthClient, type MitmToken } from './state.js';
 
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 
 export interface StateSnapshot {
   v: number;
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'oauth_codes' | 'oauth_grants' | 'config'> & {
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'mitm_tokens' | 'oauth_codes' | 'oauth_grants' | 'config'> & {
     /** fields added to the configuration later read as their defaults */
     config: Partial<OrgConfig>;
   };
@@ -26,6 +26,7 @@ export interface StateSnapshot {
   oauth_revoked: Array<[string, number]>;
   /** [jti, exp] of identity tokens revoked before they expire */
   revoked_tokens: Array<[string, number]>;
+  mitm_tokens: MitmToken[];
   /** hashes only, never a usable code or refresh token */
   oauth_codes: OAuthCode[];
   oauth_grants: OAuthGrant[];
@@ -55,13 +56,15 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, org: { ...s['org'], token_template: '' } }),
     // 7 → 8: revoked identity tokens; older snapshots have none.
     (s) => ({ ...s, revoked_tokens: [] }),
+    // 8 → 9: MITM detection tokens; older snapshots have none.
+    (s) => ({ ...s, mitm_tokens: [] }),
   ],
 };
 
 const VERSION = currentVersion(SNAPSHOT_FORMAT);
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, oauth_codes, oauth_grants, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, mitm_tokens, oauth_codes, oauth_grants, ...org } = s;
   return {
     v: VERSION,
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
@@ -75,6 +78,7 @@ export function toSnapshot(s: OrgState): StateSnapshot {
     oauth_clients: [...oauth_clients.values()],
     oauth_revoked: [...oauth_revoked.entries()],
     revoked_tokens: [...revoked_tokens.entries()],
+    mitm_tokens: [...mitm_tokens.values()],
     oauth_codes: [...oauth_codes.values()],
     oauth_grants: [...oauth_grants.values()],
   };
@@ -98,6 +102,7 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord): OrgState {
     oauth_clients: new Map(snap.oauth_clients.map((c) => [c.client_id, c])),
     oauth_revoked: new Map(snap.oauth_revoked),
     revoked_tokens: new Map(snap.revoked_tokens),
+    mitm_tokens: new Map(snap.mitm_tokens.map((t) => [t.token, t])),
     oauth_codes: new Map(snap.oauth_codes.map((c) => [c.code_hash, c])),
     oauth_grants: new Map(snap.oauth_grants.map((g) => [g.grant_id, g])),
   };

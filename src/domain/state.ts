@@ -198,6 +198,8 @@ export interface OrgState extends OrgGenesis {
   oauth_revoked: Map<string, number>;
   /** identity tokens revoked before they expire (POST /token/revoke): jti → exp (seconds); entries go once their token expired */
   revoked_tokens: Map<string, number>;
+  /** MITM detection tokens (mitm.ts): token → its allowed domains and tag, in creation order */
+  mitm_tokens: Map<string, MitmToken>;
   /** OAuth authorization codes by the hash of the code (oauth-grants.ts) */
   oauth_codes: Map<string, OAuthCode>;
   /** OAuth grants (refresh-token families) by grant id */
@@ -210,6 +212,16 @@ export interface OrgState extends OrgGenesis {
   config: OrgConfig;
   /** PUT /organizations/config/token-template: the Mustache template of extra identity-token claims; '' for none */
   token_template: string;
+}
+
+/** A MITM detection token: views of its image from hosts outside allowed_domains are detections. */
+export interface MitmToken {
+  token: string;
+  /** exact hosts or `*.host`, lower case */
+  allowed_domains: string[];
+  /** names the protected site in detections */
+  tag: string;
+  created: string;
 }
 
 export interface OrgGenesis {
@@ -238,6 +250,7 @@ export function emptyState(g: OrgGenesis): OrgState {
     oauth_clients: new Map(),
     oauth_revoked: new Map(),
     revoked_tokens: new Map(),
+    mitm_tokens: new Map(),
     oauth_codes: new Map(),
     oauth_grants: new Map(),
     offset: 0,

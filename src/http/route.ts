@@ -36,6 +36,8 @@ export interface Response {
   document?: unknown;
   /** plain text, e.g. /metrics */
   text?: string;
+  /** raw bytes with their contentType, e.g. the MITM detection image */
+  bytes?: Uint8Array;
   contentType?: string;
   headers?: Record<string, string>;
 }

@@ -270,13 +270,16 @@ export class Front {
 
   private finish(x: Exchange, outcome: Response | unknown): void {
     let status: number;
-    let body: string | undefined;
+    let body: string | Uint8Array | undefined;
     let contentType = 'application/json';
     let headers: Record<string, string> | undefined;
     if (isResponse(outcome)) {
       status = outcome.status;
       headers = outcome.headers;
-      if (outcome.text !== undefined) {
+      if (outcome.bytes !== undefined) {
+        body = outcome.bytes;
+        contentType = outcome.contentType ?? 'application/octet-stream';
+      } else if (outcome.text !== undefined) {
         body = outcome.text;
         contentType = outcome.contentType ?? 'text/plain; charset=utf-8';
       } else if (outcome.document !== undefined) body = JSON.stringify(outcome.document);

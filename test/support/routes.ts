@@ -26,6 +26,8 @@ export interface Targets {
   oauthClient?: string;
   /** an identity token of a person of the organization (default: a sample that is no token) */
   token?: string;
+  /** a MITM detection token of the organization (default: a sample that does not exist) */
+  mitmToken?: string;
 }
 
 export function routeCases(t: Targets): RouteCase[] {
@@ -121,11 +123,16 @@ export function routeCases(t: Targets): RouteCase[] {
     c('PATCH', '/oauth2/clients/{oauth_client_id}', `/oauth2/clients/${oc}`, { client_name: 'sample' }),
     c('DELETE', '/oauth2/clients/{oauth_client_id}', `/oauth2/clients/${oc}`),
     c('PUT', '/oauth2/clients/{oauth_client_id}/secret', `/oauth2/clients/${oc}/secret`),
+    // phishing detection
+    c('POST', '/organizations/mitm-tokens', '/organizations/mitm-tokens', { allowed_domains: ['shop.example'], tag: 'sample' }),
+    c('GET', '/organizations/mitm-tokens', '/organizations/mitm-tokens'),
+    c('DELETE', '/organizations/mitm-tokens/{token}', `/organizations/mitm-tokens/${encodeURIComponent(t.mitmToken ?? 'sample-token')}`),
+    c('GET', '/stats/mitm', '/stats/mitm'),
   ];
 }
 
 /** Routes that answer without any credentials. */
-export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json', 'GET /.well-known/jwks.json', 'GET /.well-known/openid-configuration', 'POST /token/validate', 'GET /authenticate/oidc/callback', 'POST /authenticate/oidc/callback', 'POST /actions/sdk'];
+export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json', 'GET /.well-known/jwks.json', 'GET /.well-known/openid-configuration', 'POST /token/validate', 'GET /authenticate/oidc/callback', 'POST /authenticate/oidc/callback', 'POST /actions/sdk', 'GET /mitm/{token}.png'];
 
 /** End-user routes and the webhook verification keys: Service-OrgID only, no API key. */
 export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password', 'GET /authenticate/oidc/{oauth_client_id}/start', 'POST /persons/anonymous'];
