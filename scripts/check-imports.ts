@@ -19,7 +19,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['events'],
   ['org'],
   ['regions'],
-  ['tokens', 'webhooks', 'auth', 'sso', 'oauth'],
+  ['tokens', 'webhooks', 'auth', 'sso', 'oauth', 'browser'],
   ['http'],
   ['service.ts', 'main.ts'],
 ];
