@@ -4,6 +4,7 @@ import { ServiceError, notFound } from '../../errors.js';
 import { createRateLimit, retryAfter } from '../../browser/rate.js';
 import { enrichSdkEvent, SDK_BODY_LIMIT, SDK_EVENT_DATA, SdkEventBody, type SdkEventName } from '../../browser/sdk-events.js';
 import type { Clock } from '../../lib/clock.js';
+import { loadClientSource } from '../../browser/client.js';
 import type { TokenValidator } from '../../tokens/validate.js';
 import { route, type Route } from '../route.js';
 import { compileValidator, type Validator } from '../validate.js';
@@ -33,7 +34,19 @@ export function sdkRoutes(deps: SdkDeps): Route[] {
     if (personId !== undefined && identified.person_id !== personId) throw new ServiceError('ERR_UNAUTHORIZED', 'Authorization: the token is not the person_id of the event');
   }
 
+  const client = loadClientSource();
   return [
+    route({
+      method: 'get',
+      path: '/sdk/service-sdk.js',
+      summary: 'The browser client: an ES module without dependencies (ServiceSDK)',
+      tag: 'browser',
+      auth: 'none',
+      // Any page may load the module (a module script is fetched in CORS mode); what it calls is CORS-checked.
+      cors: false,
+      success: { status: 200, description: 'text/javascript' },
+      handler: () => ({ status: 200, text: client, contentType: 'text/javascript; charset=utf-8', headers: { 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'no-cache' } }),
+    }),
     route<SdkEventBody>({
       method: 'post',
       path: '/actions/sdk',
