@@ -69,6 +69,8 @@ export interface SignInIssue extends IssueCommon {
    * upgrades it (registration.upgrade, `person` is that person), a sign-in to another person deletes it
    */
   prev_anonymous_person_id?: string | undefined;
+  /** the browser SDK's correlation id, copied into the attempt's events */
+  analytics_correlation_id?: string | undefined;
 }
 
 /** POST /persons/anonymous: a new anonymous person and its first token, recorded in one entry; no hooks. */
@@ -138,7 +140,15 @@ const chainKey = (org: OrgChain, personId: string) => `${org.id}\n${personId}`;
 
 /** A sign-in refused after its credentials were verified. */
 function failure(r: SignInIssue, failure_reason: string, failure_detail: string): AuthenticationFailure {
-  return { handle: r.handle, method: r.method, client_ip_address: r.request_metadata.client_ip_address, failure_reason, failure_detail, person_id: r.person.person_id };
+  return {
+    handle: r.handle,
+    method: r.method,
+    client_ip_address: r.request_metadata.client_ip_address,
+    ...(r.analytics_correlation_id !== undefined && { analytics_correlation_id: r.analytics_correlation_id }),
+    failure_reason,
+    failure_detail,
+    person_id: r.person.person_id,
+  };
 }
 
 export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
@@ -263,6 +273,7 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
       prev_anonymous_person_id: r.prev_anonymous_person_id,
     });
     const sign_in: SignInRecord = { handle: r.handle, method: r.method, client_ip_address: r.request_metadata.client_ip_address };
+    if (r.analytics_correlation_id !== undefined) sign_in.analytics_correlation_id = r.analytics_correlation_id;
     if (r.registration) {
       sign_in.registration = {
         region: person.region,

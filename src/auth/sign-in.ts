@@ -42,6 +42,8 @@ export interface SignInAttempt {
    * sign-in deletes it; both name it in the token and TokenMinted (see src/browser/anonymous.ts)
    */
   anonymous_person_id?: string | undefined;
+  /** Service-Analytics-Correlation-ID: the browser SDK's correlation id, copied into the attempt's events */
+  analytics_correlation_id?: string | undefined;
 }
 
 /** A registration's outcome: the person's token, or no token while the organization must approve them first. */
@@ -72,7 +74,15 @@ export function createSignIn(deps: SignInDeps): SignInService {
   }
 
   async function recordFailure(a: SignInAttempt, failure_reason: string, failure_detail: string, personId?: string): Promise<void> {
-    const failure = { handle: a.handle, method: METHOD, client_ip_address: a.ip, failure_reason, failure_detail, ...(personId !== undefined && { person_id: personId }) };
+    const failure = {
+      handle: a.handle,
+      method: METHOD,
+      client_ip_address: a.ip,
+      ...(a.analytics_correlation_id !== undefined && { analytics_correlation_id: a.analytics_correlation_id }),
+      failure_reason,
+      failure_detail,
+      ...(personId !== undefined && { person_id: personId }),
+    };
     await deps.pipeline.refuse(a.org, a.consistency, failure);
   }
 
@@ -103,6 +113,7 @@ export function createSignIn(deps: SignInDeps): SignInService {
       profile: a.profile,
       registration: password_hash === undefined ? undefined : { password_hash, ...(upgrade && { upgrade }) },
       prev_anonymous_person_id: a.anonymous_person_id,
+      analytics_correlation_id: a.analytics_correlation_id,
     });
     return issued.token;
   }

@@ -39,6 +39,8 @@ export interface Attempt {
   handle: Handle;
   method: string;
   client_ip_address: string;
+  /** the browser SDK's correlation id (Service-Analytics-Correlation-ID), tying these events to the SDK's own */
+  analytics_correlation_id?: string;
 }
 
 /** handle: absent when the attempt failed before one was known (an SSO sign-in refused before the ID token). */

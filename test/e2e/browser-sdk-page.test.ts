@@ -105,6 +105,8 @@ describe('the browser client on a sample page in chromium', () => {
     const cloud = events(org.id, 'AuthenticationSucceeded_v1').filter((e) => e['event_metadata'].source === 'Cloud');
     assert.equal(cloud.length, 1);
     assert.equal(cloud[0]?.['person_id'], personId);
+    // The SDK sent its correlation id along: the service's own event carries it, tying the two together.
+    assert.equal(cloud[0]?.['analytics_metadata'].analytics_correlation_id, correlation);
 
     // A client-side route change.
     await page.click('#go-products');

@@ -189,6 +189,24 @@ describe('POST /actions/sdk', () => {
     await otherEvents.close();
   });
 
+  test("Service-Analytics-Correlation-ID on a sign-in: the service's own events carry it; a malformed one is a 400", async () => {
+    const id = randomUUID();
+    const r = await signIn(org, 'ada@example.com', PASSWORD, { 'Service-Analytics-Correlation-ID': id });
+    assert.equal(r.status, 200);
+    const wrong = await signIn(org, 'ada@example.com', 'wrong password', { 'Service-Analytics-Correlation-ID': id });
+    assert.equal(wrong.status, 401);
+    const sub = await Subscriber.open(server.base, { org: org.id, key: org.admin.apiKey, query: { from: '1', types: 'AuthenticationSucceeded_v1,TokenMinted_v1,AuthenticationFailed_v1' } });
+    await sub.waitUntil(() => sub.frames.filter((f) => f.event.analytics_metadata?.analytics_correlation_id === id).length === 3);
+    assert.deepEqual(
+      sub.frames.filter((f) => f.event.analytics_metadata?.analytics_correlation_id === id).map((f) => [f.event.event_metadata.event_name, f.event.event_metadata.source]),
+      [['AuthenticationSucceeded_v1', 'Cloud'], ['TokenMinted_v1', 'Cloud'], ['AuthenticationFailed_v1', 'Cloud']],
+    );
+    await sub.close();
+    const bad = await signIn(org, 'ada@example.com', PASSWORD, { 'Service-Analytics-Correlation-ID': 'nope' });
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.errors[0].message, /Service-Analytics-Correlation-ID/);
+  });
+
   test('a flood is answered 429 with Retry-After while other organizations keep working', async () => {
     let limited: Awaited<ReturnType<typeof send>> | undefined;
     for (let i = 0; i < 40 && !limited; i++) {
