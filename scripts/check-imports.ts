@@ -20,7 +20,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['org'],
   ['regions'],
   ['mail'],
-  ['tokens', 'webhooks', 'auth', 'sso', 'oauth', 'persons', 'gate'],
+  ['tokens', 'webhooks', 'auth', 'sso', 'oauth', 'persons', 'gate', 'browser'],
   ['http'],
   ['service.ts', 'main.ts'],
 ];

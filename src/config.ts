@@ -38,6 +38,8 @@ export interface Config {
   webhookRetry: WebhookRetry;
   /** repeated failed sign-ins per handle and per client IP, counted in a sliding window */
   authThrottle: { windowMs: number; perHandle: number; perIp: number };
+  /** the browser side: POST /actions/sdk and POST /persons/anonymous rates per window, anonymous persons' lifetime (s) */
+  browser: { rateWindowMs: number; sdkPerIp: number; sdkPerOrg: number; anonymousPerIp: number; anonymousTtl: number; anonymousSweepMs: number; mitmRateWindowMs: number; mitmPerKey: number };
   /** signing algorithm of new identity-token keys */
   tokenAlg: TokenAlg;
   /** identity-token lifetime, seconds */
@@ -180,6 +182,16 @@ export function loadConfig(env: Env): Config {
       windowMs: integer(env, 'SERVICE_AUTH_THROTTLE_WINDOW', 300, 1, 86_400) * 1000,
       perHandle: integer(env, 'SERVICE_AUTH_THROTTLE_PER_HANDLE', 10, 1, 1_000_000),
       perIp: integer(env, 'SERVICE_AUTH_THROTTLE_PER_IP', 100, 1, 1_000_000),
+    },
+    browser: {
+      rateWindowMs: integer(env, 'SERVICE_BROWSER_RATE_WINDOW', 10, 1, 86_400) * 1000,
+      sdkPerIp: integer(env, 'SERVICE_SDK_RATE_PER_IP', 1000, 1, 100_000_000),
+      sdkPerOrg: integer(env, 'SERVICE_SDK_RATE_PER_ORG', 100_000, 1, 100_000_000),
+      anonymousPerIp: integer(env, 'SERVICE_ANONYMOUS_RATE_PER_IP', 100, 1, 100_000_000),
+      anonymousTtl: integer(env, 'SERVICE_ANONYMOUS_TTL', 2_592_000, 1, 366 * 86_400),
+      anonymousSweepMs: integer(env, 'SERVICE_ANONYMOUS_SWEEP_INTERVAL_MS', 60_000, 10, 86_400_000),
+      mitmRateWindowMs: integer(env, 'SERVICE_MITM_RATE_WINDOW', 60, 1, 86_400) * 1000,
+      mitmPerKey: integer(env, 'SERVICE_MITM_RATE_PER_KEY', 5, 1, 1_000_000),
     },
     tokenAlg: tokenAlg as TokenAlg,
     // At most a year: a retired signing key stays published until the last token it signed expires.

@@ -23,6 +23,13 @@ import { consentRoutes } from './http/handlers/consents.js';
 import { deadLetterRoutes } from './http/handlers/dead-letters.js';
 import { eventRoutes } from './http/handlers/events.js';
 import { gateEventRoutes } from './http/handlers/gate-events.js';
+import { sdkRoutes } from './http/handlers/sdk.js';
+import { anonymousRoutes } from './http/handlers/anonymous.js';
+import { endUserRoutes } from './http/handlers/end-user.js';
+import { mitmRoutes } from './http/handlers/mitm.js';
+import { createMitmDetector } from './browser/mitm.js';
+import { personAuthenticator } from './http/person-auth.js';
+import { createAnonymousPersons, startAnonymousExpiry } from './browser/anonymous.js';
 import { groupRoutes } from './http/handlers/groups.js';
 import { organizationRoutes } from './http/handlers/organizations.js';
 import { orgConfigRoutes } from './http/handlers/org-config.js';
@@ -49,6 +56,7 @@ import { ssoCredentialRoutes } from './http/handlers/sso-credentials.js';
 import { oauthClientRoutes } from './http/handlers/oauth-clients.js';
 import { oauthTokenRoutes } from './http/handlers/oauth-tokens.js';
 import { domainRoutes } from './http/handlers/domains.js';
+import { domainAllows } from './domain/domains.js';
 import { oauthClientAuthenticator } from './http/oauth-client-auth.js';
 import { ACCESS_TOKEN_DURATION } from './domain/oauth-clients.js';
 import { createAccessTokenIssuer } from './oauth/access-tokens.js';
@@ -173,7 +181,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const tokens = await buildTokens(base, storage.secrets, orgs.registry);
   const webhooks = await buildWebhooks(base, storage, orgs, events.log);
   outbox = webhooks.outbox;
-  const pipeline = createIssuePipeline({ issuer: tokens.issuer, hooks: webhooks.hooks, consistency: regions.consistency, warn });
+  const pipeline = createIssuePipeline({ issuer: tokens.issuer, hooks: webhooks.hooks, consistency: regions.consistency, warn, nowMs: () => clock.nowMs() });
 
   const front = buildFront(base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline });
   const port = await front.listen(config.host, config.port);
@@ -181,6 +189,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // Deliveries start once the issuer they carry is known; pruning once the outbox says what to keep.
   await webhooks.outbox.start();
   events.log.startPruning(config.eventPruneIntervalMs);
+  const anonymousExpiry = startAnonymousExpiry({ orgs: () => orgs.registry.all(), clock, intervalMs: config.browser.anonymousSweepMs, warn });
 
   return {
     port,
@@ -195,6 +204,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     wal: storage.wal,
     tokens: { keys: tokens.keys, pipeline, validator: tokens.validator },
     async stop() {
+      await anonymousExpiry.stop();
       events.stream.closeAll(CLOSE_GOING_AWAY, 'server stopping');
       front.close();
       // Calls in flight are aborted, not awaited: their events are delivered again after the restart.
@@ -334,6 +344,7 @@ async function buildTokens({ config, clock, metrics, log, warn, issuer }: Base, 
     clock,
     personActive: (org, person) => registry.get(org)?.state.persons.get(person)?.active === true,
     revoked: (org, jti) => registry.get(org)?.state.revoked_tokens.has(jti) === true,
+    personType: (org, person) => registry.get(org)?.state.persons.get(person)?.person_type,
   });
   return { keys, signer: tokenSigner, issuer: tokenIssuer, validator };
 }
@@ -446,6 +457,13 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   const front = new Front(registry, metrics, {
     bodyLimit: config.bodyLimit,
     corsOrigins: config.corsOrigins,
+    // an organization's allowed origin domains (POST /organizations/config/domains) are its own CORS origins
+    corsOrgOrigins: (orgId) => registry.get(orgId)?.state.allowed_domains ?? [],
+    corsHostAllows: domainAllows,
+    corsAnyOrgAllows: (host) => {
+      for (const actor of registry.all()) if (domainAllows(actor.state.allowed_domains, host)) return true;
+      return false;
+    },
     trustedProxies: config.trustedProxies,
     operatorKey: options.operatorKey,
     checkOperatorKey: sameSecret(options.operatorKey),
@@ -454,6 +472,15 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   const deps: HandlerDeps = { registry, pager: createPager(storage.cursorSecret), consistency: regions.consistency };
   const passwords = createPasswordHasher();
   const signIn = buildSignIn(base, pipeline, passwords);
+  const anonymous = createAnonymousPersons({
+    pipeline,
+    validator: tokens.validator,
+    clock: base.clock,
+    newId: () => base.ids.uuid(),
+    regions: config.regions,
+    ttlS: config.browser.anonymousTtl,
+    rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.anonymousPerIp },
+  });
   const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
   const sso = buildSso(base, storage.cursorSecret, pipeline, registry, sealer);
   const oauth = buildOAuth(base, orgs, tokens, pipeline);
@@ -486,10 +513,17 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...gateEventRoutes(deps),
     ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhooks.keys.jwks() }),
     ...deadLetterRoutes(deps, webhooks.outbox),
-    ...passwordRoutes(deps, { passwords, signIn }),
+    ...passwordRoutes(deps, { passwords, signIn, anonymous }),
     ...credentialRoutes(deps, { passwords, resets }),
     ...passwordResetRoutes(resets, regions.consistency),
     ...templateRoutes(deps),
+    ...anonymousRoutes(anonymous),
+    ...endUserRoutes(deps, personAuthenticator(tokens.validator)),
+    ...mitmRoutes(deps, {
+      detector: createMitmDetector({ registry, commits: orgs.commits, clock: base.clock, rate: { windowMs: config.browser.mitmRateWindowMs, perKey: config.browser.mitmPerKey }, warn: base.warn }),
+      issuer,
+      nowMs: () => base.clock.nowMs(),
+    }),
     ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer, oauth: { grantTypes: oauth.tokens.grantTypes }, handlers: deps }),
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer }),
@@ -497,6 +531,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...oauthClientRoutes(deps),
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
     ...buildOAuthUser(base, storage, oauth, signIn),
+    ...sdkRoutes({ handlers: deps, clock: base.clock, validator: tokens.validator, rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.sdkPerIp, perOrg: config.browser.sdkPerOrg } }),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log, publish: (topic, frame, binary) => void front.app.publish(topic, frame, binary, false) }));
   front.mount(routes);

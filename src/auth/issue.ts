@@ -64,12 +64,29 @@ export interface SignInIssue extends IssueCommon {
    * a registration: the token's entry creates the person, with this password hash (computed while the hooks
    * run; none for SSO) and these groups
    */
-  registration?: { password_hash?: Promise<string>; groups?: string[] } | undefined;
+  registration?: { password_hash?: Promise<string>; groups?: string[]; upgrade?: true } | undefined;
   /** a direct-id sign-in: the SHA-256 (hex) of the value, used up by the entry that records the token */
   direct_id?: string | undefined;
+  /**
+   * the anonymous person whose token the caller held: the token and TokenMinted name it; a registration
+   * upgrades it (registration.upgrade, `person` is that person), a sign-in to another person deletes it
+   */
+  prev_anonymous_person_id?: string | undefined;
+  /** the browser SDK's correlation id, copied into the attempt's events */
+  analytics_correlation_id?: string | undefined;
 }
 
-export type IssueRequest = ApiIssue | SignInIssue;
+/** POST /persons/anonymous: a new anonymous person and its first token, recorded in one entry; no hooks. */
+export interface AnonymousIssue extends IssueCommon {
+  method: 'anonymous';
+  /** the new person: person_type anonymous, anonymous_expires_ms set */
+  person: Person;
+  analytics_metadata: { analytics_correlation_id: string; client_ip_address: string };
+  /** RFC 3339 with nanoseconds: when the person was created, its token's one authentication */
+  timestamp: string;
+}
+
+export type IssueRequest = ApiIssue | SignInIssue | AnonymousIssue;
 
 export interface Issued extends IssuedToken {
   /** the WAL offset of the token's record */
@@ -116,6 +133,8 @@ export interface IssueDeps {
   consistency: ConsistencyWaiter;
   /** a token template that fails to render for a person: the token is issued without its claims, and this is told */
   warn?: ((message: string) => void) | undefined;
+  /** the service's clock: an anonymous person's token never outlives the person */
+  nowMs?: (() => number) | undefined;
 }
 
 const API_METHODS: readonly string[] = ['api'];
@@ -143,11 +162,23 @@ function cachedSecondsText(): (epochSeconds: number) => string {
 
 /** A sign-in refused after its credentials were verified. */
 function failure(r: SignInIssue, failure_reason: string, failure_detail: string): AuthenticationFailure {
-  return { handle: r.handle, method: r.method, client_ip_address: r.request_metadata.client_ip_address, failure_reason, failure_detail, person_id: r.person.person_id };
+  return {
+    handle: r.handle,
+    method: r.method,
+    client_ip_address: r.request_metadata.client_ip_address,
+    ...(r.analytics_correlation_id !== undefined && { analytics_correlation_id: r.analytics_correlation_id }),
+    failure_reason,
+    failure_detail,
+    person_id: r.person.person_id,
+  };
 }
 
 export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
   const { issuer, hooks, consistency: waiter } = deps;
+  const nowMs = deps.nowMs ?? (() => Date.now());
+  /** seconds left of an anonymous person's fixed life, at most `ttl` */
+  const lifeLeft = (person: Person, ttl: number) =>
+    person.anonymous_expires_ms === undefined ? ttl : Math.max(1, Math.min(ttl, Math.floor(person.anonymous_expires_ms / 1000) - Math.floor(nowMs() / 1000)));
   const templates = createTokenTemplates(deps.warn ?? ((m) => console.warn(`warning: ${m}`)));
   // A person's tokens signed but not yet decided by the actor, newest last: the next token's prev_token_id
   // must name the newest of them, not the last one already in the state.
@@ -203,6 +234,7 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
       const person = requirePerson(org.state, r.person_id);
       if (!person.active) throw badRequest(`person ${r.person_id} is not active`);
       personId = person.person_id;
+      ttl = lifeLeft(person, ttl);
       claims = (r.profile ?? identityClaims)({
         org: org.id,
         person,
@@ -212,6 +244,7 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
         template_claims: templates.claims(org, person, groups),
         custom_claims: custom,
         groups_claim_name: groups,
+        anonymous: person.person_type === 'anonymous' ? { authentications: [] } : undefined,
       });
     } catch (error) {
       return Promise.reject(error);
@@ -249,7 +282,8 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
     // Read now, after the hooks: a token issued for the person meanwhile is the one this follows, and then
     // this one is not their first, whatever the hooks were told (two first sign-ins at once: one is first).
     const prev_token_id = previousToken(org, person.person_id);
-    const first_token = prev_token_id === undefined;
+    // An upgraded anonymous person's first token as a regular person is its first.
+    const first_token = prev_token_id === undefined || r.registration?.upgrade === true;
     const claims = (r.profile ?? identityClaims)({
       org: org.id,
       person,
@@ -259,11 +293,18 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
       template_claims: templates.claims(org, person, groups),
       custom_claims: admitCustomClaims(hook.claims, 'hook', groups),
       groups_claim_name: groups,
+      prev_anonymous_person_id: r.prev_anonymous_person_id,
     });
     const sign_in: SignInRecord = { handle: r.handle, method: r.method, client_ip_address: r.request_metadata.client_ip_address };
     if (r.direct_id !== undefined) sign_in.direct_id = r.direct_id;
+    if (r.analytics_correlation_id !== undefined) sign_in.analytics_correlation_id = r.analytics_correlation_id;
     if (r.registration) {
-      sign_in.registration = { region: person.region, ...(passwordHash !== undefined && { password_hash: passwordHash }), ...(r.registration.groups && { groups: r.registration.groups }) };
+      sign_in.registration = {
+        region: person.region,
+        ...(passwordHash !== undefined && { password_hash: passwordHash }),
+        ...(r.registration.groups && { groups: r.registration.groups }),
+        ...(r.registration.upgrade && { upgrade: true as const }),
+      };
     }
     const record: TokenRecord = {
       person_id: person.person_id,
@@ -273,6 +314,7 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
       issued_at: '',
       expires_at: '',
       authentications: authenticationDetails(r.authentications),
+      ...(r.prev_anonymous_person_id !== undefined && { prev_anonymous_person_id: r.prev_anonymous_person_id }),
       sign_in,
     };
     try {
@@ -290,8 +332,35 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
     }
   }
 
+  /** No hooks (nobody authenticated) and no sign-in: the person and its token commit together. */
+  function anonymous(org: IssuingOrg, r: AnonymousIssue): Promise<Issued> {
+    const { person } = r;
+    const groups = groupsClaimName(org.state.config);
+    const authentications = [{ method: 'anonymous', timestamp: r.timestamp }];
+    const claims = (r.profile ?? identityClaims)({
+      org: org.id,
+      person,
+      authenticated_methods: ['anonymous'],
+      first_token: true,
+      template_claims: templates.claims(org, person, groups),
+      groups_claim_name: groups,
+      anonymous: { authentications },
+    });
+    const record: TokenRecord = {
+      person_id: person.person_id,
+      token_id: '',
+      mint_token_api: false,
+      first_token: true,
+      issued_at: '',
+      expires_at: '',
+      authentications,
+      anonymous: { person, analytics_metadata: r.analytics_metadata },
+    };
+    return signAndRecord(org, record, claims, lifeLeft(person, Number.MAX_SAFE_INTEGER), r);
+  }
+
   return {
-    issue: (org, request) => (request.method === 'api' ? mintByApi(org, request) : signIn(org, request)),
+    issue: (org, request) => (request.method === 'api' ? mintByApi(org, request) : request.method === 'anonymous' ? anonymous(org, request) : signIn(org, request)),
     refuse,
     previousToken,
     firstToken: (org, personId) => previousToken(org, personId) === undefined,

@@ -37,6 +37,13 @@ export interface SignInAttempt {
   consistency: Consistency;
   /** the token's claims profile; the identity token when absent (the hosted OAuth page passes its own) */
   profile?: ClaimsProfile | undefined;
+  /**
+   * the live anonymous person of this organization whose token the caller sent: registration upgrades it,
+   * sign-in deletes it; both name it in the token and TokenMinted (see src/browser/anonymous.ts)
+   */
+  anonymous_person_id?: string | undefined;
+  /** Service-Analytics-Correlation-ID: the browser SDK's correlation id, copied into the attempt's events */
+  analytics_correlation_id?: string | undefined;
 }
 
 /** A registration's outcome: the person's token, or no token while the organization must approve them first. */
@@ -67,7 +74,15 @@ export function createSignIn(deps: SignInDeps): SignInService {
   }
 
   async function recordFailure(a: SignInAttempt, failure_reason: string, failure_detail: string, personId?: string): Promise<void> {
-    const failure = { handle: a.handle, method: METHOD, client_ip_address: a.ip, failure_reason, failure_detail, ...(personId !== undefined && { person_id: personId }) };
+    const failure = {
+      handle: a.handle,
+      method: METHOD,
+      client_ip_address: a.ip,
+      ...(a.analytics_correlation_id !== undefined && { analytics_correlation_id: a.analytics_correlation_id }),
+      failure_reason,
+      failure_detail,
+      ...(personId !== undefined && { person_id: personId }),
+    };
     await deps.pipeline.refuse(a.org, a.consistency, failure);
   }
 
@@ -87,7 +102,7 @@ export function createSignIn(deps: SignInDeps): SignInService {
   }
 
   /** The rest is the issuing pipeline's: hooks, claims, signature, record; registration creates the person in the same entry. */
-  async function issue(a: SignInAttempt, person: Person, password_hash?: Promise<string>): Promise<string> {
+  async function issue(a: SignInAttempt, person: Person, password_hash?: Promise<string>, upgrade?: true): Promise<string> {
     const issued = await deps.pipeline.issue(a.org, {
       method: METHOD,
       person,
@@ -96,7 +111,9 @@ export function createSignIn(deps: SignInDeps): SignInService {
       request_metadata: { client_ip_address: a.ip, origin: a.origin, user_agent: a.userAgent },
       consistency: a.consistency,
       profile: a.profile,
-      registration: password_hash === undefined ? undefined : { password_hash },
+      registration: password_hash === undefined ? undefined : { password_hash, ...(upgrade && { upgrade }) },
+      prev_anonymous_person_id: a.anonymous_person_id,
+      analytics_correlation_id: a.analytics_correlation_id,
     });
     return issued.token;
   }
@@ -134,6 +151,13 @@ export function createSignIn(deps: SignInDeps): SignInService {
         countFailure(a, false);
         await recordFailure(a, 'handle_already_registered', 'a person with this handle exists');
         throw conflict(`a person with handle ${a.handle.type} "${a.handle.value}" already exists`);
+      }
+      const held = a.anonymous_person_id === undefined ? undefined : a.org.state.persons.get(a.anonymous_person_id);
+      if (held !== undefined && held.person_type === 'anonymous') {
+        // The anonymous person itself registers: the hooks see it as it will be, regular with the handle.
+        const upgraded: Person = { ...held, person_type: 'regular', handles: [...held.handles, { type: a.handle.type, value: a.handle.value }] };
+        delete upgraded.anonymous_expires_ms;
+        return { token: await issue(a, upgraded, deps.passwords.hash(a.password), true) };
       }
       const person: Person = {
         person_id: deps.newPersonId(),

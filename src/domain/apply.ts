@@ -102,6 +102,21 @@ export function apply(state: OrgState, change: Change): OrgState {
       if (state.handles.get(key) === p.person_id) state.handles.delete(key);
       return state;
     }
+    case 'MitmTokenCreated':
+      state.mitm_tokens.set(change.token.token, { ...change.token, allowed_domains: [...change.token.allowed_domains] });
+      return state;
+    case 'MitmTokenDeleted':
+      state.mitm_tokens.delete(change.token);
+      return state;
+    case 'AnonymousPersonUpgraded': {
+      const p = state.persons.get(change.person_id);
+      if (!p) return state;
+      p.person_type = 'regular';
+      delete p.anonymous_expires_ms;
+      p.handles = [...p.handles, ...change.handles];
+      for (const h of change.handles) state.handles.set(handleKey(h), p.person_id);
+      return state;
+    }
     case 'PersonDeleted': {
       const p = state.persons.get(change.person_id);
       if (!p) return state;

@@ -1,6 +1,6 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
 import type { OrgConfig } from './org-config.js';
-import type { AttributeSet, DirectId, GdprConsent, Handle, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
+import type { AttributeSet, DirectId, GdprConsent, Handle, MitmToken, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 import type { MessageTemplate } from './message-templates.js';
 
@@ -13,6 +13,10 @@ export type Change =
   | { t: 'PersonHandlesAdded'; person_id: string; handles: Handle[] }
   | { t: 'PersonHandleRemoved'; person_id: string; handle: Handle }
   | { t: 'PersonDeleted'; person_id: string }
+  | { t: 'MitmTokenCreated'; token: MitmToken }
+  | { t: 'MitmTokenDeleted'; token: string }
+  /** an anonymous person registered: it becomes regular, holds these handles and no longer expires */
+  | { t: 'AnonymousPersonUpgraded'; person_id: string; handles: Handle[] }
   | { t: 'GroupCreated'; name: string; description: string; created: string }
   | { t: 'GroupDeleted'; name: string }
   | { t: 'PersonGroupsSet'; person_id: string; groups: string[] }

@@ -9,6 +9,8 @@ export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
   'first_token', 'authenticated_methods', 'oidc_tokens', 'user_token', 'groups', 'roles', 'access_token',
   'refresh_token', 'id', 'id_token', 'gdpr', 'gdpr_consent', 'gdpr_consent_level', 'parent_user_id',
   'parent_person_id', 'parent_org_id', 'parent_oid', 'attributes', 'custom_claims', 'service', 'sid',
+  // ours (the original's list lacks them): an anonymous person's token and an upgrade's carry them
+  'person_type', 'prev_anonymous_person_id',
 ]);
 
 export const DEFAULT_GROUPS_CLAIM = 'groups';

@@ -1,8 +1,10 @@
 // Commands: what callers ask an organization to do, imperative. decide() answers each.
-import type { AttributeSet, ConsentLevel, Handle, OnFailure, WebhookTrigger } from './state.js';
+import type { AttributeSet, ConsentLevel, Handle, OnFailure, Person, WebhookTrigger } from './state.js';
 import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
 import type { GateEventInput } from './gate-events.js';
+import type { SdkEventInput } from './sdk-events.js';
+import type { MitmDetection, MitmTokenInput } from './mitm.js';
 import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
 import type { IssueCodeInput, MintGrantInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 import type { PasswordReset } from './credentials.js';
@@ -46,6 +48,8 @@ export interface Attempt {
   handle: Handle;
   method: string;
   client_ip_address: string;
+  /** the browser SDK's correlation id (Service-Analytics-Correlation-ID), tying these events to the SDK's own */
+  analytics_correlation_id?: string;
 }
 
 /** handle: absent when the attempt failed before one was known (an SSO sign-in refused before the ID token). */
@@ -62,7 +66,7 @@ export interface SignInRecord extends Attempt {
   /** a direct-id sign-in: the SHA-256 (hex) of the value, used up by the same entry that records the token */
   direct_id?: string;
   /** present when the attempt registers the person: they are created in the same entry */
-  registration?: { password_hash?: string; region: string; groups?: string[] };
+  registration?: { password_hash?: string; region: string; groups?: string[]; upgrade?: true };
 }
 
 /** The seed's AuthenticationDetails, as the TokenMinted event carries it. */
@@ -91,7 +95,13 @@ export interface TokenRecord {
   expires_at: string;
   /** empty for the mint-token API */
   authentications: AuthenticationDetails[];
+  /**
+   * the anonymous person whose token the caller held: a registration upgrades it (registration.upgrade), a
+   * sign-in to another person deletes it; the token and its TokenMinted name it
+   */
   prev_anonymous_person_id?: string;
+  /** the token is a new anonymous person's first: the entry creates the person (POST /persons/anonymous) */
+  anonymous?: { person: Person; analytics_metadata: { analytics_correlation_id: string; client_ip_address: string } };
   /** present when the token ends a sign-in: a person gone or inactive meanwhile is then a 401, not a 400 */
   sign_in?: SignInRecord;
 }
@@ -128,6 +138,14 @@ export type Command =
   | { kind: 'EmitTestEvents'; events: TestEventInput[] }
   /** appends events a Gate built (its own event_id and timestamp) to the organization's log */
   | { kind: 'EmitGateEvents'; events: GateEventInput[] }
+  /** an event the browser SDK reported (POST /actions/sdk): appended to the log, nothing else changes */
+  | { kind: 'RecordSdkEvent'; event: SdkEventInput }
+  | { kind: 'CreateMitmToken'; input: MitmTokenInput }
+  | { kind: 'DeleteMitmToken'; token: string }
+  /** a view of a token's image from a host outside its allowed domains (GET /mitm/{token}.png) */
+  | { kind: 'RecordMitmDetection'; detection: MitmDetection }
+  /** deletes the anonymous persons whose lifetime is over at `now_ms` (the service's clock) */
+  | { kind: 'ExpireAnonymousPersons'; now_ms: number }
   /** allow_insecure: the deployment's SERVICE_WEBHOOK_ALLOW_INSECURE */
   | { kind: 'CreateWebhook'; input: WebhookInput; allow_insecure: boolean }
   | { kind: 'UpdateWebhook'; webhook_id: string; input: Partial<WebhookInput>; allow_insecure: boolean }

@@ -12,6 +12,9 @@ import { recordAuthenticationFailure } from './sign-in.js';
 import { addPasswordCredential, changePassword, completePasswordReset, removeCredentials } from './credentials.js';
 import { setMessageTemplate } from './message-templates.js';
 import { emitGateEvents } from './gate-events.js';
+import { recordSdkEvent } from './sdk-events.js';
+import { expireAnonymousPersons } from './anonymous.js';
+import { createMitmToken, deleteMitmToken, recordMitmDetection } from './mitm.js';
 import { recordToken, revokeIdentityToken } from './tokens.js';
 import type { OrgState } from './state.js';
 import { setOrgConfig } from './org-config.js';
@@ -74,6 +77,16 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return emitTestEvents(command.events);
     case 'EmitGateEvents':
       return emitGateEvents(command.events);
+    case 'RecordSdkEvent':
+      return recordSdkEvent(state, command.event);
+    case 'CreateMitmToken':
+      return createMitmToken(state, command.input, ctx);
+    case 'DeleteMitmToken':
+      return deleteMitmToken(state, command.token);
+    case 'RecordMitmDetection':
+      return recordMitmDetection(state, command.detection);
+    case 'ExpireAnonymousPersons':
+      return expireAnonymousPersons(state, command.now_ms);
     case 'CreateWebhook':
       return createWebhook(state, command.input, command.allow_insecure, ctx);
     case 'UpdateWebhook':

@@ -23,6 +23,8 @@ export interface EventDraft {
   test?: { event_id: string };
   /** set for events another process built (a Gate): their event_id, timestamp and source are kept */
   external?: { event_id: string; timestamp: string; source: 'Gate' };
+  /** who emitted it when not the service itself: the browser SDK's reports (event_metadata.source SDK) */
+  source?: 'SDK';
   /**
    * A regional event, named and shaped in its plain form (e.g. SuborganizationCreated_v1): decide() emits its
    * _InRegion form (with the local region) now, and owes this form until every region has applied the entry.

@@ -19,8 +19,8 @@ export function authenticationDetails(authentications: readonly Authentication[]
 }
 
 /** The analytics_metadata of an attempt's events. */
-export function analytics(attempt: Pick<Attempt, 'client_ip_address'>, ctx: DecideContext) {
-  return { analytics_correlation_id: ctx.uuid(), client_ip_address: attempt.client_ip_address };
+export function analytics(attempt: Pick<Attempt, 'client_ip_address' | 'analytics_correlation_id'>, ctx: DecideContext) {
+  return { analytics_correlation_id: attempt.analytics_correlation_id ?? ctx.uuid(), client_ip_address: attempt.client_ip_address };
 }
 
 export function recordAuthenticationFailure(state: OrgState, f: AuthenticationFailure, ctx: DecideContext): Decision<null> {

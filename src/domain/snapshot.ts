@@ -3,14 +3,14 @@
 import { personOf } from './apply.js';
 import { withDefaults, type OrgConfig } from './org-config.js';
 import { currentVersion, upgrade, type Format, type StoredRecord } from '../lib/versions.js';
-import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role, type SsoCredential, type OAuthClient, type DirectId } from './state.js';
+import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role, type SsoCredential, type OAuthClient, type DirectId, type MitmToken } from './state.js';
 
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 import type { MessageTemplate } from './message-templates.js';
 
 export interface StateSnapshot {
   v: number;
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'oauth_codes' | 'oauth_grants' | 'config' | 'direct_ids' | 'used_password_resets' | 'message_templates'> & {
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'mitm_tokens' | 'oauth_codes' | 'oauth_grants' | 'config' | 'direct_ids' | 'used_password_resets' | 'message_templates'> & {
     /** fields added to the configuration later read as their defaults */
     config: Partial<OrgConfig>;
   };
@@ -28,6 +28,7 @@ export interface StateSnapshot {
   oauth_revoked: Array<[string, number]>;
   /** [jti, exp] of identity tokens revoked before they expire */
   revoked_tokens: Array<[string, number]>;
+  mitm_tokens: MitmToken[];
   /** hashes only, never a usable code or refresh token */
   oauth_codes: OAuthCode[];
   oauth_grants: OAuthGrant[];
@@ -68,13 +69,15 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, org: { ...s['org'], allowed_domains: [] } }),
     // 10 → 11: used password-reset links and message templates; older snapshots have none.
     (s) => ({ ...s, used_password_resets: [], message_templates: [] }),
+    // 11 → 12: MITM detection tokens; older snapshots have none.
+    (s) => ({ ...s, mitm_tokens: [] }),
   ],
 };
 
 const VERSION = currentVersion(SNAPSHOT_FORMAT);
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, oauth_codes, oauth_grants, direct_ids, used_password_resets, message_templates, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, mitm_tokens, oauth_codes, oauth_grants, direct_ids, used_password_resets, message_templates, ...org } = s;
   return {
     v: VERSION,
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
@@ -88,6 +91,7 @@ export function toSnapshot(s: OrgState): StateSnapshot {
     oauth_clients: [...oauth_clients.values()],
     oauth_revoked: [...oauth_revoked.entries()],
     revoked_tokens: [...revoked_tokens.entries()],
+    mitm_tokens: [...mitm_tokens.values()],
     oauth_codes: [...oauth_codes.values()],
     oauth_grants: [...oauth_grants.values()],
     direct_ids: [...direct_ids.entries()],
@@ -114,6 +118,7 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord): OrgState {
     oauth_clients: new Map(snap.oauth_clients.map((c) => [c.client_id, c])),
     oauth_revoked: new Map(snap.oauth_revoked),
     revoked_tokens: new Map(snap.revoked_tokens),
+    mitm_tokens: new Map(snap.mitm_tokens.map((t) => [t.token, t])),
     oauth_codes: new Map(snap.oauth_codes.map((c) => [c.code_hash, c])),
     oauth_grants: new Map(snap.oauth_grants.map((g) => [g.grant_id, g])),
     direct_ids: new Map(snap.direct_ids),

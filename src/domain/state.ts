@@ -17,6 +17,8 @@ export interface Person {
   person_id: string;
   active: boolean;
   person_type: 'regular' | 'anonymous';
+  /** an anonymous person's end of life (ms since the epoch), fixed at creation; absent for regular persons */
+  anonymous_expires_ms?: number;
   region: string;
   handles: Handle[];
   /** sorted group names */
@@ -208,6 +210,8 @@ export interface OrgState extends OrgGenesis {
   oauth_revoked: Map<string, number>;
   /** identity tokens revoked before they expire (POST /token/revoke): jti → exp (seconds); entries go once their token expired */
   revoked_tokens: Map<string, number>;
+  /** MITM detection tokens (mitm.ts): token → its allowed domains and tag, in creation order */
+  mitm_tokens: Map<string, MitmToken>;
   /** OAuth authorization codes by the hash of the code (oauth-grants.ts) */
   oauth_codes: Map<string, OAuthCode>;
   /** OAuth grants (refresh-token families) by grant id */
@@ -228,6 +232,16 @@ export interface OrgState extends OrgGenesis {
   used_password_resets: Map<string, number>;
   /** message templates the organization wrote (message-templates.ts); the others read as their defaults */
   message_templates: Map<string, MessageTemplate>;
+}
+
+/** A MITM detection token: views of its image from hosts outside allowed_domains are detections. */
+export interface MitmToken {
+  token: string;
+  /** exact hosts or `*.host`, lower case */
+  allowed_domains: string[];
+  /** names the protected site in detections */
+  tag: string;
+  created: string;
 }
 
 export interface OrgGenesis {
@@ -256,6 +270,7 @@ export function emptyState(g: OrgGenesis): OrgState {
     oauth_clients: new Map(),
     oauth_revoked: new Map(),
     revoked_tokens: new Map(),
+    mitm_tokens: new Map(),
     oauth_codes: new Map(),
     oauth_grants: new Map(),
     offset: 0,

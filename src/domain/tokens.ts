@@ -8,6 +8,7 @@ import { requirePerson } from './lookup.js';
 import { checkFactorAllowed, checkSelfRegistration, newPersonActive } from './org-config.js';
 import { createPerson } from './persons.js';
 import { checkDirectIdRedeemable } from './direct-id.js';
+import { anonymousCreated, discardAnonymous, upgradeAnonymous } from './anonymous.js';
 import { analytics, personHandle, SIGN_IN_DENIED } from './sign-in.js';
 import type { OrgState, Person } from './state.js';
 
@@ -19,7 +20,7 @@ export function tokenMintedEvent(personType: Person['person_type'], token: Token
   if (personType === 'anonymous') {
     return {
       name: 'AnonymousTokenMinted_v1',
-      body: { token_id: token.token_id, person_id: token.person_id, mint_token_api: token.mint_token_api, issued_at: token.issued_at, expires_at: token.expires_at },
+      body: { ...(analytics_metadata !== undefined && { analytics_metadata }), token_id: token.token_id, person_id: token.person_id, mint_token_api: token.mint_token_api, issued_at: token.issued_at, expires_at: token.expires_at },
     };
   }
   return {
@@ -54,6 +55,16 @@ export type RecordTokenReply = typeof RECORDED | typeof AWAITING_APPROVAL;
  * their password, and records AuthenticationFailed (awaiting_approval) instead of the token.
  */
 export function recordToken(state: OrgState, token: TokenRecord, ctx: DecideContext): Decision<RecordTokenReply> {
+  if (token.anonymous !== undefined) {
+    // POST /persons/anonymous: the person and its first token in one entry.
+    const { person, analytics_metadata } = token.anonymous;
+    const created = anonymousCreated(person, analytics_metadata);
+    return decision(
+      RECORDED,
+      [...created.changes, { t: 'PersonTokenMinted', person_id: person.person_id, token_id: token.token_id }],
+      [...created.events, tokenMintedEvent('anonymous', token, analytics_metadata)],
+    );
+  }
   const signIn = token.sign_in;
   if (signIn === undefined) {
     const person = requirePerson(state, token.person_id);
@@ -66,7 +77,14 @@ export function recordToken(state: OrgState, token: TokenRecord, ctx: DecideCont
   const changes: Change[] = [];
   const events: EventDraft[] = [];
   let person: Pick<Person, 'region' | 'person_type'>;
-  if (signIn.registration) {
+  if (signIn.registration?.upgrade) {
+    // The anonymous person the caller held registers: the same person, now regular, with the handle and password.
+    const upgraded = upgradeAnonymous(state, token.person_id, signIn.handle, analytics_metadata);
+    changes.push(...upgraded.changes);
+    if (signIn.registration.password_hash !== undefined) changes.push({ t: 'PersonPasswordSet', person_id: token.person_id, password_hash: signIn.registration.password_hash });
+    events.push(...upgraded.events);
+    person = { region: (state.persons.get(token.person_id) as Person).region, person_type: 'regular' };
+  } else if (signIn.registration) {
     const { region, password_hash, groups } = signIn.registration;
     const active = newPersonActive(state.config);
     const created = createPerson(state, { handles: [signIn.handle], region, active, ...(groups && { groups }) }, ctx, { person_id: token.person_id, analytics_metadata });
@@ -117,6 +135,11 @@ export function recordToken(state: OrgState, token: TokenRecord, ctx: DecideCont
     },
     tokenMintedEvent(person.person_type, token, analytics_metadata),
   );
+  if (token.prev_anonymous_person_id !== undefined && !signIn.registration) {
+    const discarded = discardAnonymous(state, token.prev_anonymous_person_id, token.person_id);
+    changes.push(...discarded.changes);
+    events.push(...discarded.events);
+  }
   return decision(RECORDED, changes, events);
 }
 

@@ -38,6 +38,8 @@ export type Principal =
   | { readonly kind: 'organization'; readonly org: OrgActor }
   /** an end user of an organization named by Service-OrgID alone (sign-in, registration) */
   | { readonly kind: 'end_user'; readonly org: OrgActor }
+  /** a person, by their own identity token (Authorization: Bearer); the organization is the token's (src/http/person-auth.ts) */
+  | { readonly kind: 'person'; readonly org: OrgActor; readonly person_id: string; readonly claims: Readonly<Record<string, unknown>> }
   /** an OAuth 2.0 client of the organization, authenticated as RFC 6749 2.3 says (src/http/oauth-client-auth.ts) */
   | { readonly kind: 'oauth_client'; readonly org: OrgActor; readonly client: OAuthClient; readonly method: 'client_secret_basic' | 'client_secret_post' | 'none' };
 

@@ -39,11 +39,18 @@ export function routeHeaders(r: Route): string[] {
   if (r.body) names.push('content-type');
   if (isMutating(r.method)) names.push('service-required-consistency', 'service-required-consistency-timeout');
   // Origin is read for CORS, which only public and end-user routes allow.
-  if (auth.crossOrigin || auth.client || r.client) names.push('origin');
+  if (corsOf(r) || auth.client || r.client) names.push('origin');
   // X-Forwarded-For: believed only from SERVICE_TRUSTED_PROXIES (client-ip.ts).
   if (auth.client || r.client) names.push('user-agent', 'x-forwarded-for');
   if (r.headers) names.push(...r.headers);
   return names;
+}
+
+/** Whether browsers may call the route cross-origin: its own declaration, else its authenticator's. */
+export function corsOf(r: Route): boolean {
+  const auth = authenticatorOf(r.auth);
+  if (r.cors === true && !auth.crossOrigin) throw new Error(`route ${r.method} ${r.path}: cors is not allowed with its credentials`);
+  return r.cors ?? auth.crossOrigin;
 }
 
 /** Whether the route's handler sees the caller's address, origin and user agent. */

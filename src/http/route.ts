@@ -36,6 +36,8 @@ export interface Response {
   document?: unknown;
   /** plain text, e.g. /metrics */
   text?: string;
+  /** raw bytes with their contentType, e.g. the MITM detection image */
+  bytes?: Uint8Array;
   contentType?: string;
   headers?: Record<string, string>;
 }
@@ -54,11 +56,19 @@ export interface Route<B = any, Q = any> {
   auth: Auth;
   /** more request headers (lower case) the handler reads, e.g. cookie and accept */
   headers?: readonly string[];
+  /**
+   * Browsers may call it from the origins SERVICE_CORS_ORIGINS lists (preflight included). Defaults to what
+   * the authenticator allows (public and end-user routes yes); true on a route whose authenticator takes an
+   * API key or the operator key is refused at start-up: credentialed management calls never go cross-origin.
+   */
+  cors?: boolean;
   /** the handler reads ip, origin and userAgent; end-user routes (auth org) always get them, others get '' */
   client?: boolean;
   body?: TSchema;
   /** how the body is read: 'json' (the default), 'form' (application/x-www-form-urlencoded) or 'multipart' (multipart/form-data); form and multipart fields are strings */
   codec?: CodecName;
+  /** bytes the body may have, when the route's is smaller than the service's (SERVICE_BODY_LIMIT) */
+  bodyLimit?: number;
   /** the body may be left out entirely; the handler then sees body undefined */
   bodyOptional?: boolean;
   query?: TSchema;

@@ -5,13 +5,14 @@ import type { HttpRequest, HttpResponse, TemplatedApp, WebSocketBehavior, us_lis
 import { ServiceError, toServiceError } from '../errors.js';
 import type { BoundCounter, BoundHistogram, Counter, Histogram, Metrics } from '../lib/metrics.js';
 import type { Registry } from '../org/registry.js';
-import { createAuthContext, type AuthContext } from './auth.js';
+import { CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS, CORS_MAX_AGE, createCorsPolicy, type CorsPolicy } from '../browser/cors.js';
+import { createAuthContext, orgOf, type AuthContext } from './auth.js';
 import { addressList } from '../lib/address-list.js';
 import { createClientIp, type ClientIp } from './client-ip.js';
 import { copyFields, FramingError } from './framing.js';
-import { buildRequest, compileRoute, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
+import { buildRequest, compileRoute, corsOf, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
 import { errorBody, envelope, oauthErrorBody } from './respond.js';
-import { isMutating, type Response, type Route } from './route.js';
+import { isMutating, type Request, type Response, type Route } from './route.js';
 import { eachField, pathOf, queryOf, uws } from './uws.js';
 
 export interface FrontOptions {
@@ -19,6 +20,12 @@ export interface FrontOptions {
   corsOrigins: readonly string[];
   /** SERVICE_TRUSTED_PROXIES: peers whose X-Forwarded-For names the client; empty: the peer is the client */
   trustedProxies?: readonly string[];
+  /** origin patterns an organization allows itself (host or *.host); none by default */
+  corsOrgOrigins?: (orgId: string) => readonly string[];
+  /** whether a host matches one of those patterns; required with corsOrgOrigins */
+  corsHostAllows?: (patterns: readonly string[], host: string) => boolean;
+  /** whether some organization's patterns admit a host: a preflight (which names no organization) is answered then */
+  corsAnyOrgAllows?: (host: string) => boolean;
   operatorKey: string | undefined;
   checkOperatorKey(presented: string): boolean;
   log(message: string): void;
@@ -32,6 +39,8 @@ interface Compiled extends RouteParts {
   /** a write: its headers are always read field by field, so that a repeated or empty one is seen */
   strict: boolean;
   client: boolean;
+  /** browsers may call it cross-origin */
+  cors: boolean;
   /** the route's request metrics, bound once so that no label text is built per request */
   latency: BoundHistogram;
   requests: Map<number, BoundCounter>;
@@ -43,6 +52,8 @@ class Exchange implements Copied {
   done = false;
   /** whether onAborted is registered; it must be before uWS's callback returns without an answer */
   watched = false;
+  /** the organization the request was authenticated for, once known: per-organization CORS origins */
+  orgId: string | undefined;
   constructor(
     readonly res: HttpResponse,
     readonly method: string,
@@ -82,6 +93,7 @@ export class Front {
   readonly app: TemplatedApp;
   private readonly auth: AuthContext;
   private readonly options: FrontOptions;
+  private readonly cors: CorsPolicy;
   private readonly requests: Counter;
   private readonly latency: Histogram;
   private readonly clientIp: ClientIp;
@@ -92,6 +104,12 @@ export class Front {
     this.auth = createAuthContext(registry, options);
     this.options = options;
     this.clientIp = createClientIp(options.trustedProxies?.length ? addressList(options.trustedProxies) : undefined);
+    this.cors = createCorsPolicy({
+      origins: options.corsOrigins,
+      ...(options.corsOrgOrigins && { orgOrigins: options.corsOrgOrigins }),
+      ...(options.corsHostAllows && { hostAllows: options.corsHostAllows }),
+      ...(options.corsAnyOrgAllows && { anyOrgAllows: options.corsAnyOrgAllows }),
+    });
     this.requests = metrics.counter('http_requests_total', 'HTTP requests by route, method and status');
     this.latency = metrics.histogram('http_request_duration_seconds', 'HTTP request latency by route and method');
   }
@@ -106,6 +124,7 @@ export class Front {
         wanted: new Set(routeHeaders(r)),
         strict: isMutating(r.method),
         client: wantsClient(r),
+        cors: corsOf(r),
         latency: this.latency.bind({ route: r.path, method: r.method }),
         requests: new Map(),
       };
@@ -190,16 +209,17 @@ export class Front {
       return this.run(x, undefined);
     }
     x.watch();
-    if (Number(length ?? 0) > this.options.bodyLimit) return this.finish(x, this.tooLarge());
+    const limit = Math.min(compiled.route.bodyLimit ?? Infinity, this.options.bodyLimit);
+    if (Number(length ?? 0) > limit) return this.finish(x, this.tooLarge(limit));
     const chunks: Buffer[] = [];
     let size = 0;
     let rejected = false;
     res.onData((chunk, isLast) => {
       if (rejected) return;
       size += chunk.byteLength;
-      if (size > this.options.bodyLimit) {
+      if (size > limit) {
         rejected = true;
-        return this.finish(x, this.tooLarge());
+        return this.finish(x, this.tooLarge(limit));
       }
       // uWS reuses the chunk's memory after this callback returns: copy it.
       chunks.push(Buffer.from(new Uint8Array(chunk)));
@@ -208,8 +228,8 @@ export class Front {
     });
   }
 
-  private tooLarge(): ServiceError {
-    return new ServiceError('ERR_TOO_LARGE', `request body is larger than ${this.options.bodyLimit} bytes`);
+  private tooLarge(limit: number): ServiceError {
+    return new ServiceError('ERR_TOO_LARGE', `request body is larger than ${limit} bytes`);
   }
 
   /** Builds the request and calls the handler; a synchronous answer is written at once. */
@@ -218,7 +238,7 @@ export class Front {
     let outcome: Response | PromiseLike<Response>;
     try {
       const request = buildRequest(compiled, x, raw, this.auth);
-      outcome = request instanceof Promise ? request.then((r) => compiled.route.handler(r)) : compiled.route.handler(request);
+      outcome = request instanceof Promise ? request.then((r) => compiled.route.handler(this.admit(x, r))) : compiled.route.handler(this.admit(x, request));
     } catch (error) {
       return this.finish(x, error);
     }
@@ -230,17 +250,31 @@ export class Front {
     );
   }
 
+  /**
+   * Notes the request's organization for its CORS headers, and refuses a cross-origin request that the
+   * organization's own origins do not admit before the handler changes anything.
+   */
+  private admit(x: Exchange, request: Request): Request {
+    const org = orgOf(request.principal);
+    if (org === undefined) return request;
+    x.orgId = org.id;
+    const origin = x.headers['origin'];
+    if (origin && x.compiled?.cors && this.cors.refuses(origin, org.id)) throw new ServiceError('ERR_FORBIDDEN', `cross-origin requests from ${origin} are not allowed for this organization`);
+    return request;
+  }
+
   private preflight(res: HttpResponse, req: HttpRequest, methods: Map<string, Compiled>): void {
     const origin = req.getHeader('origin');
     const wanted = req.getHeader('access-control-request-method').toLowerCase();
     const target = methods.get(wanted);
     res.cork(() => {
-      if (target && this.corsAllowed(origin, target)) {
+      if (target && target.cors && this.cors.preflight(origin)) {
+        const allowed = [...methods].filter(([, c]) => c.cors).map(([m]) => m.toUpperCase()).join(', ');
         res.writeStatus('204 No Content');
         res.writeHeader('Access-Control-Allow-Origin', origin);
-        res.writeHeader('Access-Control-Allow-Methods', wanted.toUpperCase());
-        res.writeHeader('Access-Control-Allow-Headers', 'Content-Type, Service-OrgID');
-        res.writeHeader('Access-Control-Max-Age', '600');
+        res.writeHeader('Access-Control-Allow-Methods', allowed);
+        res.writeHeader('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS);
+        res.writeHeader('Access-Control-Max-Age', CORS_MAX_AGE);
         res.writeHeader('Vary', 'Origin');
         res.endWithoutBody();
       } else {
@@ -249,10 +283,6 @@ export class Front {
     });
   }
 
-  /** End-user and public routes may be called from listed origins; management routes never cross-origin. */
-  private corsAllowed(origin: string, compiled: Compiled): boolean {
-    return origin !== '' && compiled.authenticator.crossOrigin && this.options.corsOrigins.includes(origin);
-  }
 
   private count(x: Exchange, status: number): void {
     const seconds = (performance.now() - x.started) / 1000;
@@ -270,13 +300,16 @@ export class Front {
 
   private finish(x: Exchange, outcome: Response | unknown): void {
     let status: number;
-    let body: string | undefined;
+    let body: string | Uint8Array | undefined;
     let contentType = 'application/json';
     let headers: Record<string, string> | undefined;
     if (isResponse(outcome)) {
       status = outcome.status;
       headers = outcome.headers;
-      if (outcome.text !== undefined) {
+      if (outcome.bytes !== undefined) {
+        body = outcome.bytes;
+        contentType = outcome.contentType ?? 'application/octet-stream';
+      } else if (outcome.text !== undefined) {
         body = outcome.text;
         contentType = outcome.contentType ?? 'text/plain; charset=utf-8';
       } else if (outcome.document !== undefined) body = JSON.stringify(outcome.document);
@@ -298,8 +331,9 @@ export class Front {
       res.writeStatus(statusLine(status));
       if (body !== undefined) res.writeHeader('Content-Type', contentType);
       if (headers) for (const k in headers) res.writeHeader(k, headers[k] as string);
-      if (origin && compiled && this.corsAllowed(origin, compiled)) {
+      if (origin && compiled?.cors && this.cors.allows(origin, x.orgId)) {
         res.writeHeader('Access-Control-Allow-Origin', origin);
+        res.writeHeader('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
         res.writeHeader('Vary', 'Origin');
       }
       if (body === undefined) res.endWithoutBody();

@@ -11,6 +11,7 @@ export const CUSTOM_CLAIMS_MAX_BYTES = 16 * 1024;
 /** The claims identityClaims may produce, besides custom ones (the discovery document lists them). */
 export const IDENTITY_CLAIMS: readonly string[] = [
   'iss', 'aud', 'oid', 'sub', 'person_id', 'iat', 'exp', 'jti', 'first_token', 'authenticated_methods', 'region', 'prev_token_id', DEFAULT_GROUPS_CLAIM, 'roles',
+  'person_type', 'prev_anonymous_person_id',
 ];
 
 /** __proto__, constructor and prototype are refused too (domain/reserved-keys.ts says why). */
@@ -62,6 +63,10 @@ export interface ClaimsInput {
   /** already admitted (admitCustomClaims): copied as they are */
   custom_claims?: Record<string, unknown> | undefined;
   groups_claim_name?: string | undefined;
+  /** an anonymous person's token says so (person_type: "anonymous", and its authentications) */
+  anonymous?: { authentications: ReadonlyArray<{ method: string; timestamp: string }> } | undefined;
+  /** the anonymous person the caller held when signing in or registering */
+  prev_anonymous_person_id?: string | undefined;
 }
 
 /**
@@ -92,6 +97,11 @@ export function personClaims(input: ClaimsInput, aud: string): Record<string, un
     region: person.region,
   };
   if (input.prev_token_id !== undefined) claims['prev_token_id'] = input.prev_token_id;
+  if (input.anonymous !== undefined) {
+    claims['person_type'] = 'anonymous';
+    claims['authentications'] = input.anonymous.authentications.map((a) => ({ ...a }));
+  }
+  if (input.prev_anonymous_person_id !== undefined) claims['prev_anonymous_person_id'] = input.prev_anonymous_person_id;
   if (person.groups.length > 0) claims[input.groups_claim_name ?? DEFAULT_GROUPS_CLAIM] = [...person.groups];
   if (person.roles !== undefined && person.roles.length > 0) claims['roles'] = [...person.roles];
   const template = input.template_claims;

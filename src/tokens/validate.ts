@@ -26,8 +26,17 @@ export interface VerifiedToken {
   exp: number;
 }
 
+/** A valid token's organization, subject and claims: who an end-user route's caller is. */
+export interface Identified {
+  org: string;
+  person_id: string;
+  claims: Readonly<JWTPayload>;
+}
+
 export interface TokenValidator {
   validate(token: string): Promise<Verdict>;
+  /** validate, keeping the claims of a valid token; an invalid one answers its verdict */
+  identify(token: string): Promise<Identified | Verdict>;
   /** the token's organization, jti and exp when it is one of ours (signature and issuer), expired or not; else undefined */
   verify(token: string): Promise<VerifiedToken | undefined>;
 }
@@ -40,6 +49,11 @@ export interface TokenValidatorOptions {
   personActive(orgId: string, personId: string): boolean;
   /** whether the organization revoked the token with this jti */
   revoked(orgId: string, jti: string): boolean;
+  /**
+   * the person's type now: an anonymous person's token stops validating once that person registered (the
+   * upgrade retires it); undefined when the person does not exist
+   */
+  personType?(orgId: string, personId: string): string | undefined;
 }
 
 /** Header parameters that name a key by reference or by value; we only ever trust our own, by kid. */
@@ -76,18 +90,32 @@ export function createTokenValidator(options: TokenValidatorOptions): TokenValid
   }
   const orgOf = (payload: JWTPayload) => (typeof payload['oid'] === 'string' ? payload['oid'] : typeof payload.aud === 'string' ? payload.aud : undefined);
 
+  async function judge(token: string): Promise<{ verdict: Verdict; identified?: Identified }> {
+    const now = clock.nowMs();
+    const checked = await check(token, new Date(now));
+    if ('reason' in checked) return { verdict: invalid(checked.reason) };
+    const { payload } = checked;
+    const org = orgOf(payload);
+    if (org === undefined || payload.sub === undefined) return { verdict: invalid('invalid_token_content') };
+    if (typeof payload.jti === 'string' && options.revoked(org, payload.jti)) return { verdict: { ...invalid('invalid_token_content'), revoked: true } };
+    if (!options.personActive(org, payload.sub)) return { verdict: invalid('person_not_active') };
+    if (payload['person_type'] === 'anonymous' && options.personType !== undefined && options.personType(org, payload.sub) !== 'anonymous') {
+      return { verdict: invalid('invalid_token_content') };
+    }
+    const exp = payload.exp as number;
+    return {
+      verdict: { valid: true, expires_in_seconds: Math.max(0, exp - Math.floor(now / 1000)), expires_at: new Date(exp * 1000).toISOString() },
+      identified: { org, person_id: payload.sub, claims: payload },
+    };
+  }
+
   return {
     async validate(token) {
-      const now = clock.nowMs();
-      const checked = await check(token, new Date(now));
-      if ('reason' in checked) return invalid(checked.reason);
-      const { payload } = checked;
-      const org = orgOf(payload);
-      if (org === undefined || payload.sub === undefined) return invalid('invalid_token_content');
-      if (typeof payload.jti === 'string' && options.revoked(org, payload.jti)) return { ...invalid('invalid_token_content'), revoked: true };
-      if (!options.personActive(org, payload.sub)) return invalid('person_not_active');
-      const exp = payload.exp as number;
-      return { valid: true, expires_in_seconds: Math.max(0, exp - Math.floor(now / 1000)), expires_at: new Date(exp * 1000).toISOString() };
+      return (await judge(token)).verdict;
+    },
+    async identify(token) {
+      const judged = await judge(token);
+      return judged.identified ?? judged.verdict;
     },
     async verify(token) {
       // the key ring still publishes the keys of unexpired tokens only; an expired token verifies at its own exp

@@ -19,6 +19,7 @@ interface Seeded {
   oauthClient: string;
   /** an identity token of the person */
   token: string;
+  mitmToken: string;
   /** strings that appear only in this organization's data */
   marks: string[];
 }
@@ -45,7 +46,9 @@ async function seed(c: Client, tag: string): Promise<Seeded> {
   assert.equal((await c.post('/organizations/sso/oidc/provider-credentials', sso)).status, 201);
   const oauthClient = expectResult(await c.post('/oauth2/clients', { client_name: `${tag}-oauth-name`, scopes: [`${tag}.scope`], grant_types: ['client_credentials'] }), 201).client_id;
   const token = expectResult(await c.post(`/persons/${p.person_id}/mint-token`), 201) as string;
+  const mitmToken = expectResult(await c.post('/organizations/mitm-tokens', { allowed_domains: [`${tag}-shop.example`], tag: `${tag}-mitm-tag` }), 201).token as string;
   return {
+    mitmToken,
     oauthClient,
     token,
     person: p.person_id,
@@ -56,7 +59,7 @@ async function seed(c: Client, tag: string): Promise<Seeded> {
     credential,
     marks: [p.person_id, `${tag}@example.com`, group, `${tag}-person-secret`, `${tag}-org-secret`, w.id, `${tag}-hooks.example.com`, `${tag}-header-secret`,
       permission, role, `${tag}-permission-secret`, `${tag}-role-secret`, credential, `${tag}-client-secret`, `${tag}-sso-label`,
-      oauthClient, `${tag}-oauth-name`, `${tag}.scope`],
+      oauthClient, `${tag}-oauth-name`, `${tag}.scope`, mitmToken, `${tag}-shop.example`, `${tag}-mitm-tag`],
   };
 }
 
@@ -73,7 +76,7 @@ after(() => server.stop());
 /** Every route, called by `actor` at the other organization's person and group; the other reads back unchanged. */
 async function sweep(actor: Client, setActor: (c: Client) => void, victim: Client, target: Seeded): Promise<void> {
   const before = await readAll(victim);
-  for (const r of routeCases({ person: target.person, group: target.group, webhook: target.webhook, role: target.role, permission: target.permission, credential: target.credential, oauthClient: target.oauthClient, token: target.token })) {
+  for (const r of routeCases({ person: target.person, group: target.group, webhook: target.webhook, role: target.role, permission: target.permission, credential: target.credential, oauthClient: target.oauthClient, token: target.token, mitmToken: target.mitmToken })) {
     const res = await actor.request(r.method, r.path, r.body, r.headers);
     const where = `${r.method} ${r.route}`;
     if (r.route.includes('{person_id}')) expectError(res, 404, target.person);
@@ -85,6 +88,7 @@ async function sweep(actor: Client, setActor: (c: Client) => void, victim: Clien
     else if (r.route === '/token/revoke') expectError(res, 400, 'another organization');
     else if (r.route === '/oauth2/tokens/mint') expectError(res, 404, target.oauthClient);
     else if (r.route.startsWith('/oauth2/clients/')) expectError(res, 404, target.oauthClient);
+    else if (r.route === '/organizations/mitm-tokens/{token}') expectError(res, 404, target.mitmToken);
     else if (r.route.includes('{oauth_client_id}')) expectError(res, 404, target.credential);
     else assert.ok(res.status < 300, `${where}: ${res.status} ${res.text}`);
     // a 404 echoes what was asked for; anything else must hold nothing of the other organization

@@ -15,20 +15,24 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 /** Generous: chromium starts slowly on a busy two-core machine. Nothing asserts a duration. */
 const STEP_MS = Number(process.env['STEP_MS'] ?? 60_000);
 
-/** A headless chromium with a new, empty profile in `dir`; a missing chromium fails the test, never skips it. */
-export async function launchBrowser(dir: string): Promise<BrowserContext> {
+/**
+ * A headless chromium with a new, empty profile in `dir`; a missing chromium fails the test, never skips it.
+ * `hosts`: more host names the browser may reach, all resolved to 127.0.0.1 (distinct sites on loopback).
+ */
+export async function launchBrowser(dir: string, options: { hosts?: readonly string[] } = {}): Promise<BrowserContext> {
+  const hosts = options.hosts ?? [];
   if (!existsSync(CHROMIUM)) {
     assert.fail(`Debian's chromium is not installed (${CHROMIUM} is missing): install it with \`apt-get install chromium\` (.ci/run installs it when missing)`);
   }
   const context = await chromium.launchPersistentContext(mkdtempSync(join(dir, 'profile-')), {
     executablePath: CHROMIUM,
     headless: true,
-    args: CHROMIUM_ARGS,
+    args: hosts.length === 0 ? CHROMIUM_ARGS : [...CHROMIUM_ARGS, `--host-resolver-rules=${hosts.map((h) => `MAP ${h} 127.0.0.1`).join(', ')}`],
     timeout: STEP_MS,
   });
   // Loopback only: the OpenID provider's development pages import a web font, which a closed network would
   // leave hanging; nothing the tests need lives anywhere else.
-  await context.route((url) => url.hostname !== '127.0.0.1', (route) => route.abort('blockedbyclient'));
+  await context.route((url) => url.hostname !== '127.0.0.1' && !hosts.includes(url.hostname), (route) => route.abort('blockedbyclient'));
   context.setDefaultTimeout(STEP_MS);
   context.setDefaultNavigationTimeout(STEP_MS);
   return context;

@@ -35,6 +35,8 @@ export interface Targets {
   oauthClient?: string;
   /** an identity token of a person of the organization (default: a sample that is no token) */
   token?: string;
+  /** a MITM detection token of the organization (default: a sample that does not exist) */
+  mitmToken?: string;
 }
 
 export function routeCases(t: Targets): RouteCase[] {
@@ -159,14 +161,22 @@ export function routeCases(t: Targets): RouteCase[] {
     c('GET', '/oauth2/clients/{oauth_client_id}/ui-configuration', `/oauth2/clients/${oc}/ui-configuration`),
     c('PUT', '/oauth2/clients/{oauth_client_id}/ui-configuration', `/oauth2/clients/${oc}/ui-configuration`, { pageTitle: 'sample' }),
     c('POST', '/oauth2/tokens/mint', '/oauth2/tokens/mint', { person_id: t.person, client_id: t.oauthClient ?? '00000000-0000-7000-8000-000000000000' }),
+    // phishing detection
+    c('POST', '/organizations/mitm-tokens', '/organizations/mitm-tokens', { allowed_domains: ['shop.example'], tag: 'sample' }),
+    c('GET', '/organizations/mitm-tokens', '/organizations/mitm-tokens'),
+    c('DELETE', '/organizations/mitm-tokens/{token}', `/organizations/mitm-tokens/${encodeURIComponent(t.mitmToken ?? 'sample-token')}`),
+    c('GET', '/stats/mitm', '/stats/mitm'),
   ];
 }
 
 /** Routes that answer without any credentials. */
-export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json', 'GET /.well-known/jwks.json', 'GET /.well-known/openid-configuration', 'POST /token/validate', 'GET /authenticate/oidc/callback', 'POST /authenticate/oidc/callback', 'GET /password-reset', 'POST /password-reset'];
+export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json', 'GET /.well-known/jwks.json', 'GET /.well-known/openid-configuration', 'POST /token/validate', 'GET /authenticate/oidc/callback', 'POST /authenticate/oidc/callback', 'GET /password-reset', 'POST /password-reset', 'POST /actions/sdk', 'GET /mitm/{token}.png', 'GET /sdk/service-sdk.js'];
 
 /** End-user routes and the webhook verification keys: Service-OrgID only, no API key. */
-export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password', 'POST /authenticate/direct-id', 'GET /authenticate/oidc/{oauth_client_id}/start'];
+export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password', 'POST /authenticate/direct-id', 'GET /authenticate/oidc/{oauth_client_id}/start', 'POST /persons/anonymous'];
+
+/** End-user routes a person calls with their own identity token (Authorization: Bearer), no organization header. */
+export const PERSON_TOKEN_ROUTES = ['GET /consent/gdpr', 'PUT /consent/gdpr', 'POST /consent/gdpr', 'DELETE /consent/gdpr', 'GET /attributes/{bucket_name}', 'PUT /attributes/{bucket_name}', 'PATCH /attributes/{bucket_name}', 'DELETE /attributes/{bucket_name}'];
 
 /** OAuth 2.0 endpoints that authenticate the client as RFC 6749 2.3 says: no organization header, no API key. */
 export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke', 'POST /oauth2/tokens/revoke-all'];

@@ -2,6 +2,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { checkPasswordPolicy, PASSWORD_MAX, PASSWORD_MIN, type PasswordHasher } from '../../auth/password-hash.js';
 import type { SignInService } from '../../auth/sign-in.js';
+import type { AnonymousPersons } from '../../browser/anonymous.js';
+import { badRequest } from '../../errors.js';
 import { requirePerson } from '../../domain/lookup.js';
 import type { Handle as HandleValue } from '../../domain/state.js';
 import { route, type Request, type Route } from '../route.js';
@@ -19,8 +21,20 @@ const RegistrationRet = Type.Union([
   ),
 ]);
 
-export function passwordRoutes(deps: HandlerDeps, auth: { passwords: PasswordHasher; signIn: SignInService }): Route[] {
-  const attempt = (req: Request<Static<typeof Credentials>>) => ({
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** The browser SDK sends its correlation id so that the service's own authentication events carry it too. */
+function correlationOf(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  if (!UUID.test(header)) throw badRequest('Service-Analytics-Correlation-ID: must be a UUID');
+  return header;
+}
+
+export function passwordRoutes(deps: HandlerDeps, auth: { passwords: PasswordHasher; signIn: SignInService; anonymous?: Pick<AnonymousPersons, 'held'> }): Route[] {
+  // An anonymous person's token sent along (Authorization: Bearer) is upgraded by registration, discarded by sign-in.
+  const attempt = async (req: Request<Static<typeof Credentials>>) => ({
+    analytics_correlation_id: correlationOf(req.headers['service-analytics-correlation-id']),
+    anonymous_person_id: await auth.anonymous?.held(req.org, req.headers['authorization']),
     org: req.org,
     handle: req.body.handle as HandleValue,
     password: req.body.password,
@@ -54,10 +68,11 @@ export function passwordRoutes(deps: HandlerDeps, auth: { passwords: PasswordHas
       summary: 'Sign in with a handle and password; runs the token_minted hooks, then answers the identity token',
       tag: 'authentication',
       auth: 'org',
+      headers: ['authorization', 'service-analytics-correlation-id'],
       body: Credentials,
       success: { status: 200, result: TokenRet },
       errors: [400, 401, 403, 404, 408, 429, 502],
-      handler: async (req) => ({ status: 200, result: { token: await auth.signIn.authenticate(attempt(req)) } }),
+      handler: async (req) => ({ status: 200, result: { token: await auth.signIn.authenticate(await attempt(req)) } }),
     }),
     route<Static<typeof Credentials>>({
       method: 'post',
@@ -65,11 +80,12 @@ export function passwordRoutes(deps: HandlerDeps, auth: { passwords: PasswordHas
       summary: 'Register a person with a handle and password; runs the token_minted hooks, then answers the identity token (202 without one when the organization requires manual approval)',
       tag: 'authentication',
       auth: 'org',
+      headers: ['authorization', 'service-analytics-correlation-id'],
       body: Credentials,
       success: { status: 201, result: RegistrationRet },
       errors: [400, 401, 403, 404, 408, 409, 429, 502],
       handler: async (req) => {
-        const registered = await auth.signIn.register(attempt(req));
+        const registered = await auth.signIn.register(await attempt(req));
         return { status: 'token' in registered ? 201 : 202, result: registered };
       },
     }),
