@@ -55,6 +55,7 @@ before(async () => {
         { pattern: '*/other-issuer/*', plugins: { jwt: { parameters: { service_issuer: 'https://elsewhere.example' } } } },
         { pattern: '*/admins/*', plugins: { jwt: { parameters: { required_groups: ['admins'] } } } },
         { pattern: '*/third/*', plugins: { jwt: { enabled: false }, third: { enabled: true } } },
+        { pattern: '*/checked/*', plugins: { jwt: { parameters: { revocation_check: true } } } },
       ],
       plugins: [
         { id: 'jwt', type: 'validate-jwt', parameters: { jwks_refetch_interval: '0s', forward_person_id: true } },
@@ -185,4 +186,21 @@ test('a verified token is served from the cache, but never past its exp', async 
   assert.equal((await call('/third/short', shortLived)).status, 200);
   await new Promise((r) => setTimeout(r, exp * 1000 - Date.now() + 1100));
   assert.equal((await call('/third/short', shortLived)).status, 401);
+});
+
+test('with revocation_check, a token revoked at the service is refused; without it, it passes until it leaves the cache', async () => {
+  const fresh = await mint(person);
+  assert.equal((await call('/checked/x', fresh)).status, 200);
+  assert.equal((await call('/api/x', fresh)).status, 200);
+  const revoked = await server.client.post('/token/revoke', { token: fresh });
+  assert.equal(revoked.status, 204, revoked.text);
+  // the per-URL parameters make a plugin of their own, with its own cache: a token it verified is asked about again
+  // once that cache lets it go; a token it has not seen is asked about at once
+  const another = await mint(person);
+  await server.client.post('/token/revoke', { token: another });
+  const n = upstream.seen.length;
+  const res = await call('/checked/x', another);
+  assert.equal(res.status, 401, res.body);
+  assert.equal((await call('/api/x', another)).status, 200, 'offline validation cannot know of the revocation');
+  assert.equal(upstream.seen.length, n + 1, 'the upstream saw only the unchecked request');
 });

@@ -10,7 +10,7 @@ import { checkParameters, param, tokenOf, type Decision, type GateRequest, type 
 const PARAMS = [
   'service_base_url', 'service_org_id', 'service_issuer', 'required_groups', 'groups_claim', 'allow_anonymous',
   'header_with_token', 'cookie_with_token', 'forward_person_id', 'jwks_url', 'issuer', 'audience', 'algorithms',
-  'jwks_refetch_interval', 'jwks_max_age', 'clock_leeway', 'verified_cache_size', 'verified_cache_ttl',
+  'jwks_refetch_interval', 'jwks_max_age', 'clock_leeway', 'verified_cache_size', 'verified_cache_ttl', 'revocation_check',
 ] as const;
 
 const ASYMMETRIC = ['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA', 'Ed25519'];
@@ -61,6 +61,10 @@ export function createValidateJwt(config: PluginConfig, service: ServiceRef | un
   const maxAgeMs = parseDuration(param<string>(config, 'jwks_max_age', 'string') ?? '10m', 'jwks_max_age');
   const leewaySec = parseDuration(param<string>(config, 'clock_leeway', 'string') ?? '5s', 'clock_leeway') / 1000;
 
+  // Revocation is known to the service only: with revocation_check, a token verified here is also asked about at
+  // POST /token/validate before it is admitted, and again once it leaves the cache of verified tokens.
+  const revocationCheck = param<boolean>(config, 'revocation_check', 'boolean') ?? false;
+  if (revocationCheck && thirdParty) throw new Error(`gate.plugins.${config.index}: revocation_check is for the service's own tokens, not a jwks_url issuer's`);
   const cacheSize = param<number>(config, 'verified_cache_size', 'number') ?? 10_000;
   const cacheTtlMs = parseDuration(param<string>(config, 'verified_cache_ttl', 'string') ?? '30s', 'verified_cache_ttl');
   // Tokens whose signature and claims were verified, by their exact text: a hit skips the signature check but
@@ -164,6 +168,10 @@ export function createValidateJwt(config: PluginConfig, service: ServiceRef | un
         if (org !== orgId) return unauthorized('token of another organization');
         if (issuer === undefined) return unauthorized('issuer unknown');
       }
+      if (revocationCheck) {
+        const refused = await askService(token, http);
+        if (refused !== undefined) return unauthorized(refused);
+      }
       if (cacheSize > 0) {
         verified.set(token, { payload, until: Math.min(now() + cacheTtlMs, (payload.exp as number) * 1000 + leewaySec * 1000) });
         if (verified.size > cacheSize) verified.delete(verified.keys().next().value as string);
@@ -172,6 +180,20 @@ export function createValidateJwt(config: PluginConfig, service: ServiceRef | un
     },
   };
   return plugin;
+
+  /** Whether the service still holds the token valid (revoked, person deactivated): a reason to refuse, or
+   * undefined. An unreachable service refuses too: a revocation check that fails open would check nothing. */
+  async function askService(token: string, http: HttpCaller): Promise<string | undefined> {
+    try {
+      const res = await http.call(`${baseUrl}/token/validate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+      if (res.status !== 200) return `revocation check answered ${res.status}`;
+      const verdict = (JSON.parse(res.text) as { result?: { valid?: boolean; revoked?: boolean; invalidity_reason?: string } }).result;
+      if (verdict?.valid === true) return undefined;
+      return verdict?.revoked ? 'revoked' : (verdict?.invalidity_reason ?? 'invalid at the service');
+    } catch {
+      return 'revocation check unavailable';
+    }
+  }
 
   /** The checks after the signature: anonymous persons, groups; then the claims for later plugins. */
   function admit(req: GateRequest, payload: JWTPayload, cached: boolean): Decision {
