@@ -1,5 +1,6 @@
 // Configuration: every setting with its documented default, validated once at start.
 import { availableParallelism } from 'node:os';
+import { loadRegionTransport, RegionTransportError, type RegionTransportConfig } from './lib/region-transport.js';
 
 export const REGION_NAMES = ['us-iowa', 'europe-belgium', 'asia-japan', 'europe-england', 'australia-sydney'] as const;
 export type RegionName = (typeof REGION_NAMES)[number];
@@ -17,6 +18,8 @@ export interface Config {
   /** simulated one-way latency and jitter of every replication link, in ms */
   replicationLatencyMs: number;
   replicationJitterMs: number;
+  /** SERVICE_REGION_TRANSPORT and its settings: how regions reach each other (simulated when absent) */
+  regionTransport?: RegionTransportConfig;
   durability: 'sync' | 'nosync';
   allowFallbackHttp: boolean;
   bodyLimit: number;
@@ -150,6 +153,7 @@ export function loadConfig(env: Env): Config {
     regions: regions as RegionName[],
     replicationLatencyMs: integer(env, 'SERVICE_REPLICATION_LATENCY_MS', 0, 0, 60_000),
     replicationJitterMs: integer(env, 'SERVICE_REPLICATION_JITTER_MS', 0, 0, 60_000),
+    regionTransport: regionTransport(env, regions),
     durability,
     allowFallbackHttp: flag(env, 'SERVICE_ALLOW_FALLBACK_HTTP'),
     bodyLimit: integer(env, 'SERVICE_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
@@ -174,6 +178,15 @@ export function loadConfig(env: Env): Config {
     signingThreads: integer(env, 'SERVICE_SIGNING_THREADS', availableParallelism() > 1 ? 1 : 0, 0, 64),
     ...secretsKey(env),
   };
+}
+
+function regionTransport(env: Env, regions: string[]): RegionTransportConfig {
+  try {
+    return loadRegionTransport(env, regions);
+  } catch (error) {
+    if (error instanceof RegionTransportError) throw new ConfigError(error.message);
+    throw error;
+  }
 }
 
 function secretsKey(env: Env): { secretsKey?: Buffer; secretsKeyPrevious?: Buffer } {
