@@ -6,6 +6,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { streamName } from '../../src/regions/jetstream/wire.js';
 import { replicaStoreName } from '../../src/regions/replica-store.js';
 import { natsAvailable, startNatsRegions, type NatsRegions } from '../support/nats.js';
 import { spawnService, type ServiceProcess } from '../support/process.js';
@@ -176,6 +179,41 @@ test('kill -9 of the origin process under load, with a twin owed: what it acknow
   events = await Subscriber.open(origin.base, { query: { from: '1' } });
   await waitFor(caughtUp, 90_000, 'caught up after the origin restarted');
   for (const id of acknowledged) assert.equal((await origin.client.get(`/persons/${id}`)).status, 200, `acknowledged person ${id} survived`);
+});
+
+test('the origin starts and takes local writes while its nats-server is down; shipping resumes once it is up', { skip }, async () => {
+  const hub = nats.servers.get(ORIGIN)!;
+  await events.close();
+  await origin.stop();
+  await hub.kill();
+  origin = await origin.restart();
+  const res = await origin.client.post('/persons', email('hub-down@example.com'));
+  assert.equal(res.status, 201, res.text);
+  const waiting = await origin.client.post('/persons', email('hub-down-all@example.com'), allRegions(1));
+  assert.equal(waiting.status, 408, waiting.text);
+  await hub.start();
+  await nats.joined();
+  events = await Subscriber.open(origin.base, { query: { from: '1' } });
+  await waitFor(caughtUp, 90_000, 'caught up once the hub was back');
+});
+
+test("a replica cut off past the stream's retention catches up from the origin's WAL", { skip }, async () => {
+  const proxy = nats.proxies.get(JAPAN)!;
+  proxy.setMode('cut');
+  await underLoad(() => new Promise((r) => setTimeout(r, 1000)));
+  // What the stream held while the region was away ages out (here: is purged, as max_age would).
+  const nc = await connect({ servers: nats.servers.get(ORIGIN)?.url as string });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const purged = await jsm.streams.purge(streamName(ORIGIN));
+    assert.ok(purged.purged > 0, 'the stream held what the cut region missed');
+  } finally {
+    await nc.close();
+  }
+  const res = await origin.client.post('/persons', email('after-purge@example.com'));
+  assert.equal(res.status, 201, res.text);
+  proxy.setMode('up');
+  await waitFor(caughtUp, 90_000, 'the region caught up past the purge');
 });
 
 test('every region holds every entry exactly once, byte for byte, and each twin was emitted once', { skip }, async () => {

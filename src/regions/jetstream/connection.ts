@@ -19,14 +19,13 @@ export async function openNats(options: ConnectionOptions): Promise<NatsConnecti
   return nc;
 }
 
-/** JetStream API calls fail while a server restarts; they are retried until `deadlineMs` has passed. */
-export async function retry<T>(what: string, call: () => Promise<T>, warn: (m: string) => void, deadlineMs = 60_000): Promise<T> {
-  const until = Date.now() + deadlineMs;
+/** JetStream API calls fail while a server restarts: they are retried (with a warning now and then) until `stopped`. */
+export async function retry<T>(what: string, call: () => Promise<T>, warn: (m: string) => void, stopped: () => boolean = () => false): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();
     } catch (error) {
-      if (Date.now() > until) throw error;
+      if (stopped()) throw error;
       if (attempt === 1 || attempt % 10 === 0) warn(`${what} failed (${(error as Error).message}); retrying`);
       await new Promise((r) => setTimeout(r, Math.min(1000, 100 * attempt)));
     }

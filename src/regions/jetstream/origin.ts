@@ -18,8 +18,8 @@ export interface OriginOptions {
 }
 
 /** Creates (or updates) the origin's WAL stream: file storage, limits retention by age, never by interest. */
-export async function ensureWalStream(nc: NatsConnection, origin: string, retentionMs: number, warn: (m: string) => void): Promise<void> {
-  const jsm = await retry('jetstream manager', () => jetstreamManager(nc), warn);
+export async function ensureWalStream(nc: NatsConnection, origin: string, retentionMs: number, warn: (m: string) => void, stopped: () => boolean = () => false): Promise<void> {
+  const jsm = await retry('jetstream manager', () => jetstreamManager(nc), warn, stopped);
   const config = { name: streamName(origin), subjects: [walSubjects(origin)], retention: RetentionPolicy.Limits, storage: StorageType.File, max_age: retentionMs * 1_000_000, duplicate_window: 120 * 1_000_000_000 };
   await retry(`stream ${config.name}`, async () => {
     try {
@@ -29,33 +29,44 @@ export async function ensureWalStream(nc: NatsConnection, origin: string, retent
       if (!/not found/i.test((error as Error).message)) throw error;
       await jsm.streams.add(config);
     }
-  }, warn);
+  }, warn, stopped);
 }
 
-export function createOriginTransport(nc: NatsConnection, js: JetStreamClient, origin: string, region: string, warn: (m: string) => void): Transport {
+/** The connection and the stream, once they exist; until then sends are dropped and the link resends them. */
+interface Ready {
+  nc: NatsConnection;
+  js: JetStreamClient;
+}
+
+export function createOriginTransport(ready: () => Ready | undefined, whenReady: Promise<Ready>, origin: string, region: string, warn: (m: string) => void): Transport {
   let listener: (ack: Ack) => void = () => {};
   let closed = false;
   let failures = 0;
-  const sub: Subscription = nc.subscribe(ackSubject(origin, region), {
-    callback: (error, msg) => {
-      if (error || closed) return;
-      try {
-        listener(decodeAck(msg.data));
-      } catch (e) {
-        warn(`region ${region}: unreadable acknowledgement (${(e as Error).message})`);
-      }
-    },
-  });
+  let sub: Subscription | undefined;
+  whenReady.then(({ nc }) => {
+    if (closed) return;
+    sub = nc.subscribe(ackSubject(origin, region), {
+      callback: (error, msg) => {
+        if (error || closed) return;
+        try {
+          listener(decodeAck(msg.data));
+        } catch (e) {
+          warn(`region ${region}: unreadable acknowledgement (${(e as Error).message})`);
+        }
+      },
+    });
+  }, () => {}); // connectJetStream warns
   return {
     send(batch) {
-      if (closed) return;
+      const r = ready();
+      if (closed || !r) return;
       if (batch.entries.length === 0) {
-        nc.publish(probeSubject(origin, region), encodeBatch(batch));
+        r.nc.publish(probeSubject(origin, region), encodeBatch(batch));
         return;
       }
       // Not awaited: publishes on one connection reach the stream in order. A failed one is resent by the
       // link from the replica's acknowledgement, so only the first of a run of failures is worth a warning.
-      js.publish(walSubject(origin, batch.org), encodeBatch(batch), { msgID: msgId(batch) }).then(
+      r.js.publish(walSubject(origin, batch.org), encodeBatch(batch), { msgID: msgId(batch) }).then(
         () => (failures = 0),
         (error: unknown) => {
           if (failures++ === 0) warn(`publishing to ${streamName(origin)} failed (${(error as Error).message}); the link resends`);
@@ -67,18 +78,37 @@ export function createOriginTransport(nc: NatsConnection, js: JetStreamClient, o
     },
     close() {
       closed = true;
-      sub.unsubscribe();
+      sub?.unsubscribe();
     },
   };
 }
 
-/** ConnectRegion over JetStream: one connection and one stream for every replica region of this origin. */
-export async function connectJetStream(options: OriginOptions): Promise<{ connect: ConnectRegion; close(): Promise<void> }> {
-  const nc = await openNats({ natsUrl: options.natsUrl, pingMs: options.pingMs, name: `origin ${options.origin}`, warn: options.warn });
-  await ensureWalStream(nc, options.origin, options.retentionMs, options.warn);
-  const js = jetstream(nc);
+/**
+ * ConnectRegion over JetStream: one connection and one stream for every replica region of this origin.
+ * The service does not wait for them: local writes never depend on NATS. Until the connection and the
+ * stream exist, nothing is shipped, and the links' resends catch up once they do.
+ */
+export function connectJetStream(options: OriginOptions): { connect: ConnectRegion; close(): Promise<void> } {
+  let current: Ready | undefined;
+  let stopped = false;
+  const whenReady = (async () => {
+    const nc = await openNats({ natsUrl: options.natsUrl, pingMs: options.pingMs, name: `origin ${options.origin}`, warn: options.warn });
+    if (stopped) {
+      await nc.close();
+      throw new Error('stopped');
+    }
+    await ensureWalStream(nc, options.origin, options.retentionMs, options.warn, () => stopped);
+    current = { nc, js: jetstream(nc) };
+    return current;
+  })();
+  whenReady.catch((error: unknown) => {
+    if (!stopped) options.warn(`JetStream replication did not start: ${(error as Error).message}`);
+  });
   return {
-    connect: async (region) => ({ transport: createOriginTransport(nc, js, options.origin, region, options.warn), close: async () => {} }),
-    close: () => nc.drain(),
+    connect: async (region) => ({ transport: createOriginTransport(() => current, whenReady, options.origin, region, options.warn), close: async () => {} }),
+    async close() {
+      stopped = true;
+      await current?.nc.drain();
+    },
   };
 }

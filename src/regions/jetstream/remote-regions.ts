@@ -13,6 +13,6 @@ export async function connectRemoteRegions(transport: RegionTransportConfig | un
   if (!transport || transport.kind === 'simulated') return { close: async () => {} };
   const origin = regions[0] as string;
   if (transport.region !== origin) throw new Error(`region ${transport.region} is a replica region; its process is started as one (src/main.ts does)`);
-  const js = await connectJetStream({ origin, natsUrl: transport.natsUrl, retentionMs: transport.retentionMs, pingMs: transport.pingMs, warn });
+  const js = connectJetStream({ origin, natsUrl: transport.natsUrl, retentionMs: transport.retentionMs, pingMs: transport.pingMs, warn });
   return { connect: js.connect, close: js.close };
 }
