@@ -46,7 +46,11 @@ const alive = (pid: number) => {
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
+  // A fetch that fails means not listening yet; any other error (the process exited) ends the wait.
+  while (!(await check().catch((error: unknown) => {
+    if (error instanceof TypeError) return false;
+    throw error;
+  }))) {
     if (Date.now() > deadline) throw new Error(`${what} not ready within ${timeoutMs} ms (see the logs in ${dir})`);
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -89,18 +93,25 @@ async function start(): Promise<void> {
     const child = spawn(cmd, args, { detached: true, stdio: ['ignore', log, log], env: { ...process.env, ...env } });
     child.unref();
     record(name, child.pid);
+    return child;
   };
+  /** Ready when `check` passes; a process that exits meanwhile (a port in use, a bad config) fails at once. */
+  const ready = (what: string, child: ReturnType<typeof detached>, check: () => Promise<boolean>) =>
+    waitFor(what, async () => {
+      if (child.exitCode !== null) throw new Error(`${what} exited with status ${child.exitCode}: ${readFileSync(join(dir, `${what.replace(' ', '-')}.log`), 'utf8').slice(-2000)}`);
+      return check();
+    });
 
   for (const [i, region] of REGIONS.entries()) {
     const conf = join(dir, `nats-${region}.conf`);
     const plan = { region, port: natsBase + i, httpPort: natsBase + 100 + i, storeDir: join(dir, `nats-${region}`), ...(i === 0 ? { leafPort } : { hubUrl: `nats-leaf://127.0.0.1:${leafPort}` }) };
     writeFileSync(conf, natsServerConfig(plan));
-    detached(`nats-${region}`, 'nats-server', ['-c', conf]);
-    await waitFor(`nats-server ${region}`, async () => (await fetch(`http://127.0.0.1:${plan.httpPort}/healthz?js-enabled-only=true`)).ok);
+    const child = detached(`nats-${region}`, 'nats-server', ['-c', conf]);
+    await ready(`nats ${region}`, child, async () => (await fetch(`http://127.0.0.1:${plan.httpPort}/healthz?js-enabled-only=true`)).ok);
   }
   await waitFor('leafnodes', async () => ((await (await fetch(`http://127.0.0.1:${natsBase + 100}/leafz`)).json()) as { leafnodes: number }).leafnodes >= REGIONS.length - 1);
 
-  for (const [i, region] of REGIONS.entries()) {
+  const services = REGIONS.map((region, i) =>
     detached(`service-${region}`, process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       SERVICE_PORT: String(httpBase + i),
       SERVICE_DATA_DIR: join(dir, `data-${region}`),
@@ -109,9 +120,9 @@ async function start(): Promise<void> {
       SERVICE_REGION: region,
       SERVICE_NATS_URL: `nats://127.0.0.1:${natsBase + i}`,
       SERVICE_ORIGIN_URL: `http://127.0.0.1:${httpBase}`,
-    });
-  }
-  for (const [i, region] of REGIONS.entries()) await waitFor(`service ${region}`, async () => (await fetch(`http://127.0.0.1:${httpBase + i}/health`)).ok);
+    }),
+  );
+  for (const [i, region] of REGIONS.entries()) await ready(`service ${region}`, services[i] as ReturnType<typeof detached>, async () => (await fetch(`http://127.0.0.1:${httpBase + i}/health`)).ok);
 
   console.log(`three regions running (PIDs in ${pidFile}); the origin's root credentials are in ${join(dir, `service-${REGIONS[0]}.log`)}`);
   for (const [i, region] of REGIONS.entries()) console.log(`  ${region.padEnd(15)} http://127.0.0.1:${httpBase + i}  ${i === 0 ? 'origin' : 'replica'}  nats://127.0.0.1:${natsBase + i}`);

@@ -26,8 +26,9 @@ const alive = (pid: number) => {
 };
 
 test('start brings up three regions over JetStream; stop ends every process it started', { skip: natsAvailable ? false : 'nats-server is not on PATH' }, async () => {
-  const http = 20_000 + Math.floor(Math.random() * 10_000);
-  const nats = 30_000 + Math.floor(Math.random() * 10_000);
+  // Below the ephemeral range (32768 and up), so that no port another test got from the kernel collides.
+  const http = 20_000 + Math.floor(Math.random() * 9_000);
+  const nats = 10_000 + Math.floor(Math.random() * 9_000);
   let pids: Array<{ name: string; pid: number }> = [];
   try {
     const out = await script('start', '--port', String(http), '--nats-port', String(nats));
