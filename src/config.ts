@@ -1,6 +1,7 @@
 // Configuration: every setting with its documented default, validated once at start.
 import { availableParallelism } from 'node:os';
 import { addressList } from './lib/address-list.js';
+import { loadRegionTransport, RegionTransportError, type RegionTransportConfig } from './lib/region-transport.js';
 
 export const REGION_NAMES = ['us-iowa', 'europe-belgium', 'asia-japan', 'europe-england', 'australia-sydney'] as const;
 export type RegionName = (typeof REGION_NAMES)[number];
@@ -18,6 +19,8 @@ export interface Config {
   /** simulated one-way latency and jitter of every replication link, in ms */
   replicationLatencyMs: number;
   replicationJitterMs: number;
+  /** SERVICE_REGION_TRANSPORT and its settings: how regions reach each other (simulated when absent) */
+  regionTransport?: RegionTransportConfig;
   durability: 'sync' | 'nosync';
   allowFallbackHttp: boolean;
   bodyLimit: number;
@@ -165,6 +168,7 @@ export function loadConfig(env: Env): Config {
     regions: regions as RegionName[],
     replicationLatencyMs: integer(env, 'SERVICE_REPLICATION_LATENCY_MS', 0, 0, 60_000),
     replicationJitterMs: integer(env, 'SERVICE_REPLICATION_JITTER_MS', 0, 0, 60_000),
+    regionTransport: regionTransport(env, regions),
     durability,
     allowFallbackHttp: flag(env, 'SERVICE_ALLOW_FALLBACK_HTTP'),
     bodyLimit: integer(env, 'SERVICE_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
@@ -231,6 +235,15 @@ function trustedProxies(raw: string | undefined): string[] {
     throw new ConfigError(`SERVICE_TRUSTED_PROXIES: ${(error as Error).message}`);
   }
   return entries;
+}
+
+function regionTransport(env: Env, regions: string[]): RegionTransportConfig {
+  try {
+    return loadRegionTransport(env, regions);
+  } catch (error) {
+    if (error instanceof RegionTransportError) throw new ConfigError(error.message);
+    throw error;
+  }
 }
 
 function secretsKey(env: Env): { secretsKey?: Buffer; secretsKeyPrevious?: Buffer } {

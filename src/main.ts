@@ -1,9 +1,13 @@
 // Composition root: reads the environment, starts the service, stops it cleanly on SIGINT/SIGTERM.
 import { ConfigError, loadConfig } from './config.js';
+import { startReplicaProcess } from './regions/jetstream/replica-process.js';
 import { FallbackHttpError, startService } from './service.js';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
+  const transport = config.regionTransport;
+  // Under JetStream, a replica region's process holds only what the origin ships it.
+  if (transport?.kind === 'jetstream' && transport.region !== config.regions[0]) return replicaMain(config, transport);
   const operatorKey = process.env['SERVICE_OPERATOR_KEY'] || undefined;
   const startedAt = performance.now();
   const service = await startService(config, operatorKey === undefined ? {} : { operatorKey });
@@ -26,6 +30,18 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+async function replicaMain(config: ReturnType<typeof loadConfig>, transport: Extract<NonNullable<ReturnType<typeof loadConfig>['regionTransport']>, { kind: 'jetstream' }>): Promise<void> {
+  const replica = await startReplicaProcess(config, transport, (m) => console.warn(`warning: ${m}`));
+  console.log(`listening on http://${config.host}:${replica.port} (replica region ${transport.region} of ${config.regions[0]}, data in ${config.dataDir})`);
+  const stop = async (signal: string) => {
+    console.log(`${signal}: stopping`);
+    await replica.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
 }
 
 main().catch((error: unknown) => {

@@ -80,6 +80,7 @@ import { createIdSource, type IdSource } from './lib/ids.js';
 import { Metrics } from './lib/metrics.js';
 import { createCommitBus, type CommitBus } from './org/commit-bus.js';
 import { hashKey, Registry } from './org/registry.js';
+import { connectRemoteRegions } from './regions/jetstream/remote-regions.js';
 import { startRegions, type Regions } from './regions/regions.js';
 import { openKeyRing, type KeyRing } from './tokens/keys.js';
 import { createTokenIssuer } from './tokens/sign.js';
@@ -177,7 +178,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // Bound once the outbox exists, before pruning starts: the log keeps what webhooks have still to deliver.
   let outbox: Outbox | undefined;
   const events = buildEvents(base, storage.wal, orgs, (org) => outbox?.keepFrom(org));
-  const regions = await startRegions({ config, wal: storage.wal, registry: orgs.registry, commits: orgs.commits, metrics: base.metrics, warn, clock, ...(options.random ? { random: options.random } : {}) });
+  const remote = await connectRemoteRegions(config.regionTransport, config.regions, warn);
+  const regions = await startRegions({ config, wal: storage.wal, registry: orgs.registry, commits: orgs.commits, metrics: base.metrics, warn, clock, ...(options.random ? { random: options.random } : {}), ...(remote.connect ? { connect: remote.connect } : {}) });
   const tokens = await buildTokens(base, storage.secrets, orgs.registry);
   const webhooks = await buildWebhooks(base, storage, orgs, events.log);
   outbox = webhooks.outbox;
@@ -213,6 +215,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await Promise.all(webhooks.callers.map((c) => c.close()));
       await orgs.registry.stop();
       await regions.stop();
+      await remote.close();
       await tokens.signer.close();
       await storage.store.close();
     },

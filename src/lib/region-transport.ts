@@ -1,0 +1,54 @@
+// How regions reach each other (SERVICE_REGION_TRANSPORT): the simulated in-process links (default) or NATS
+// JetStream between region processes, with the settings SCALE.md's measurements proved necessary.
+export type RegionTransportConfig =
+  | { kind: 'simulated' }
+  | {
+      kind: 'jetstream';
+      /** this process's region: the origin (the first of SERVICE_REGIONS) or one of the replicas */
+      region: string;
+      /** this region's own nats-server */
+      natsUrl: string;
+      /** how long the origin's WAL stream keeps a message: the longest partition a replica rides out, ms */
+      retentionMs: number;
+      /** pull request expiry: how soon a consumer notices a dead link (the client's 30 s default stalls recovery) */
+      pullExpiresMs: number;
+      /** client ping interval; three missed pings close a stale connection */
+      pingMs: number;
+      /** the origin's public address, named when a replica refuses a write */
+      originUrl?: string;
+    };
+
+type Env = Record<string, string | undefined>;
+
+const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+function duration(env: Env, name: string, fallback: string, minMs: number): number {
+  const raw = env[name] || fallback;
+  const m = /^(\d+)(ms|s|m|h|d)$/.exec(raw);
+  const ms = m ? Number(m[1]) * (m[2] === 'ms' ? 1 : (UNITS[m[2] as string] as number)) : NaN;
+  if (!Number.isSafeInteger(ms) || ms < minMs) throw new RegionTransportError(`${name} must be a duration such as 500ms, 5s, 10m, 7d of at least ${minMs} ms, got "${raw}"`);
+  return ms;
+}
+
+export class RegionTransportError extends Error {}
+
+/** Reads SERVICE_REGION_TRANSPORT and, for jetstream, its settings; `regions` is SERVICE_REGIONS, origin first. */
+export function loadRegionTransport(env: Env, regions: readonly string[]): RegionTransportConfig {
+  const kind = env['SERVICE_REGION_TRANSPORT'] || 'simulated';
+  if (kind === 'simulated') return { kind };
+  if (kind !== 'jetstream') throw new RegionTransportError(`SERVICE_REGION_TRANSPORT must be simulated or jetstream, got "${kind}"`);
+  const region = env['SERVICE_REGION'] || (regions[0] as string);
+  if (!regions.includes(region)) throw new RegionTransportError(`SERVICE_REGION "${region}" is not one of SERVICE_REGIONS (${regions.join(', ')})`);
+  const natsUrl = env['SERVICE_NATS_URL'] || 'nats://127.0.0.1:4222';
+  if (!/^(nats|tls):\/\/[^\s/]+$/.test(natsUrl)) throw new RegionTransportError(`SERVICE_NATS_URL must look like nats://host:port, got "${natsUrl}"`);
+  const originUrl = env['SERVICE_ORIGIN_URL'] || undefined;
+  return {
+    kind,
+    region,
+    natsUrl,
+    retentionMs: duration(env, 'SERVICE_NATS_RETENTION', '7d', 60_000),
+    pullExpiresMs: duration(env, 'SERVICE_NATS_PULL_EXPIRES', '5s', 1000),
+    pingMs: duration(env, 'SERVICE_NATS_PING', '2s', 100),
+    ...(originUrl ? { originUrl } : {}),
+  };
+}

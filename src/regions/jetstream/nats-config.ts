@@ -1,0 +1,37 @@
+// nats-server configuration for one region: a JetStream domain of its own; the origin region's server is
+// the leafnode hub, every replica region's server a leaf that dials it (through whatever sits between).
+export interface NatsServerPlan {
+  /** the region, also the server's name and its JetStream domain */
+  region: string;
+  /** client port, on host */
+  port: number;
+  /** monitoring port (/healthz, /jsz, /leafz) */
+  httpPort: number;
+  storeDir: string;
+  host?: string;
+  /** the hub: the port replica regions' leafnodes dial */
+  leafPort?: number;
+  /**
+   * the hub: the leafnode address it tells leafs to redial after a disconnect (by default its own). Whatever
+   * sits in front of the hub (a load balancer, a test's proxy) must be named here, or leafs go around it.
+   */
+  leafAdvertise?: string;
+  /** a leaf: the hub's leafnode address as this region reaches it (a proxy in tests) */
+  hubUrl?: string;
+}
+
+/** Ping 2 s × 3 detects a black-holed link in about 6 s (the defaults take minutes, SCALE.md §5.6). */
+export function natsServerConfig(plan: NatsServerPlan): string {
+  const host = plan.host ?? '127.0.0.1';
+  const lines = [
+    `server_name: ${JSON.stringify(plan.region)}`,
+    `listen: "${host}:${plan.port}"`,
+    `http: "${host}:${plan.httpPort}"`,
+    'ping_interval: "2s"',
+    'ping_max: 3',
+    `jetstream { store_dir: ${JSON.stringify(plan.storeDir)}, domain: ${JSON.stringify(plan.region)} }`,
+  ];
+  if (plan.leafPort !== undefined) lines.push(`leafnodes { listen: "${host}:${plan.leafPort}"${plan.leafAdvertise ? `, advertise: ${JSON.stringify(plan.leafAdvertise)}` : ''} }`);
+  if (plan.hubUrl !== undefined) lines.push(`leafnodes { remotes: [ { url: ${JSON.stringify(plan.hubUrl)} } ], reconnect: 1 }`);
+  return lines.join('\n') + '\n';
+}

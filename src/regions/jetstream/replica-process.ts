@@ -1,0 +1,69 @@
+// A replica region's process under JetStream: its own store, built only from what the origin ships, and
+// a small HTTP surface: /health (the link as the consumer sees it) and reads of what it has applied. A
+// write is refused with 409 naming the origin region: the origin alone orders an organization's writes.
+import { createServer, type Server } from 'node:http';
+import type { Config } from '../../config.js';
+import { ServiceError } from '../../errors.js';
+import { Replica } from '../replica.js';
+import { openReplicaStore } from '../replica-store.js';
+import type { RegionTransportConfig } from '../../lib/region-transport.js';
+import { openNats } from './connection.js';
+import { startReplicaSide } from './replica-side.js';
+
+export interface ReplicaProcess {
+  port: number;
+  replica: Replica;
+  stop(): Promise<void>;
+}
+
+type JetStreamConfig = Extract<RegionTransportConfig, { kind: 'jetstream' }>;
+
+export async function startReplicaProcess(config: Pick<Config, 'host' | 'port' | 'dataDir' | 'durability' | 'snapshotInterval' | 'regions'>, transport: JetStreamConfig, warn: (m: string) => void): Promise<ReplicaProcess> {
+  const origin = config.regions[0] as string;
+  const region = transport.region;
+  const store = openReplicaStore(config.dataDir, region, config.durability === 'sync', warn);
+  const replica = await Replica.open(region, store, config.snapshotInterval, warn);
+  const nc = await openNats({ natsUrl: transport.natsUrl, pingMs: transport.pingMs, name: `replica ${region}`, warn });
+  const side = await startReplicaSide({ nc, origin, region, replica, retentionMs: transport.retentionMs, pullExpiresMs: transport.pullExpiresMs, warn });
+
+  const json = (res: import('node:http').ServerResponse, status: number, body: string) => {
+    res.writeHead(status, { 'Content-Type': 'application/json' }).end(body);
+  };
+  // The service's error shape, so a client reads a replica's refusal as it reads any other.
+  const fail = (res: import('node:http').ServerResponse, error: ServiceError) => json(res, error.status, JSON.stringify({ errors: [{ httpcode: error.status, message: error.message }] }));
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0] as string;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      const where = transport.originUrl ? ` at ${transport.originUrl}` : '';
+      return fail(res, new ServiceError('ERR_CONFLICT', `region ${region} is a read-only replica; send writes to the origin region ${origin}${where}`));
+    }
+    if (path === '/health') {
+      side.view().then(
+        (link) => json(res, 200, JSON.stringify({ result: { status: 'ok', role: 'replica', region, origin, regions: [{ name: region, state: 'local', lag_entries: 0 }, link], stats: replica.stats } })),
+        (error: unknown) => json(res, 200, JSON.stringify({ result: { status: 'degraded', role: 'replica', region, origin, regions: [{ name: region, state: 'local', lag_entries: 0 }, { name: origin, state: 'cut', lag_entries: -1, error: String((error as Error).message) }], stats: replica.stats } })),
+      );
+      return;
+    }
+    if (path === '/replica/organizations') return json(res, 200, JSON.stringify({ result: replica.organizations().map((id) => ({ id, offset: replica.applied(id) })) }));
+    const m = /^\/replica\/organizations\/([^/]+)$/.exec(path);
+    if (m) {
+      const id = decodeURIComponent(m[1] as string);
+      const state = replica.state(id);
+      if (!state) return fail(res, new ServiceError('ERR_NOT_FOUND', `organization ${id} is not applied in region ${region}`));
+      return json(res, 200, JSON.stringify({ result: { id, offset: state.offset, event_offset: state.event_offset } }));
+    }
+    return fail(res, new ServiceError('ERR_NOT_FOUND', `no route ${path} on replica region ${region} (it serves /health and /replica/organizations[/{id}])`));
+  });
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    port,
+    replica,
+    async stop() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await side.stop();
+      await nc.drain();
+      await replica.close();
+    },
+  };
+}

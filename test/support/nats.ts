@@ -1,0 +1,198 @@
+// Real nats-server processes for region tests (Debian's package, found on PATH), one JetStream domain per
+// region with the origin as leafnode hub, and a TCP proxy of our own on each leafnode link that can delay,
+// cut and black-hole it. Every process is killed by the PID this module started.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, Socket, type Server } from 'node:net';
+import { join } from 'node:path';
+import { natsServerConfig, type NatsServerPlan } from '../../src/regions/jetstream/nats-config.js';
+
+export const natsAvailable = spawnSync('nats-server', ['--version']).status === 0;
+
+/** A free loopback port: bound, read and released (nats-server needs fixed ports to restart on). */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+export interface NatsServer {
+  readonly plan: NatsServerPlan;
+  readonly url: string;
+  pid(): number | undefined;
+  /** SIGKILL by default, as in a crash */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** starts it again on the same config and store */
+  start(): Promise<void>;
+  /** GET on its monitoring port */
+  monitor(path: string): Promise<any>;
+}
+
+export async function startNatsServer(plan: NatsServerPlan, dir: string): Promise<NatsServer> {
+  mkdirSync(dir, { recursive: true });
+  const conf = join(dir, `${plan.region}.conf`);
+  writeFileSync(conf, natsServerConfig(plan));
+  let child: ChildProcess | undefined;
+  let log = '';
+  const reap = () => child?.kill('SIGKILL');
+  const monitor = async (path: string) => {
+    const res = await fetch(`http://127.0.0.1:${plan.httpPort}${path}`);
+    return res.json();
+  };
+  const server: NatsServer = {
+    plan,
+    url: `nats://127.0.0.1:${plan.port}`,
+    pid: () => child?.pid,
+    async kill(signal = 'SIGKILL') {
+      const c = child;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return;
+      const gone = new Promise((r) => c.once('exit', r));
+      c.kill(signal);
+      await gone;
+      process.removeListener('exit', reap);
+    },
+    async start() {
+      log = '';
+      child = spawn('nats-server', ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout?.on('data', (d: Buffer) => (log += d.toString()));
+      child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+      process.once('exit', reap);
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        try {
+          const res = await fetch(`http://127.0.0.1:${plan.httpPort}/healthz?js-enabled-only=true`);
+          if (res.ok) return;
+        } catch {
+          // not listening yet
+        }
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`nats-server ${plan.region} did not start: ${log}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    monitor,
+  };
+  await server.start();
+  return server;
+}
+
+export type ProxyMode = 'up' | 'cut' | 'blackhole';
+
+export interface Proxy {
+  readonly port: number;
+  /**
+   * cut: connections closed and refused. blackhole: connections kept open and nothing read either way, as
+   * with every packet lost and TCP retransmitting: the peers see silence until their pings give up.
+   */
+  setMode(mode: ProxyMode): void;
+  /** one-way delay added to every chunk, ms */
+  setDelay(ms: number): void;
+  close(): Promise<void>;
+}
+
+/** Forwards a loopback port to `targetPort`, holding each chunk `delayMs` in each direction, in order. */
+export async function startProxy(targetPort: number): Promise<Proxy> {
+  let mode: ProxyMode = 'up';
+  let delayMs = 0;
+  const pairs = new Set<[Socket, Socket]>();
+  const pipe = (from: Socket, to: Socket) => {
+    let last = 0;
+    from.on('data', (chunk: Buffer) => {
+      if (mode === 'cut') return;
+      if (delayMs === 0 && last <= Date.now()) return void to.write(chunk);
+      const at = Math.max(Date.now() + delayMs, last);
+      last = at;
+      setTimeout(() => !to.destroyed && to.write(chunk), at - Date.now());
+    });
+  };
+  const server: Server = createServer((client) => {
+    if (mode === 'cut') return void client.destroy();
+    const upstream = new Socket();
+    upstream.connect(targetPort, '127.0.0.1');
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    const end = () => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+    pipe(client, upstream);
+    pipe(upstream, client);
+    if (mode === 'blackhole') client.pause(), upstream.pause();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as { port: number }).port,
+    setMode(next) {
+      mode = next;
+      for (const [a, b] of pairs) {
+        if (next === 'cut') a.destroy(), b.destroy();
+        else if (next === 'blackhole') a.pause(), b.pause();
+        else a.resume(), b.resume();
+      }
+    },
+    setDelay(ms) {
+      delayMs = ms;
+    },
+    async close() {
+      for (const [a, b] of pairs) a.destroy(), b.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+export interface NatsRegions {
+  servers: Map<string, NatsServer>;
+  /** the proxy on each replica region's leafnode link to the hub */
+  proxies: Map<string, Proxy>;
+  /** waits until the hub has a leafnode from every replica region */
+  joined(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Each leaf has its own proxy in front of the one hub, so the hub can advertise none of them: it advertises
+ * a closed port instead, and a leaf redials only its configured URL, its proxy (SCALE.md §5.3).
+ */
+const CLOSED_PORT = '127.0.0.1:1';
+
+/** The origin (regions[0]) is the hub; every other region's server is a leaf dialling it through its own proxy. */
+export async function startNatsRegions(regions: readonly string[], dir: string): Promise<NatsRegions> {
+  const [origin, ...replicas] = regions as [string, ...string[]];
+  const servers = new Map<string, NatsServer>();
+  const proxies = new Map<string, Proxy>();
+  const leafPort = await freePort();
+  servers.set(origin, await startNatsServer({ region: origin, port: await freePort(), httpPort: await freePort(), storeDir: join(dir, origin), leafPort, leafAdvertise: CLOSED_PORT }, dir));
+  for (const r of replicas) {
+    const proxy = await startProxy(leafPort);
+    proxies.set(r, proxy);
+    servers.set(r, await startNatsServer({ region: r, port: await freePort(), httpPort: await freePort(), storeDir: join(dir, r), hubUrl: `nats-leaf://127.0.0.1:${proxy.port}` }, dir));
+  }
+  const hub = servers.get(origin) as NatsServer;
+  const joined = async (timeoutMs = 30_000) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        const leafz = await hub.monitor('/leafz');
+        if ((leafz.leafnodes ?? 0) >= replicas.length) return;
+      } catch {
+        // the hub is restarting
+      }
+      if (Date.now() > deadline) throw new Error(`leafnodes did not join the hub within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  await joined();
+  return {
+    servers,
+    proxies,
+    joined,
+    async stop() {
+      for (const p of proxies.values()) await p.close();
+      for (const s of servers.values()) await s.kill('SIGTERM');
+    },
+  };
+}
