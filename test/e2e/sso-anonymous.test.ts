@@ -31,7 +31,7 @@ interface Setup {
   close(): Promise<void>;
 }
 
-async function setup(): Promise<Setup> {
+async function setup(options: Record<string, unknown> = {}): Promise<Setup> {
   const org = await newOrg(server, 'sso-anon');
   const idp = await startOidcProvider({ redirectUris: [callback] });
   assert.equal((await org.admin.patch('/organizations/config', { sso_allowed_redirect_uris: [APP] })).status, 200);
@@ -39,7 +39,7 @@ async function setup(): Promise<Setup> {
     client_id: idp.clientId,
     client_secret: idp.clientSecret,
     provider: 'service',
-    options: { service: { organization_url: idp.issuer } },
+    options: { service: { organization_url: idp.issuer, ...options } },
   });
   assert.equal(cred.status, 201, cred.text);
   const browser = new WalkingClient();
@@ -119,6 +119,22 @@ describe('SSO sign-in with an anonymous person', () => {
       assert.equal(deleted.length, 1);
       assert.equal(deleted[0]?.['person_id'], anon.person_id);
       assert.equal((await s.org.admin.get(`/persons/${anon.person_id}`)).status, 404);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("groups_claim: the upgraded person gets the provider's groups, in the token and stored", async () => {
+    const s = await setup({ authorize_scopes: ['groups'], groups_claim: 'groups' });
+    try {
+      assert.equal((await s.org.admin.post('/groups', { name: 'staff' })).status, 201);
+      (s.idp.accounts.get('ada') as { groups?: string[] }).groups = ['staff', 'not-here'];
+      const anon = await anonymous(s.org);
+      const claims = await verifyIdentityToken(server, await finish(s, await s.browser.request(s.startUrl(`&anonymous_token=${encodeURIComponent(anon.token)}`))));
+      assert.equal(claims.sub, anon.person_id);
+      assert.deepEqual(claims['groups'], ['staff']);
+      assert.deepEqual((await s.org.admin.get(`/persons/${anon.person_id}/groups`)).body.result, ['staff']);
+      assert.equal(events(s.org.id, 'PersonCreated_v1').at(-1)?.['prev_person_type'], 'anonymous');
     } finally {
       await s.close();
     }
