@@ -530,7 +530,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer, oauth: { grantTypes: oauth.tokens.grantTypes }, handlers: deps }),
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer }),
-    ...ssoSignInRoutes(sso),
+    ...ssoSignInRoutes(sso, anonymous),
     ...oauthClientRoutes(deps),
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
     ...buildOAuthUser(base, storage, oauth, signIn),

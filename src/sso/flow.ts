@@ -4,6 +4,7 @@
 import * as oidc from 'openid-client';
 import { badRequest, notFound, quote, ServiceError } from '../errors.js';
 import type { Command } from '../domain/commands.js';
+import { expired } from '../domain/anonymous.js';
 import { checkFactorAllowed, checkRedirectAllowed, checkSelfRegistration, newPersonActive } from '../domain/org-config.js';
 import { checkHandle } from '../domain/rules.js';
 import { SIGN_IN_DENIED } from '../domain/sign-in.js';
@@ -46,6 +47,12 @@ export interface StartRequest {
   /** the browser's address, for the AuthenticationFailed of a refused start */
   ip: string;
   consistency: Consistency;
+  /**
+   * the live anonymous person of this organization whose token came with the start (see
+   * src/browser/anonymous.ts): kept with the pending flow, the callback's registration upgrades it and its
+   * sign-in of an existing person deletes it, as password sign-in and registration do
+   */
+  anonymous_person_id?: string | undefined;
 }
 
 export interface Started {
@@ -164,6 +171,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
       redirect_uri: r.redirect_uri,
       nonce: oidc.randomNonce(),
       code_verifier: oidc.randomPKCECodeVerifier(),
+      ...(r.anonymous_person_id !== undefined && { anonymous_person_id: r.anonymous_person_id }),
       expires: clock.nowMs() + STATE_TTL_MS,
     };
     const scopes = credential.options[credential.provider]?.authorize_scopes ?? [];
@@ -292,7 +300,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
       throw refusal('invalid_email', error as ServiceError, 'access_denied');
     }
     try {
-      return await admit(org, r, credential, claims, handle);
+      return await admit(org, r, credential, claims, handle, heldAnonymous(org, flow));
     } catch (error) {
       if (error instanceof Refusal) {
         error.handle = handle;
@@ -303,12 +311,26 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
     }
   }
 
-  /** The person of a verified handle, found or registered, and their token through the issuing pipeline. */
-  async function admit(org: IssuingOrg, r: CallbackRequest, credential: SsoCredential, claims: Record<string, unknown>, handle: Handle): Promise<string> {
+  /**
+   * The anonymous person the start was sent with, if it still is one and alive: upgraded, deleted or past its
+   * life while the browser was at the provider, the sign-in goes on as an ordinary one (as an expired token
+   * sent to password sign-in does).
+   */
+  function heldAnonymous(org: IssuingOrg, flow: PendingFlow): Person | undefined {
+    if (flow.anonymous_person_id === undefined) return undefined;
+    const held = org.state.persons.get(flow.anonymous_person_id);
+    return held && held.person_type === 'anonymous' && !expired(held, clock.nowMs()) ? held : undefined;
+  }
+
+  /**
+   * The person of a verified handle, found or registered, and their token through the issuing pipeline. With a
+   * held anonymous person, a registration is that person's upgrade and a sign-in of an existing person deletes it.
+   */
+  async function admit(org: IssuingOrg, r: CallbackRequest, credential: SsoCredential, claims: Record<string, unknown>, handle: Handle, held: Person | undefined): Promise<string> {
     const groups = followedGroups(credential, claims, org.state);
     const id = org.state.handles.get(handleKey(handle));
     let person = id === undefined ? undefined : org.state.persons.get(id);
-    let registration: { groups?: string[] } | undefined;
+    let registration: { groups?: string[]; upgrade?: true } | undefined;
     if (person) {
       if (!person.active) throw refusal('person_not_active', unauthorized(SIGN_IN_DENIED), 'access_denied');
       if (groups && groups.join('\n') !== person.groups.join('\n')) {
@@ -327,8 +349,18 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
         await org.execute(command);
         throw refusal('person_not_active', unauthorized('the person was registered and awaits the organization\'s approval'), 'access_denied');
       }
-      person = newPerson(handle, groups ?? []);
-      registration = groups ? { groups } : {};
+      if (held) {
+        // The anonymous person itself registers: the hooks see it as it will be, regular with the handle. The
+        // upgrade keeps the person's record, so the provider's groups are set on it first, as for a known person.
+        if (groups && groups.join('\n') !== held.groups.join('\n')) await org.execute({ kind: 'SetPersonGroups', person_id: held.person_id, groups });
+        const current = org.state.persons.get(held.person_id) ?? held;
+        person = { ...current, person_type: 'regular', handles: [...current.handles, handle] };
+        delete person.anonymous_expires_ms;
+        registration = { upgrade: true };
+      } else {
+        person = newPerson(handle, groups ?? []);
+        registration = groups ? { groups } : {};
+      }
     }
     try {
       const issued = await deps.pipeline.issue(org, {
@@ -339,6 +371,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
         request_metadata: { client_ip_address: r.ip, origin: r.origin, user_agent: r.userAgent },
         consistency: r.consistency,
         registration,
+        prev_anonymous_person_id: held?.person_id,
       });
       return issued.token;
     } catch (error) {

@@ -10,6 +10,8 @@ export interface PendingFlow {
   redirect_uri: string;
   nonce: string;
   code_verifier: string;
+  /** the live anonymous person whose token came with the start: the callback upgrades or discards it */
+  anonymous_person_id?: string;
   /** epoch ms */
   expires: number;
 }

@@ -2,7 +2,9 @@
 // organization's redirect_uri with the token or the error in the fragment, or {token} JSON for API clients);
 // a form_post callback is turned into that GET, so that the SameSite=Lax state cookie arrives with it.
 import { Type, type Static } from '@sinclair/typebox';
-import { ServiceError } from '../../errors.js';
+import { badRequest, ServiceError } from '../../errors.js';
+import type { AnonymousPersons } from '../../browser/anonymous.js';
+import type { IssuingOrg } from '../../auth/issue.js';
 import type { SsoSignIn } from '../../sso/flow.js';
 import { route, type Response, type Route } from '../route.js';
 
@@ -10,6 +12,13 @@ const StartQuery = Type.Object(
   {
     redirect_uri: Type.String({ minLength: 1, maxLength: 2048, description: "where to send the browser afterwards: one of the organization's sso_allowed_redirect_uris" }),
     org_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'the organization, for browsers that cannot send Service-OrgID' })),
+    anonymous_token: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 8192,
+        description: "an anonymous person's token (a redirect cannot carry Authorization: Bearer, which is taken too): a registration upgrades that person, a sign-in of an existing person deletes it",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -37,7 +46,24 @@ function withFragment(uri: string, fields: Record<string, string>): string {
   return `${uri}#${new URLSearchParams(fields).toString()}`;
 }
 
-export function ssoSignInRoutes(sso: SsoSignIn): Route[] {
+/**
+ * The anonymous person whose token came with the start, as the `anonymous_token` parameter or as
+ * `Authorization: Bearer`: checked now, so that a wrong token is a 400 before the browser leaves for the provider.
+ */
+async function heldAnonymous(anonymous: Pick<AnonymousPersons, 'held'> | undefined, org: IssuingOrg, param: string | undefined, authorization: string | undefined): Promise<string | undefined> {
+  if (!anonymous || (param === undefined && authorization === undefined)) return undefined;
+  if (param === undefined) return anonymous.held(org, authorization);
+  if (authorization !== undefined) throw badRequest('anonymous_token: send the anonymous token once, as this parameter or as Authorization: Bearer, not both');
+  try {
+    return await anonymous.held(org, `Bearer ${param}`);
+  } catch (error) {
+    // held names the header it expects; here the token came as the parameter.
+    if (error instanceof ServiceError && error.status === 400) throw badRequest(error.message.replace(/^Authorization:/, 'anonymous_token:'));
+    throw error;
+  }
+}
+
+export function ssoSignInRoutes(sso: SsoSignIn, anonymous?: Pick<AnonymousPersons, 'held'>): Route[] {
   return [
     route<unknown, Static<typeof StartQuery>>({
       method: 'get',
@@ -45,6 +71,7 @@ export function ssoSignInRoutes(sso: SsoSignIn): Route[] {
       summary: "Start SSO sign-in through an OIDC provider credential: 302 to the provider's authorization endpoint (state, nonce, PKCE S256)",
       tag: 'authentication',
       auth: 'org_or_query',
+      headers: ['authorization'],
       query: StartQuery,
       success: { status: 302, description: "redirect to the provider; sets the HttpOnly sso_state cookie (10 minutes) that binds the sign-in to this browser" },
       errors: [400, 403, 404, 429, 502],
@@ -55,6 +82,7 @@ export function ssoSignInRoutes(sso: SsoSignIn): Route[] {
           redirect_uri: req.query.redirect_uri,
           ip: req.ip,
           consistency: req.consistency,
+          anonymous_person_id: await heldAnonymous(anonymous, req.org, req.query.anonymous_token, req.headers['authorization']),
         });
         return redirect(started.location, started.cookie);
       },
