@@ -153,7 +153,9 @@ export function createSignIn(deps: SignInDeps): SignInService {
         throw conflict(`a person with handle ${a.handle.type} "${a.handle.value}" already exists`);
       }
       const held = a.anonymous_person_id === undefined ? undefined : a.org.state.persons.get(a.anonymous_person_id);
-      if (held !== undefined && held.person_type === 'anonymous') {
+      // An organization that approves new persons by hand approves an anonymous person's registration too: it
+      // registers a new, inactive person as without the token (SSO does the same), and the anonymous one stays.
+      if (held !== undefined && held.person_type === 'anonymous' && !a.org.state.config.requires_manual_approval) {
         // The anonymous person itself registers: the hooks see it as it will be, regular with the handle.
         const upgraded: Person = { ...held, person_type: 'regular', handles: [...held.handles, { type: a.handle.type, value: a.handle.value }] };
         delete upgraded.anonymous_expires_ms;

@@ -131,6 +131,20 @@ describe('anonymous persons', () => {
     }
   });
 
+  test('an organization that approves new persons by hand: registration with the anonymous token awaits approval as a new person; the anonymous one stays', async () => {
+    const org = await newOrg(server);
+    assert.equal((await org.admin.patch('/organizations/config', { requires_manual_approval: true })).status, 200);
+    const anon = await anonymous(org);
+    const r = await org.user.post('/register/password', { handle: emailHandle('pending@example.com'), password: PASSWORD }, bearer(anon.token));
+    assert.equal(r.status, 202, r.text);
+    assert.equal(r.body.result.awaiting_approval, true);
+    assert.notEqual(r.body.result.person_id, anon.person_id);
+    assert.equal((await org.admin.get(`/persons/${r.body.result.person_id}`)).body.result.active, false);
+    assert.equal((await org.admin.get(`/persons/${anon.person_id}`)).body.result.person_type, 'anonymous');
+    const held = await server.client.post('/token/validate', { token: anon.token }, { 'Service-OrgID': '', 'Service-API-Key': '' });
+    assert.equal(held.body.result.valid, true, 'the anonymous token still works until approval');
+  });
+
   test('sign-in to an existing person with the anonymous token: that person, the claim and event, the anonymous person deleted', async () => {
     const org = await newOrg(server);
     const existing = await personWithPassword(org, 'ada@example.com', PASSWORD);
