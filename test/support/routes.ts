@@ -35,7 +35,11 @@ export interface Targets {
   oauthClient?: string;
   /** an identity token of a person of the organization (default: a sample that is no token) */
   token?: string;
+  /** connection_id of a cloud connection (default: a sample ID, which does not exist) */
+  cloudConnection?: string;
 }
+
+const SAMPLE_TRUST = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: { Service: 'ec2.amazonaws.com' }, Action: 'sts:AssumeRole' }] });
 
 export function routeCases(t: Targets): RouteCase[] {
   const p = encodeURIComponent(t.person);
@@ -47,6 +51,10 @@ export function routeCases(t: Targets): RouteCase[] {
   const sso = '/organizations/sso/oidc/provider-credentials';
   const cred = encodeURIComponent(t.credential ?? 'sample-client');
   const oc = encodeURIComponent(t.oauthClient ?? '00000000-0000-7000-8000-000000000000');
+  const cloud = '/cloud/connections';
+  const cc = encodeURIComponent(t.cloudConnection ?? '00000000-0000-7000-8000-000000000001');
+  const awsRole = `${cloud}/{connection_id}/aws/roles/{role_name}`;
+  const roleAt = `${cloud}/${cc}/aws/roles/sample`;
   const c = (method: RouteCase['method'], route: string, path: string, body?: unknown): RouteCase => (body === undefined ? { method, route, path } : { method, route, path, body });
   return [
     c('GET', '/organizations', '/organizations'),
@@ -159,6 +167,21 @@ export function routeCases(t: Targets): RouteCase[] {
     c('GET', '/oauth2/clients/{oauth_client_id}/ui-configuration', `/oauth2/clients/${oc}/ui-configuration`),
     c('PUT', '/oauth2/clients/{oauth_client_id}/ui-configuration', `/oauth2/clients/${oc}/ui-configuration`, { pageTitle: 'sample' }),
     c('POST', '/oauth2/tokens/mint', '/oauth2/tokens/mint', { person_id: t.person, client_id: t.oauthClient ?? '00000000-0000-7000-8000-000000000000' }),
+    // cloud identities: a loopback endpoint is refused before any provider call, and the sample connection does not exist
+    c('POST', cloud, cloud, { name: 'sample', type: 'aws', config: { account_id: '123456789012', endpoint: 'https://127.0.0.1:9' }, credentials: { access_key_id: 'AKIAIOSFODNN7EXAMPLE', secret_access_key: 'sample' } }),
+    c('GET', cloud, cloud),
+    c('GET', `${cloud}/{connection_id}`, `${cloud}/${cc}`),
+    c('PATCH', `${cloud}/{connection_id}`, `${cloud}/${cc}`, { name: 'sample' }),
+    c('DELETE', `${cloud}/{connection_id}`, `${cloud}/${cc}`),
+    { method: 'POST', route: `${cloud}/{connection_id}/snapshots`, path: `${cloud}/${cc}/snapshots`, bodyOptional: true },
+    c('POST', `${cloud}/{connection_id}/aws/roles`, `${cloud}/${cc}/aws/roles`, { role_name: 'sample', assume_role_policy_doc: SAMPLE_TRUST }),
+    c('PUT', `${awsRole}/inline-policies`, `${roleAt}/inline-policies`, { inline_policies: [] }),
+    c('PUT', `${awsRole}/managed-policies`, `${roleAt}/managed-policies`, { attached_managed_policies: [] }),
+    c('PUT', `${awsRole}/assume-role-policy`, `${roleAt}/assume-role-policy`, { assume_role_policy_doc: SAMPLE_TRUST }),
+    c('PUT', `${awsRole}/permissions-boundary`, `${roleAt}/permissions-boundary`, { permissions_boundary_arn: 'arn:aws:iam::aws:policy/ReadOnlyAccess' }),
+    c('DELETE', `${awsRole}/permissions-boundary`, `${roleAt}/permissions-boundary`),
+    c('DELETE', awsRole, roleAt),
+    c('GET', '/stats/billing', '/stats/billing'),
   ];
 }
 
