@@ -119,6 +119,27 @@ describe('billing counts on a manual clock', { skip }, () => {
     assert.equal((await stats('2026-02')).total.non_human_identities_count, 2);
   });
 
+  test('every SERVICE_CLOUD_SNAPSHOT_INTERVAL seconds of the injected clock, each connection is inventoried', async () => {
+    const start = Date.UTC(2026, 3, 10);
+    const own = createManualClock(start);
+    const dir = tempDir();
+    const other = await startTestServer({ ...ENV, SERVICE_CLOUD_SNAPSHOT_INTERVAL: '600', SERVICE_BILLING_INTERVAL: '0' }, { clock: own }, dir);
+    try {
+      const r = await other.client.post('/cloud/connections', { name: 'periodic', type: 'aws', config: { account_id: '333333333333', endpoint: moto.url }, credentials: { access_key_id: 'AKIAIOSFODNN7EXAMPLE', secret_access_key: 's' } });
+      assert.equal(r.status, 201, r.text);
+      const state = () => other.service.registry.get(ROOT_ORG)!.state;
+      own.advance(599_999);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(state().cloud_snapshots.length, 0, 'nothing before the interval');
+      own.advance(1);
+      for (let i = 0; i < 400 && state().cloud_snapshots.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      assert.deepEqual(state().cloud_snapshots.map((s) => [s.connection_id, s.at_ms]), [[r.body.result.connection_id, start + 600_000]]);
+    } finally {
+      await other.stop();
+      removeDir(dir);
+    }
+  });
+
   test('a month that is not one is refused', async () => {
     const r = await server.client.get('/stats/billing?month=2026-13');
     assert.equal(r.status, 400);
