@@ -69,6 +69,8 @@ import { createCredentialSealer } from './cloud/secrets.js';
 import { createSerialQueue } from './cloud/serial.js';
 import { createClients, createCloudConnections } from './cloud/connections.js';
 import { createAwsChanges } from './cloud/aws-changes.js';
+import { createAdChanges } from './cloud/ad-changes.js';
+import { cloudAdRoutes } from './http/handlers/cloud-ad.js';
 import { createInventory, type Inventory } from './cloud/inventory.js';
 import { createBilling, type Billing } from './cloud/billing.js';
 import { cloudConnectionRoutes } from './http/handlers/cloud-connections.js';
@@ -417,6 +419,7 @@ function buildCloud({ config, clock, ids, warn }: Base, registry: Registry) {
   return {
     connections: createCloudConnections({ sealer, queue, uuid: () => ids.uuid(), allowInsecure: config.webhookAllowInsecure, regions: config.regions }),
     aws: createAwsChanges({ clients, queue }),
+    ad: createAdChanges({ clients, queue }),
     inventory: createInventory({ clients, clock, orgs, warn }),
     billing: createBilling({ clock, orgs, warn }),
   };
@@ -533,6 +536,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...buildOAuthUser(base, storage, oauth, signIn),
     ...cloudConnectionRoutes(deps, cloud),
     ...cloudAwsRoutes(deps, cloud.aws),
+    ...cloudAdRoutes(deps, cloud.ad),
     ...cloudBillingRoutes(base.clock),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log, publish: (topic, frame, binary) => void front.app.publish(topic, frame, binary, false) }));

@@ -10,7 +10,7 @@ export interface ConnectionRules {
 }
 
 /** The types whose provider is built; the others are refused with a 400 that says so. */
-export const BUILT_TYPES: readonly CloudType[] = ['aws'];
+export const BUILT_TYPES: readonly CloudType[] = ['aws', 'active_directory'];
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -44,7 +44,8 @@ export function checkRegion(region: string, rules: ConnectionRules): void {
 }
 
 export function checkConfig(type: CloudType, value: unknown, rules: ConnectionRules): Record<string, string> {
-  if (!BUILT_TYPES.includes(type)) throw badRequest(`type: connections of type ${type} are not built yet in this version (aws is)`);
+  if (!BUILT_TYPES.includes(type)) throw badRequest(`type: connections of type ${type} are not built yet in this version (aws and active_directory are)`);
+  if (type === 'active_directory') return checkAdConfig(value, rules);
   const config = strings(value, 'config', ['account_id'], ['endpoint', 'aws_region']);
   if (!/^\d{12}$/.test(config['account_id'] as string)) throw badRequest('config.account_id: twelve digits');
   if (config['aws_region'] !== undefined && !/^[a-z]{2}(-[a-z]+)+-\d+$/.test(config['aws_region'])) throw badRequest(`config.aws_region: ${quote(config['aws_region'])} is not an AWS region name`);
@@ -53,8 +54,28 @@ export function checkConfig(type: CloudType, value: unknown, rules: ConnectionRu
 }
 
 export function checkCredentials(type: CloudType, value: unknown): Record<string, string> {
-  if (!BUILT_TYPES.includes(type)) throw badRequest(`type: connections of type ${type} are not built yet in this version (aws is)`);
+  if (!BUILT_TYPES.includes(type)) throw badRequest(`type: connections of type ${type} are not built yet in this version (aws and active_directory are)`);
+  if (type === 'active_directory') return strings(value, 'credentials', ['bind_dn', 'password'], []);
   const c = strings(value, 'credentials', ['access_key_id', 'secret_access_key'], []);
   if (!/^[A-Z0-9]{16,128}$/.test(c['access_key_id'] as string)) throw badRequest('credentials.access_key_id: 16 to 128 upper-case letters and digits');
   return c;
+}
+
+/** ldaps:// anywhere; plain ldap:// (a password sent in the clear) and loopback only with SERVICE_WEBHOOK_ALLOW_INSECURE=1. */
+function checkAdConfig(value: unknown, rules: ConnectionRules): Record<string, string> {
+  const config = strings(value, 'config', ['url', 'base_dn', 'domain'], ['tls_ca']);
+  let u: URL;
+  try {
+    u = new URL(config['url'] as string);
+  } catch {
+    throw badRequest(`config.url: ${quote(config['url'] as string)} is not a URL`);
+  }
+  if (u.protocol !== 'ldaps:' && !(rules.allowInsecure && u.protocol === 'ldap:')) throw badRequest('config.url: ldaps:// only (ldap:// with SERVICE_WEBHOOK_ALLOW_INSECURE=1)');
+  const loopback = u.hostname === 'localhost' || /^127\./.test(u.hostname) || u.hostname === '[::1]';
+  if (loopback && !rules.allowInsecure) throw badRequest('config.url: a loopback directory is allowed only with SERVICE_WEBHOOK_ALLOW_INSECURE=1');
+  if (u.pathname.length > 1 || u.search || u.username) throw badRequest('config.url: scheme, host and port only');
+  if (!/^(?:[A-Za-z]+=[^,]+)(?:,[A-Za-z]+=[^,]+)*$/.test(config['base_dn'] as string)) throw badRequest('config.base_dn: a distinguished name such as DC=example,DC=com');
+  if (!/^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$/.test(config['domain'] as string)) throw badRequest('config.domain: a DNS domain name such as example.com');
+  if (config['tls_ca'] !== undefined && !config['tls_ca'].includes('-----BEGIN CERTIFICATE-----')) throw badRequest('config.tls_ca: a PEM certificate');
+  return config;
 }

@@ -7,6 +7,7 @@ import type { OrgState } from '../domain/state.js';
 import { badRequest, ServiceError } from '../errors.js';
 import type { Outcome } from '../org/actor.js';
 import { awsClient, testAws, type AwsConfig, type AwsCredentials } from './aws.js';
+import { testAd, type AdConfig, type AdCredentials } from './ad.js';
 import { checkConfig, checkCredentials, checkRegion, type ConnectionRules } from './connection-input.js';
 import type { CredentialSealer } from './secrets.js';
 import type { SerialQueue } from './serial.js';
@@ -41,6 +42,7 @@ export interface CloudConnectionsDeps extends ConnectionRules {
 
 export interface Clients {
   aws(org: string, c: CloudConnection): { client: IAMClient; account: string };
+  ad(org: string, c: CloudConnection): { config: AdConfig; credentials: AdCredentials };
 }
 
 export function createClients(sealer: CredentialSealer): Clients {
@@ -49,6 +51,10 @@ export function createClients(sealer: CredentialSealer): Clients {
       if (c.type !== 'aws') throw badRequest(`cloud connection ${c.connection_id} is of type ${c.type}, not aws`);
       const config = c.config as unknown as AwsConfig;
       return { client: awsClient(config, sealer.open(org, c.connection_id, c.credentials) as unknown as AwsCredentials), account: config.account_id };
+    },
+    ad(org, c) {
+      if (c.type !== 'active_directory') throw badRequest(`cloud connection ${c.connection_id} is of type ${c.type}, not active_directory`);
+      return { config: c.config as unknown as AdConfig, credentials: sealer.open(org, c.connection_id, c.credentials) as unknown as AdCredentials };
     },
   };
 }
@@ -63,6 +69,8 @@ async function testConnection(type: CloudType, config: Record<string, string>, c
       } finally {
         client.destroy();
       }
+    } else if (type === 'active_directory') {
+      await testAd(config as unknown as AdConfig, credentials as unknown as AdCredentials);
     }
   } catch (error) {
     const message = error instanceof ServiceError ? error.message : String(error);

@@ -5,6 +5,7 @@ import { requireCloudConnection, type CloudSnapshot } from '../domain/cloud.js';
 import type { Clock, TimerHandle } from '../lib/clock.js';
 import type { Outcome } from '../org/actor.js';
 import { inventoryAws } from './aws.js';
+import { inventoryAd } from './ad.js';
 import type { Clients, OrgPort } from './connections.js';
 
 export interface InventoryDeps {
@@ -18,12 +19,17 @@ export interface InventoryDeps {
 export function createInventory(deps: InventoryDeps) {
   const take = async (org: OrgPort, connectionId: string): Promise<Outcome<CloudSnapshot>> => {
     const connection = requireCloudConnection(org.state, connectionId);
-    const { client } = deps.clients.aws(org.id, connection);
     let counts;
-    try {
-      counts = await inventoryAws(client);
-    } finally {
-      client.destroy();
+    if (connection.type === 'active_directory') {
+      const { config, credentials } = deps.clients.ad(org.id, connection);
+      counts = await inventoryAd(config, credentials);
+    } else {
+      const { client } = deps.clients.aws(org.id, connection);
+      try {
+        counts = await inventoryAws(client);
+      } finally {
+        client.destroy();
+      }
     }
     // The snapshot's time is when the inventory was complete.
     const snapshot: CloudSnapshot = { connection_id: connectionId, region: connection.region, at_ms: deps.clock.nowMs(), ...counts };

@@ -181,6 +181,9 @@ export function routeCases(t: Targets): RouteCase[] {
     c('PUT', `${awsRole}/permissions-boundary`, `${roleAt}/permissions-boundary`, { permissions_boundary_arn: 'arn:aws:iam::aws:policy/ReadOnlyAccess' }),
     c('DELETE', `${awsRole}/permissions-boundary`, `${roleAt}/permissions-boundary`),
     c('DELETE', awsRole, roleAt),
+    c('POST', `${cloud}/{connection_id}/ad/spns`, `${cloud}/${cc}/ad/spns`, { account_name: 'sample', service_class: 'HTTP', service_name: 'sample.example.com' }),
+    c('PUT', `${cloud}/{connection_id}/ad/spns/{service_class}/{service_name}/groups`, `${cloud}/${cc}/ad/spns/HTTP/sample.example.com/groups`, { groups: [] }),
+    c('DELETE', `${cloud}/{connection_id}/ad/spns/{service_class}/{service_name}`, `${cloud}/${cc}/ad/spns/HTTP/sample.example.com`),
     c('GET', '/stats/billing', '/stats/billing'),
   ];
 }
