@@ -70,6 +70,8 @@ import { createSerialQueue } from './cloud/serial.js';
 import { createClients, createCloudConnections } from './cloud/connections.js';
 import { createAwsChanges } from './cloud/aws-changes.js';
 import { createAdChanges } from './cloud/ad-changes.js';
+import { createGcpUseCases } from './cloud/gcp-changes.js';
+import { cloudGcpRoutes } from './http/handlers/cloud-gcp.js';
 import { cloudAdRoutes } from './http/handlers/cloud-ad.js';
 import { createInventory, type Inventory } from './cloud/inventory.js';
 import { createBilling, type Billing } from './cloud/billing.js';
@@ -420,6 +422,7 @@ function buildCloud({ config, clock, ids, warn }: Base, registry: Registry) {
     connections: createCloudConnections({ sealer, queue, uuid: () => ids.uuid(), allowInsecure: config.webhookAllowInsecure, regions: config.regions }),
     aws: createAwsChanges({ clients, queue }),
     ad: createAdChanges({ clients, queue }),
+    gcp: createGcpUseCases({ clients, queue }),
     inventory: createInventory({ clients, clock, orgs, warn }),
     billing: createBilling({ clock, orgs, warn }),
   };
@@ -537,6 +540,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...cloudConnectionRoutes(deps, cloud),
     ...cloudAwsRoutes(deps, cloud.aws),
     ...cloudAdRoutes(deps, cloud.ad),
+    ...cloudGcpRoutes(deps, cloud.gcp),
     ...cloudBillingRoutes(base.clock),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log, publish: (topic, frame, binary) => void front.app.publish(topic, frame, binary, false) }));

@@ -10,7 +10,7 @@ export interface ConnectionRules {
 }
 
 /** The types whose provider is built; the others are refused with a 400 that says so. */
-export const BUILT_TYPES: readonly CloudType[] = ['aws', 'active_directory'];
+export const BUILT_TYPES: readonly CloudType[] = ['aws', 'gcp', 'active_directory'];
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -44,8 +44,14 @@ export function checkRegion(region: string, rules: ConnectionRules): void {
 }
 
 export function checkConfig(type: CloudType, value: unknown, rules: ConnectionRules): Record<string, string> {
-  if (!BUILT_TYPES.includes(type)) throw badRequest(`type: connections of type ${type} are not built yet in this version (aws and active_directory are)`);
+  if (!BUILT_TYPES.includes(type)) throw badRequest(`type: connections of type ${type} are not built yet in this version (aws, gcp and active_directory are)`);
   if (type === 'active_directory') return checkAdConfig(value, rules);
+  if (type === 'gcp') {
+    const c = strings(value, 'config', ['project_id'], ['endpoint']);
+    if (!/^[a-z][-a-z0-9]{4,28}[a-z0-9]$/.test(c['project_id'] as string)) throw badRequest('config.project_id: 6 to 30 lower-case letters, digits and hyphens');
+    if (c['endpoint'] !== undefined) checkEndpoint(c['endpoint'], 'config.endpoint', rules);
+    return c;
+  }
   const config = strings(value, 'config', ['account_id'], ['endpoint', 'aws_region']);
   if (!/^\d{12}$/.test(config['account_id'] as string)) throw badRequest('config.account_id: twelve digits');
   if (config['aws_region'] !== undefined && !/^[a-z]{2}(-[a-z]+)+-\d+$/.test(config['aws_region'])) throw badRequest(`config.aws_region: ${quote(config['aws_region'])} is not an AWS region name`);
@@ -54,8 +60,19 @@ export function checkConfig(type: CloudType, value: unknown, rules: ConnectionRu
 }
 
 export function checkCredentials(type: CloudType, value: unknown): Record<string, string> {
-  if (!BUILT_TYPES.includes(type)) throw badRequest(`type: connections of type ${type} are not built yet in this version (aws and active_directory are)`);
+  if (!BUILT_TYPES.includes(type)) throw badRequest(`type: connections of type ${type} are not built yet in this version (aws, gcp and active_directory are)`);
   if (type === 'active_directory') return strings(value, 'credentials', ['bind_dn', 'password'], []);
+  if (type === 'gcp') {
+    if (typeof value !== 'object' || value === null) throw badRequest('credentials: an object');
+    const key = (value as Record<string, unknown>)['service_account_key'];
+    if (typeof key !== 'object' || key === null || Array.isArray(key)) throw badRequest("credentials.service_account_key: the key file's JSON object");
+    const k = key as Record<string, unknown>;
+    for (const f of ['client_email', 'private_key']) if (typeof k[f] !== 'string' || (k[f] as string).length === 0) throw badRequest(`credentials.service_account_key.${f} is required`);
+    if (!(k['private_key'] as string).includes('PRIVATE KEY-----')) throw badRequest('credentials.service_account_key.private_key: a PEM private key');
+    const out: Record<string, string> = { client_email: k['client_email'] as string, private_key: k['private_key'] as string };
+    if (typeof k['private_key_id'] === 'string') out['private_key_id'] = k['private_key_id'];
+    return out;
+  }
   const c = strings(value, 'credentials', ['access_key_id', 'secret_access_key'], []);
   if (!/^[A-Z0-9]{16,128}$/.test(c['access_key_id'] as string)) throw badRequest('credentials.access_key_id: 16 to 128 upper-case letters and digits');
   return c;

@@ -8,6 +8,7 @@ import { badRequest, ServiceError } from '../errors.js';
 import type { Outcome } from '../org/actor.js';
 import { awsClient, testAws, type AwsConfig, type AwsCredentials } from './aws.js';
 import { testAd, type AdConfig, type AdCredentials } from './ad.js';
+import { gcpClients, testGcp, type GcpConfig, type GcpKey } from './gcp.js';
 import { checkConfig, checkCredentials, checkRegion, type ConnectionRules } from './connection-input.js';
 import type { CredentialSealer } from './secrets.js';
 import type { SerialQueue } from './serial.js';
@@ -43,6 +44,7 @@ export interface CloudConnectionsDeps extends ConnectionRules {
 export interface Clients {
   aws(org: string, c: CloudConnection): { client: IAMClient; account: string };
   ad(org: string, c: CloudConnection): { config: AdConfig; credentials: AdCredentials };
+  gcp(org: string, c: CloudConnection): { clients: ReturnType<typeof gcpClients>; project: string };
 }
 
 export function createClients(sealer: CredentialSealer): Clients {
@@ -51,6 +53,11 @@ export function createClients(sealer: CredentialSealer): Clients {
       if (c.type !== 'aws') throw badRequest(`cloud connection ${c.connection_id} is of type ${c.type}, not aws`);
       const config = c.config as unknown as AwsConfig;
       return { client: awsClient(config, sealer.open(org, c.connection_id, c.credentials) as unknown as AwsCredentials), account: config.account_id };
+    },
+    gcp(org, c) {
+      if (c.type !== 'gcp') throw badRequest(`cloud connection ${c.connection_id} is of type ${c.type}, not gcp`);
+      const config = c.config as unknown as GcpConfig;
+      return { clients: gcpClients(config, sealer.open(org, c.connection_id, c.credentials) as unknown as GcpKey), project: config.project_id };
     },
     ad(org, c) {
       if (c.type !== 'active_directory') throw badRequest(`cloud connection ${c.connection_id} is of type ${c.type}, not active_directory`);
@@ -69,6 +76,9 @@ async function testConnection(type: CloudType, config: Record<string, string>, c
       } finally {
         client.destroy();
       }
+    } else if (type === 'gcp') {
+      const c = config as unknown as GcpConfig;
+      await testGcp(gcpClients(c, credentials as unknown as GcpKey), c.project_id);
     } else if (type === 'active_directory') {
       await testAd(config as unknown as AdConfig, credentials as unknown as AdCredentials);
     }

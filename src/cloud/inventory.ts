@@ -6,6 +6,7 @@ import type { Clock, TimerHandle } from '../lib/clock.js';
 import type { Outcome } from '../org/actor.js';
 import { inventoryAws } from './aws.js';
 import { inventoryAd } from './ad.js';
+import { inventoryGcp } from './gcp.js';
 import type { Clients, OrgPort } from './connections.js';
 
 export interface InventoryDeps {
@@ -23,6 +24,9 @@ export function createInventory(deps: InventoryDeps) {
     if (connection.type === 'active_directory') {
       const { config, credentials } = deps.clients.ad(org.id, connection);
       counts = await inventoryAd(config, credentials);
+    } else if (connection.type === 'gcp') {
+      const { clients, project } = deps.clients.gcp(org.id, connection);
+      counts = await inventoryGcp(clients, project);
     } else {
       const { client } = deps.clients.aws(org.id, connection);
       try {

@@ -188,7 +188,7 @@ describe('consistency headers', () => {
 
   test('a bad level or timeout is a 400 naming the header, on every mutating route, and nothing changes', async () => {
     const routes = cases.filter(mutating);
-    assert.equal(routes.length, 82);
+    assert.equal(routes.length, 85);
     await sweep(routes, async (r) => {
       for (const [header, value, mention] of bad) {
         expectError(await c.request(r.method, r.path, r.body, { [header]: value }), 400, mention, value);

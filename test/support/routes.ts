@@ -184,6 +184,9 @@ export function routeCases(t: Targets): RouteCase[] {
     c('POST', `${cloud}/{connection_id}/ad/spns`, `${cloud}/${cc}/ad/spns`, { account_name: 'sample', service_class: 'HTTP', service_name: 'sample.example.com' }),
     c('PUT', `${cloud}/{connection_id}/ad/spns/{service_class}/{service_name}/groups`, `${cloud}/${cc}/ad/spns/HTTP/sample.example.com/groups`, { groups: [] }),
     c('DELETE', `${cloud}/{connection_id}/ad/spns/{service_class}/{service_name}`, `${cloud}/${cc}/ad/spns/HTTP/sample.example.com`),
+    c('POST', `${cloud}/{connection_id}/gcp/service-accounts`, `${cloud}/${cc}/gcp/service-accounts`, { account_id: 'sample-account' }),
+    c('PUT', `${cloud}/{connection_id}/gcp/principals/{principal}/bindings`, `${cloud}/${cc}/gcp/principals/user:sample@example.com/bindings`, { bindings: [] }),
+    c('DELETE', `${cloud}/{connection_id}/gcp/service-accounts/{email}`, `${cloud}/${cc}/gcp/service-accounts/sample-account@sample-project.iam.gserviceaccount.com`),
     c('GET', '/stats/billing', '/stats/billing'),
   ];
 }
