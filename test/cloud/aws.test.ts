@@ -95,7 +95,10 @@ describe('AWS IAM roles through the service, against moto', { skip }, () => {
     assert.match(noSecret.body.errors[0].message, /secret_access_key/);
     const gcp = await server.client.post('/cloud/connections', { name: 'x', type: 'gcp', config: { project_id: 'p' }, credentials: { service_account_key: {} } });
     assert.equal(gcp.status, 400);
-    assert.match(gcp.body.errors[0].message, /not built yet/);
+    assert.match(gcp.body.errors[0].message, /project_id/);
+    const region = await server.client.post('/cloud/connections', { name: 'x', type: 'aws', region: 'mars-base', config: { account_id: ACCOUNT, endpoint: moto.url }, credentials: { access_key_id: ACCESS_KEY, secret_access_key: SECRET } });
+    assert.equal(region.status, 400);
+    assert.match(region.body.errors[0].message, /mars-base/);
     assert.equal((await server.client.get('/cloud/connections')).body.result.length, 1);
   });
 

@@ -1,4 +1,4 @@
-// Cloud connections (AWS accounts today): create (tested before stored), list, get, change, delete; and a
+// Cloud connections (AWS accounts, GCP projects, Active Directory domains): create (tested before stored), list, get, change, delete; and a
 // snapshot on request. Credentials are write-only: no route returns them.
 import { Type, type Static } from '@sinclair/typebox';
 import { CLOUD_TYPES, cloudConnectionView, requireCloudConnection, type CloudConnection } from '../../domain/cloud.js';
@@ -11,10 +11,10 @@ import type { HandlerDeps } from './deps.js';
 export const CLOUD_PATH = '/cloud/connections';
 
 const Settings = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 4096 }), {
-  description: 'aws {account_id, endpoint?, aws_region?}; gcp {project_id, endpoint?} and active_directory {url, base_dn, domain, tls_ca?} are not built yet',
+  description: 'aws {account_id, endpoint?, aws_region?}; gcp {project_id, endpoint?}; active_directory {url, base_dn, domain, tls_ca?}',
 });
 const Credentials = Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), {
-  description: 'write-only, sealed at rest: aws {access_key_id, secret_access_key}',
+  description: 'write-only, sealed at rest: aws {access_key_id, secret_access_key}; gcp {service_account_key}; active_directory {bind_dn, password}',
 });
 const CreateBody = Type.Object(
   {
