@@ -20,7 +20,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['org'],
   ['regions'],
   ['mail'],
-  ['tokens', 'webhooks', 'auth', 'sso', 'oauth', 'persons', 'gate', 'browser'],
+  ['tokens', 'webhooks', 'auth', 'sso', 'oauth', 'persons', 'gate', 'browser', 'cloud'],
   ['http'],
   ['service.ts', 'main.ts'],
 ];
@@ -33,6 +33,10 @@ export const PACKAGE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   jose: ['tokens', 'gate'],
   'csv-parse': ['persons'],
   nodemailer: ['mail'],
+  '@aws-sdk/client-iam': ['cloud'],
+  ldapts: ['cloud'],
+  '@googleapis/iam': ['cloud'],
+  '@googleapis/cloudresourcemanager': ['cloud'],
 };
 
 /** domain/ is pure: from src/ it imports errors.ts and lib/ alone. */

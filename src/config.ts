@@ -55,6 +55,10 @@ export interface Config {
   smtpFrom: string;
   /** SERVICE_PASSWORD_RESET_TTL: seconds a password-reset link lives */
   passwordResetTtl: number;
+  /** SERVICE_CLOUD_SNAPSHOT_INTERVAL: seconds between inventories of each cloud connection; 0 turns them off */
+  cloudSnapshotInterval: number;
+  /** SERVICE_BILLING_INTERVAL: seconds between billing counts (the seed: hourly); 0 turns them off */
+  billingInterval: number;
   /** SERVICE_SECRETS_KEY: 32 bytes that seal the stored signing keys and cursor secret; unset stores them in the clear */
   secretsKey?: Buffer;
   /** SERVICE_SECRETS_KEY_PREVIOUS: the key being replaced; secrets it sealed are sealed again with secretsKey at start */
@@ -204,6 +208,8 @@ export function loadConfig(env: Env): Config {
     signingThreads: integer(env, 'SERVICE_SIGNING_THREADS', availableParallelism() > 1 ? 1 : 0, 0, 64),
     ...smtp(env, host),
     passwordResetTtl: integer(env, 'SERVICE_PASSWORD_RESET_TTL', 3600, 60, 30 * 86_400),
+    cloudSnapshotInterval: integer(env, 'SERVICE_CLOUD_SNAPSHOT_INTERVAL', 3600, 0, 30 * 86_400),
+    billingInterval: integer(env, 'SERVICE_BILLING_INTERVAL', 3600, 0, 30 * 86_400),
     ...secretsKey(env),
   };
 }

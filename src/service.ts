@@ -73,6 +73,19 @@ import { oauthError } from './oauth/errors.js';
 import { oauthAuthorizeRoutes } from './http/handlers/oauth-authorize.js';
 import { oauthUserInfoRoutes } from './http/handlers/oauth-userinfo.js';
 import { createSecretSealer, type SecretSealer } from './sso/secrets.js';
+import { createCredentialSealer } from './cloud/secrets.js';
+import { createSerialQueue } from './cloud/serial.js';
+import { createClients, createCloudConnections } from './cloud/connections.js';
+import { createAwsChanges } from './cloud/aws-changes.js';
+import { createAdChanges } from './cloud/ad-changes.js';
+import { createGcpUseCases } from './cloud/gcp-changes.js';
+import { cloudGcpRoutes } from './http/handlers/cloud-gcp.js';
+import { cloudAdRoutes } from './http/handlers/cloud-ad.js';
+import { createInventory, type Inventory } from './cloud/inventory.js';
+import { createBilling, type Billing } from './cloud/billing.js';
+import { cloudConnectionRoutes } from './http/handlers/cloud-connections.js';
+import { cloudAwsRoutes } from './http/handlers/cloud-aws.js';
+import { cloudBillingRoutes } from './http/handlers/cloud-billing.js';
 import { isNativeUws } from './http/uws.js';
 import { eventSocketBehavior } from './http/ws.js';
 import { systemClock, type Clock } from './lib/clock.js';
@@ -120,6 +133,8 @@ export interface Service {
   /** identity-token keys, minting and validation */
   /** identity-token keys, the issuing pipeline and validation */
   tokens: { keys: KeyRing; pipeline: IssuePipeline; validator: TokenValidator };
+  /** cloud connection snapshots and billing counts; their timers run on the injected clock */
+  cloud: { inventory: Inventory; billing: Billing };
   stop(): Promise<void>;
 }
 
@@ -185,13 +200,16 @@ export async function startService(config: Config, options: ServiceOptions = {})
   outbox = webhooks.outbox;
   const pipeline = createIssuePipeline({ issuer: tokens.issuer, hooks: webhooks.hooks, consistency: regions.consistency, warn, nowMs: () => clock.nowMs() });
 
-  const front = buildFront(base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline });
+  const cloud = buildCloud(base, orgs.registry);
+  const front = buildFront(base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline, cloud });
   const port = await front.listen(config.host, config.port);
   if (config.port === 0) issuer = issuer.replace(/:0$/, `:${port}`);
   // Deliveries start once the issuer they carry is known; pruning once the outbox says what to keep.
   await webhooks.outbox.start();
   events.log.startPruning(config.eventPruneIntervalMs);
   const anonymousExpiry = startAnonymousExpiry({ orgs: () => orgs.registry.all(), clock, intervalMs: config.browser.anonymousSweepMs, warn });
+  cloud.inventory.start(config.cloudSnapshotInterval);
+  cloud.billing.start(config.billingInterval);
 
   return {
     port,
@@ -205,10 +223,13 @@ export async function startService(config: Config, options: ServiceOptions = {})
     outbox: webhooks.outbox,
     wal: storage.wal,
     tokens: { keys: tokens.keys, pipeline, validator: tokens.validator },
+    cloud: { inventory: cloud.inventory, billing: cloud.billing },
     async stop() {
       await anonymousExpiry.stop();
       events.stream.closeAll(CLOSE_GOING_AWAY, 'server stopping');
       front.close();
+      await cloud.inventory.stop();
+      await cloud.billing.stop();
       // Calls in flight are aborted, not awaited: their events are delivered again after the restart.
       await webhooks.outbox.stop();
       await events.log.stop();
@@ -400,6 +421,25 @@ interface Wings {
   tokens: Tokens;
   webhooks: Webhooks;
   pipeline: IssuePipeline;
+  cloud: CloudWing;
+}
+
+type CloudWing = ReturnType<typeof buildCloud>;
+
+/** Cloud connections, the changes made through them, snapshots and billing counts. */
+function buildCloud({ config, clock, ids, warn }: Base, registry: Registry) {
+  const sealer = createCredentialSealer(config.secretsKey, config.secretsKeyPrevious);
+  const queue = createSerialQueue();
+  const clients = createClients(sealer);
+  const orgs = () => registry.all();
+  return {
+    connections: createCloudConnections({ sealer, queue, uuid: () => ids.uuid(), allowInsecure: config.webhookAllowInsecure, regions: config.regions }),
+    aws: createAwsChanges({ clients, queue }),
+    ad: createAdChanges({ clients, queue }),
+    gcp: createGcpUseCases({ clients, queue }),
+    inventory: createInventory({ clients, clock, orgs, warn }),
+    billing: createBilling({ clock, orgs, warn }),
+  };
 }
 
 function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, passwords: ReturnType<typeof createPasswordHasher>) {
@@ -454,7 +494,7 @@ function buildOAuthUser({ clock, issuer }: Base, storage: Storage, oauth: Return
   return [...oauthAuthorizeRoutes(authorize), ...oauthUserInfoRoutes(userinfo)];
 }
 
-function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline }: Wings): Front {
+function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline, cloud }: Wings): Front {
   const { config, options, metrics, issuer } = base;
   const { registry } = orgs;
   const front = new Front(registry, metrics, {
@@ -535,6 +575,11 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
     ...buildOAuthUser(base, storage, oauth, signIn),
     ...sdkRoutes({ handlers: deps, clock: base.clock, validator: tokens.validator, rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.sdkPerIp, perOrg: config.browser.sdkPerOrg } }),
+    ...cloudConnectionRoutes(deps, cloud),
+    ...cloudAwsRoutes(deps, cloud.aws),
+    ...cloudAdRoutes(deps, cloud.ad),
+    ...cloudGcpRoutes(deps, cloud.gcp),
+    ...cloudBillingRoutes(base.clock),
   );
   front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log, publish: (topic, frame, binary) => void front.app.publish(topic, frame, binary, false) }));
   front.mount(routes);

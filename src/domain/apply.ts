@@ -2,6 +2,7 @@
 // mutate in place because one actor owns the state; they never fail on a change that decide() produced, and
 // replay the WAL deterministically: the actor, recovery and the replicas all go through applyEntry.
 import type { Change } from './changes.js';
+import { billingKey, monthStart, monthText } from './cloud.js';
 import { withDefaults } from './org-config.js';
 import { withRevoked } from './oauth-clients.js';
 import { emptyState, handleKey, lowerBound, HANDLE_TYPES, type AttributeSet, type GdprConsent, type Handle, type OrgState, type Person } from './state.js';
@@ -275,6 +276,23 @@ export function apply(state: OrgState, change: Change): OrgState {
     case 'SsoCredentialUpdated':
       state.sso_credentials.set(change.credential.client_id, change.credential);
       return state;
+    case 'CloudConnectionSet':
+      state.cloud_connections.set(change.connection.connection_id, change.connection);
+      return state;
+    case 'CloudConnectionDeleted':
+      state.cloud_connections.delete(change.connection_id);
+      return state;
+    case 'CloudSnapshotRecorded': {
+      const from = monthStart(change.snapshot.at_ms, -1);
+      state.cloud_snapshots = [...state.cloud_snapshots.filter((s) => s.at_ms >= from), change.snapshot];
+      return state;
+    }
+    case 'BillingCounted': {
+      state.billing_rows.set(billingKey(change.row), change.row);
+      const from = monthText(monthStart(change.now_ms, -1));
+      for (const [key, row] of state.billing_rows) if (row.window_start < from) state.billing_rows.delete(key);
+      return state;
+    }
     case 'SsoCredentialDeleted':
       state.sso_credentials.delete(change.client_id);
       return state;

@@ -3,6 +3,7 @@ import type { OrgConfig } from './org-config.js';
 import type { AttributeSet, DirectId, GdprConsent, Handle, MitmToken, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 import type { MessageTemplate } from './message-templates.js';
+import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
 
 export type Change =
   | { t: 'OrgCreated'; genesis: OrgGenesis }
@@ -91,6 +92,14 @@ export type Change =
   /** a direct-id sign-in value was issued (its hash only); `expired`: hashes of values past their time, dropped */
   | { t: 'DirectIdIssued'; hash: string; direct_id: DirectId; expired: string[] }
   /** a direct-id sign-in value was used: it never signs in again */
-  | { t: 'DirectIdRedeemed'; hash: string };
+  | { t: 'DirectIdRedeemed'; hash: string }
+  // Cloud identities (cloud.ts)
+  /** a connection created or changed: the whole connection, credentials sealed */
+  | { t: 'CloudConnectionSet'; connection: CloudConnection }
+  | { t: 'CloudConnectionDeleted'; connection_id: string }
+  /** an inventory; summaries from before the previous UTC month of its time are dropped */
+  | { t: 'CloudSnapshotRecorded'; snapshot: CloudSnapshot }
+  /** a billing count published; rows of windows before the previous UTC month of now_ms are dropped */
+  | { t: 'BillingCounted'; row: BillingRow; now_ms: number };
 
 export type ChangeType = Change['t'];

@@ -9,6 +9,8 @@ import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
 import type { IssueCodeInput, MintGrantInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 import type { PasswordReset } from './credentials.js';
 import type { MessageTemplate } from './message-templates.js';
+import type { CloudConnection, CloudSnapshot } from './cloud.js';
+import type { EventDraft } from './decision.js';
 
 export interface PersonInput {
   handles: Handle[];
@@ -211,6 +213,16 @@ export type Command =
   /** POST /oauth2/tokens/revoke-all: the client's grants of the person begun at or before until_ms */
   | { kind: 'RevokeOAuthGrants'; client_id: string; person_id: string; until_ms: number }
   /** ui: the hosted UI's configuration, replaced whole */
-  | { kind: 'SetOAuthClientUiConfiguration'; client_id: string; ui: Record<string, unknown> };
+  | { kind: 'SetOAuthClientUiConfiguration'; client_id: string; ui: Record<string, unknown> }
+  // Cloud identities (cloud.ts): the connection tested and its credentials sealed by src/cloud/
+  | { kind: 'CreateCloudConnection'; connection: Omit<CloudConnection, 'created'> }
+  /** the whole connection after a PATCH */
+  | { kind: 'UpdateCloudConnection'; connection: CloudConnection }
+  | { kind: 'DeleteCloudConnection'; connection_id: string }
+  /** a change the provider confirmed, with its answer in the event */
+  | { kind: 'RecordCloudChange'; connection_id: string; event: EventDraft }
+  | { kind: 'RecordCloudSnapshot'; snapshot: CloudSnapshot }
+  /** the hourly BillableProtectedIdentitiesCounted_v1; computed_at: RFC 3339 truncated to microseconds */
+  | { kind: 'CountBillableIdentities'; now_ms: number; computed_at: string };
 
 export type CommandKind = Command['kind'];

@@ -25,6 +25,7 @@ import { issueOAuthCode, mintOAuthGrant, redeemOAuthCode, revokeOAuthGrant, revo
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 import { issueDirectId } from './direct-id.js';
 import { importPersons } from './person-import.js';
+import { countBillableIdentities, createCloudConnection, deleteCloudConnection, recordCloudChange, recordCloudSnapshot, updateCloudConnection } from './cloud.js';
 import { createPermission, createRole, deletePermission, deleteRole, setPersonAdditionalPermissions, setPersonRoles, updatePermission, updateRole } from './rbac.js';
 
 export function decide(state: OrgState, command: Command, ctx: DecideContext): Decision {
@@ -171,5 +172,17 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return revokeOAuthGrants(state, command.client_id, command.person_id, command.until_ms);
     case 'SetOAuthClientUiConfiguration':
       return setOAuthClientUiConfiguration(state, command.client_id, command.ui);
+    case 'CreateCloudConnection':
+      return createCloudConnection(state, command.connection, ctx);
+    case 'UpdateCloudConnection':
+      return updateCloudConnection(state, command.connection);
+    case 'DeleteCloudConnection':
+      return deleteCloudConnection(state, command.connection_id);
+    case 'RecordCloudChange':
+      return recordCloudChange(state, command.connection_id, command.event);
+    case 'RecordCloudSnapshot':
+      return recordCloudSnapshot(state, command.snapshot);
+    case 'CountBillableIdentities':
+      return countBillableIdentities(state, command.now_ms, command.computed_at);
   }
 }

@@ -1,16 +1,18 @@
 // Organization state to and from a plain, serializable form (Maps and Sets become arrays), with the format
 // version the form is stored in and the steps that upgrade snapshots written by earlier versions.
 import { personOf } from './apply.js';
+import { billingKey } from './cloud.js';
 import { withDefaults, type OrgConfig } from './org-config.js';
 import { currentVersion, upgrade, type Format, type StoredRecord } from '../lib/versions.js';
 import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role, type SsoCredential, type OAuthClient, type DirectId, type MitmToken } from './state.js';
 
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 import type { MessageTemplate } from './message-templates.js';
+import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
 
 export interface StateSnapshot {
   v: number;
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'mitm_tokens' | 'oauth_codes' | 'oauth_grants' | 'config' | 'direct_ids' | 'used_password_resets' | 'message_templates'> & {
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'mitm_tokens' | 'oauth_codes' | 'oauth_grants' | 'config' | 'direct_ids' | 'used_password_resets' | 'message_templates' | 'cloud_connections' | 'cloud_snapshots' | 'billing_rows'> & {
     /** fields added to the configuration later read as their defaults */
     config: Partial<OrgConfig>;
   };
@@ -37,6 +39,10 @@ export interface StateSnapshot {
   /** [reset_id, exp] of password-reset links used before they expire */
   used_password_resets: Array<[string, number]>;
   message_templates: Array<[string, MessageTemplate]>;
+  /** credentials in their stored (sealed) form */
+  cloud_connections: CloudConnection[];
+  cloud_snapshots: CloudSnapshot[];
+  billing_rows: BillingRow[];
 }
 
 /**
@@ -71,13 +77,15 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, used_password_resets: [], message_templates: [] }),
     // 11 → 12: MITM detection tokens; older snapshots have none.
     (s) => ({ ...s, mitm_tokens: [] }),
+    // 12 → 13: cloud connections, snapshot summaries and billing rows; older snapshots have none.
+    (s) => ({ ...s, cloud_connections: [], cloud_snapshots: [], billing_rows: [] }),
   ],
 };
 
 const VERSION = currentVersion(SNAPSHOT_FORMAT);
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, mitm_tokens, oauth_codes, oauth_grants, direct_ids, used_password_resets, message_templates, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, mitm_tokens, oauth_codes, oauth_grants, direct_ids, used_password_resets, message_templates, cloud_connections, cloud_snapshots, billing_rows, ...org } = s;
   return {
     v: VERSION,
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
@@ -97,6 +105,9 @@ export function toSnapshot(s: OrgState): StateSnapshot {
     direct_ids: [...direct_ids.entries()],
     used_password_resets: [...used_password_resets.entries()],
     message_templates: [...message_templates.entries()],
+    cloud_connections: [...cloud_connections.values()],
+    cloud_snapshots: [...cloud_snapshots],
+    billing_rows: [...billing_rows.values()],
   };
 }
 
@@ -124,6 +135,9 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord): OrgState {
     direct_ids: new Map(snap.direct_ids),
     used_password_resets: new Map(snap.used_password_resets),
     message_templates: new Map(snap.message_templates),
+    cloud_connections: new Map(snap.cloud_connections.map((c) => [c.connection_id, c])),
+    cloud_snapshots: [...snap.cloud_snapshots],
+    billing_rows: new Map(snap.billing_rows.map((r) => [billingKey(r), r])),
   };
   for (const stored of snap.persons) {
     // Shares what a created person shares, so a restart does not make the state larger than it was.

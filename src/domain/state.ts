@@ -2,6 +2,7 @@
 import { defaultOrgConfig, type OrgConfig } from './org-config.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 import type { MessageTemplate } from './message-templates.js';
+import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
 
 export type HandleType = 'email_address' | 'phone_number' | 'username';
 export const HANDLE_TYPES: readonly HandleType[] = ['email_address', 'phone_number', 'username'];
@@ -232,6 +233,12 @@ export interface OrgState extends OrgGenesis {
   used_password_resets: Map<string, number>;
   /** message templates the organization wrote (message-templates.ts); the others read as their defaults */
   message_templates: Map<string, MessageTemplate>;
+  /** cloud connections (cloud.ts): connection_id → connection, in creation order; credentials sealed */
+  cloud_connections: Map<string, CloudConnection>;
+  /** snapshot summaries since the start of the previous UTC month, in the order taken */
+  cloud_snapshots: CloudSnapshot[];
+  /** the latest billing count per region and window (cloud.ts billingKey), by publication order */
+  billing_rows: Map<string, BillingRow>;
 }
 
 /** A MITM detection token: views of its image from hosts outside allowed_domains are detections. */
@@ -282,6 +289,9 @@ export function emptyState(g: OrgGenesis): OrgState {
     allowed_domains: [],
     used_password_resets: new Map(),
     message_templates: new Map(),
+    cloud_connections: new Map(),
+    cloud_snapshots: [],
+    billing_rows: new Map(),
   };
 }
 

@@ -188,7 +188,7 @@ describe('consistency headers', () => {
 
   test('a bad level or timeout is a 400 naming the header, on every mutating route, and nothing changes', async () => {
     const routes = cases.filter(mutating);
-    assert.equal(routes.length, 70);
+    assert.equal(routes.length, 87);
     await sweep(routes, async (r) => {
       for (const [header, value, mention] of bad) {
         expectError(await c.request(r.method, r.path, r.body, { [header]: value }), 400, mention, value);
@@ -197,8 +197,10 @@ describe('consistency headers', () => {
   });
 
   test('reads ignore the headers', async () => {
+    // The sample cloud connection does not exist (one needs a provider behind it): its read answers 404.
     for (const r of cases.filter((x) => !mutating(x))) {
-      assert.equal((await c.request(r.method, r.path, undefined, { 'Service-Required-Consistency': 'foo' })).status, 200, `${r.method} ${r.route}`);
+      const want = r.route === '/cloud/connections/{connection_id}' ? 404 : 200;
+      assert.equal((await c.request(r.method, r.path, undefined, { 'Service-Required-Consistency': 'foo' })).status, want, `${r.method} ${r.route}`);
     }
   });
 

@@ -37,7 +37,11 @@ export interface Targets {
   token?: string;
   /** a MITM detection token of the organization (default: a sample that does not exist) */
   mitmToken?: string;
+  /** connection_id of a cloud connection (default: a sample ID, which does not exist) */
+  cloudConnection?: string;
 }
+
+const SAMPLE_TRUST = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: { Service: 'ec2.amazonaws.com' }, Action: 'sts:AssumeRole' }] });
 
 export function routeCases(t: Targets): RouteCase[] {
   const p = encodeURIComponent(t.person);
@@ -49,6 +53,10 @@ export function routeCases(t: Targets): RouteCase[] {
   const sso = '/organizations/sso/oidc/provider-credentials';
   const cred = encodeURIComponent(t.credential ?? 'sample-client');
   const oc = encodeURIComponent(t.oauthClient ?? '00000000-0000-7000-8000-000000000000');
+  const cloud = '/cloud/connections';
+  const cc = encodeURIComponent(t.cloudConnection ?? '00000000-0000-7000-8000-000000000001');
+  const awsRole = `${cloud}/{connection_id}/aws/roles/{role_name}`;
+  const roleAt = `${cloud}/${cc}/aws/roles/sample`;
   const c = (method: RouteCase['method'], route: string, path: string, body?: unknown): RouteCase => (body === undefined ? { method, route, path } : { method, route, path, body });
   return [
     c('GET', '/organizations', '/organizations'),
@@ -166,6 +174,27 @@ export function routeCases(t: Targets): RouteCase[] {
     c('GET', '/organizations/mitm-tokens', '/organizations/mitm-tokens'),
     c('DELETE', '/organizations/mitm-tokens/{token}', `/organizations/mitm-tokens/${encodeURIComponent(t.mitmToken ?? 'sample-token')}`),
     c('GET', '/stats/mitm', '/stats/mitm'),
+    // cloud identities: a loopback endpoint is refused before any provider call, and the sample connection does not exist
+    c('POST', cloud, cloud, { name: 'sample', type: 'aws', config: { account_id: '123456789012', endpoint: 'https://127.0.0.1:9' }, credentials: { access_key_id: 'AKIAIOSFODNN7EXAMPLE', secret_access_key: 'sample' } }),
+    c('GET', cloud, cloud),
+    c('GET', `${cloud}/{connection_id}`, `${cloud}/${cc}`),
+    c('PATCH', `${cloud}/{connection_id}`, `${cloud}/${cc}`, { name: 'sample' }),
+    c('DELETE', `${cloud}/{connection_id}`, `${cloud}/${cc}`),
+    { method: 'POST', route: `${cloud}/{connection_id}/snapshots`, path: `${cloud}/${cc}/snapshots`, bodyOptional: true },
+    c('POST', `${cloud}/{connection_id}/aws/roles`, `${cloud}/${cc}/aws/roles`, { role_name: 'sample', assume_role_policy_doc: SAMPLE_TRUST }),
+    c('PUT', `${awsRole}/inline-policies`, `${roleAt}/inline-policies`, { inline_policies: [] }),
+    c('PUT', `${awsRole}/managed-policies`, `${roleAt}/managed-policies`, { attached_managed_policies: [] }),
+    c('PUT', `${awsRole}/assume-role-policy`, `${roleAt}/assume-role-policy`, { assume_role_policy_doc: SAMPLE_TRUST }),
+    c('PUT', `${awsRole}/permissions-boundary`, `${roleAt}/permissions-boundary`, { permissions_boundary_arn: 'arn:aws:iam::aws:policy/ReadOnlyAccess' }),
+    c('DELETE', `${awsRole}/permissions-boundary`, `${roleAt}/permissions-boundary`),
+    c('DELETE', awsRole, roleAt),
+    c('POST', `${cloud}/{connection_id}/ad/spns`, `${cloud}/${cc}/ad/spns`, { account_name: 'sample', service_class: 'HTTP', service_name: 'sample.example.com' }),
+    c('PUT', `${cloud}/{connection_id}/ad/spns/{service_class}/{service_name}/groups`, `${cloud}/${cc}/ad/spns/HTTP/sample.example.com/groups`, { groups: [] }),
+    c('DELETE', `${cloud}/{connection_id}/ad/spns/{service_class}/{service_name}`, `${cloud}/${cc}/ad/spns/HTTP/sample.example.com`),
+    c('POST', `${cloud}/{connection_id}/gcp/service-accounts`, `${cloud}/${cc}/gcp/service-accounts`, { account_id: 'sample-account' }),
+    c('PUT', `${cloud}/{connection_id}/gcp/principals/{principal}/bindings`, `${cloud}/${cc}/gcp/principals/user:sample@example.com/bindings`, { bindings: [] }),
+    c('DELETE', `${cloud}/{connection_id}/gcp/service-accounts/{email}`, `${cloud}/${cc}/gcp/service-accounts/sample-account@sample-project.iam.gserviceaccount.com`),
+    c('GET', '/stats/billing', '/stats/billing'),
   ];
 }
 
