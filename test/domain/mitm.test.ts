@@ -33,7 +33,7 @@ describe('MITM tokens', () => {
   test('tokens survive a snapshot; a snapshot of version 8 reads as none', () => {
     const created = when(given(), { kind: 'CreateMitmToken', input: { allowed_domains: ['shop.example'], tag: 'shop' } }).after;
     assert.equal(fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(created)))).mitm_tokens.size, 1);
-    const older = { ...toSnapshot(given()), v: 8 } as Record<string, unknown>;
+    const older = { ...toSnapshot(given()), v: 11 } as Record<string, unknown>;
     delete older['mitm_tokens'];
     assert.equal(fromSnapshot(older as never).mitm_tokens.size, 0);
   });
