@@ -11,6 +11,7 @@ import { createLimiter } from './auth/throttle.js';
 import type { Config } from './config.js';
 import { createEventCodec } from './events/codec.js';
 import type { EventJson } from './events/event-json.js';
+import { createChainer, fillChains } from './events/chain.js';
 import { createEventLog, type EventLog } from './events/log.js';
 import { createEventStamper } from './events/stamp.js';
 import { CLOSE_GOING_AWAY, createEventStream, type EventStream } from './events/stream.js';
@@ -261,11 +262,13 @@ async function startOrganizations({ config, options, clock, ids, metrics, log, w
     walCommits.inc();
     walEntries.inc(commit.entries.length);
   }, 'counting commits');
+  const chain = createChainer(createEventCodec());
   const registry = new Registry({
     wal,
     clock,
     ids,
     stamp: createEventStamper(ids),
+    chain,
     regions: config.regions,
     mailboxLimit: config.mailboxLimit,
     snapshotInterval: config.snapshotInterval,
@@ -282,6 +285,10 @@ async function startOrganizations({ config, options, clock, ids, metrics, log, w
   const started = performance.now();
   const recovered = await registry.recover();
   if (recovered.orgs > 0) log(`recovered ${recovered.orgs} organization(s), replayed ${recovered.replayed} WAL entries in ${Math.round(performance.now() - started)} ms`);
+  // A data dir written before events were chained gets its links once, before any new event joins the chain.
+  let linked = 0;
+  for (const actor of registry.all()) linked += await fillChains(wal, chain, actor.id, actor.durableEventOffset);
+  if (linked > 0) log(`chained ${linked} event(s) stored before the event chain existed`);
   const root = await registry.bootstrap(config.rootOrgId, config.rootApiKey);
   return { commits, registry, recovered, root };
 }
@@ -300,7 +307,7 @@ function buildEvents({ config, clock, metrics, warn }: Base, wal: Wal, { registr
   const slowConsumers = metrics.counter('events_ws_slow_consumers_total', 'WebSocket subscribers cut off for not reading fast enough');
   const stream = createEventStream({
     log: eventLog,
-    encodeProtobufFrame: (offset, name, event) => codec.encodeStreamFrame(offset, name, event as EventJson),
+    encodeProtobufFrame: (offset, name, event, chain) => codec.encodeStreamFrame(offset, name, event as EventJson, chain),
     maxBuffer: config.wsMaxBuffer,
     warn,
     onSlowConsumer: () => slowConsumers.inc(),
