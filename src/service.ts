@@ -22,6 +22,7 @@ import type { HandlerDeps } from './http/handlers/deps.js';
 import { attributeRoutes } from './http/handlers/attributes.js';
 import { consentRoutes } from './http/handlers/consents.js';
 import { deadLetterRoutes } from './http/handlers/dead-letters.js';
+import { eventChainRoutes } from './http/handlers/event-chain.js';
 import { eventRoutes } from './http/handlers/events.js';
 import { gateEventRoutes } from './http/handlers/gate-events.js';
 import { groupRoutes } from './http/handlers/groups.js';
@@ -78,6 +79,7 @@ import { openKeyRing, type KeyRing } from './tokens/keys.js';
 import { createTokenIssuer } from './tokens/sign.js';
 import { createSigner } from './tokens/signing-threads.js';
 import { createTokenValidator, type TokenValidator } from './tokens/validate.js';
+import { createCheckpoints, type Checkpoints } from './tokens/checkpoint.js';
 import { createWal, type Wal } from './wal/log.js';
 import { createOutboxStore } from './wal/outbox-store.js';
 import { sealedMeta, type MetaStore } from './wal/sealed-meta.js';
@@ -105,6 +107,8 @@ export interface Service {
   /** the local region and the replicas, their links and consistency waits */
   regions: Regions;
   events: { log: EventLog; stream: EventStream };
+  /** signed checkpoints of the event chains */
+  checkpoints: Checkpoints;
   /** event webhook deliveries */
   outbox: Outbox;
   /** the log: events and metadata can be read through it */
@@ -176,12 +180,22 @@ export async function startService(config: Config, options: ServiceOptions = {})
   outbox = webhooks.outbox;
   const pipeline = createIssuePipeline({ issuer: tokens.issuer, hooks: webhooks.hooks, consistency: regions.consistency, warn });
 
-  const front = buildFront(base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline });
+  const checkpoints = createCheckpoints({
+    keys: tokens.keys,
+    clock,
+    head: (org) => orgs.registry.get(org)?.durableEventOffset ?? 0,
+    chainAt: (org, offset) => storage.wal.chainAt(org, offset),
+    organizations: () => [...orgs.registry.all()].map((a) => a.id),
+    meta: storage.wal,
+    warn,
+  });
+  const front = buildFront(base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline, checkpoints });
   const port = await front.listen(config.host, config.port);
   if (config.port === 0) issuer = issuer.replace(/:0$/, `:${port}`);
   // Deliveries start once the issuer they carry is known; pruning once the outbox says what to keep.
   await webhooks.outbox.start();
   events.log.startPruning(config.eventPruneIntervalMs);
+  checkpoints.start(config.eventCheckpointIntervalMs);
 
   return {
     port,
@@ -192,6 +206,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     commits: orgs.commits,
     regions,
     events,
+    checkpoints,
     outbox: webhooks.outbox,
     wal: storage.wal,
     tokens: { keys: tokens.keys, pipeline, validator: tokens.validator },
@@ -201,6 +216,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       // Calls in flight are aborted, not awaited: their events are delivered again after the restart.
       await webhooks.outbox.stop();
       await events.log.stop();
+      await checkpoints.stop();
       await Promise.all(webhooks.callers.map((c) => c.close()));
       await orgs.registry.stop();
       await regions.stop();
@@ -393,6 +409,7 @@ interface Wings {
   tokens: Tokens;
   webhooks: Webhooks;
   pipeline: IssuePipeline;
+  checkpoints: Checkpoints;
 }
 
 function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, passwords: ReturnType<typeof createPasswordHasher>) {
@@ -447,7 +464,7 @@ function buildOAuthUser({ clock, issuer }: Base, storage: Storage, oauth: Return
   return [...oauthAuthorizeRoutes(authorize), ...oauthUserInfoRoutes(userinfo)];
 }
 
-function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline }: Wings): Front {
+function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline, checkpoints }: Wings): Front {
   const { config, options, metrics, issuer } = base;
   const { registry } = orgs;
   const front = new Front(registry, metrics, {
@@ -490,6 +507,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...consentRoutes(deps),
     ...regionRoutes(regions),
     ...eventRoutes(deps),
+    ...eventChainRoutes(checkpoints),
     ...gateEventRoutes(deps),
     ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhooks.keys.jwks() }),
     ...deadLetterRoutes(deps, webhooks.outbox),

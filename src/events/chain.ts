@@ -67,3 +67,30 @@ export async function fillChains(store: ChainStore, chainer: Chainer, org: strin
   if (stored === 0) await store.putChains(org, [{ offset: head, chain: previous }]);
   return stored;
 }
+
+/** One retained event as a verifier sees it: its bytes (undefined when they could not be read) and claimed link. */
+export interface ChainedItem {
+  offset: number;
+  bytes: Uint8Array | undefined;
+  chain: Uint8Array | undefined;
+}
+
+/**
+ * Recomputes the chain over `items` from `anchor` (the link before the first item) and answers the first
+ * offset whose recomputed link differs from the claimed one, or whose event is missing or unreadable;
+ * undefined when every link agrees. `links` receives each recomputed link, for comparing checkpoints.
+ */
+export function firstDifference(anchor: Uint8Array, items: Iterable<ChainedItem>, links?: Map<number, Buffer>): number | undefined {
+  let previous: Uint8Array = anchor;
+  let expected: number | undefined;
+  for (const item of items) {
+    if (expected !== undefined && item.offset !== expected) return expected;
+    expected = item.offset + 1;
+    if (item.bytes === undefined || item.chain === undefined) return item.offset;
+    const link = nextChain(previous, item.bytes);
+    links?.set(item.offset, link);
+    if (!link.equals(item.chain)) return item.offset;
+    previous = link;
+  }
+  return undefined;
+}
