@@ -22,6 +22,7 @@ import type { HandlerDeps } from './http/handlers/deps.js';
 import { attributeRoutes } from './http/handlers/attributes.js';
 import { consentRoutes } from './http/handlers/consents.js';
 import { deadLetterRoutes } from './http/handlers/dead-letters.js';
+import { consistencyRoutes } from './http/handlers/consistency.js';
 import { eventChainRoutes } from './http/handlers/event-chain.js';
 import { eventRoutes } from './http/handlers/events.js';
 import { gateEventRoutes } from './http/handlers/gate-events.js';
@@ -80,6 +81,8 @@ import { createTokenIssuer } from './tokens/sign.js';
 import { createSigner } from './tokens/signing-threads.js';
 import { createTokenValidator, type TokenValidator } from './tokens/validate.js';
 import { createCheckpoints, type Checkpoints } from './tokens/checkpoint.js';
+import { createConsistencyTokens } from './regions/consistency-token.js';
+import { originReads } from './regions/read-wait.js';
 import { createWal, type Wal } from './wal/log.js';
 import { createOutboxStore } from './wal/outbox-store.js';
 import { sealedMeta, type MetaStore } from './wal/sealed-meta.js';
@@ -467,7 +470,11 @@ function buildOAuthUser({ clock, issuer }: Base, storage: Storage, oauth: Return
 function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline, checkpoints }: Wings): Front {
   const { config, options, metrics, issuer } = base;
   const { registry } = orgs;
+  const consistencyTokens = createConsistencyTokens(storage.cursorSecret);
+  // This process serves the origin region: it has applied every write it answered.
+  const reads = originReads(regions.local, (org) => registry.get(org)?.durableOffset ?? 0);
   const front = new Front(registry, metrics, {
+    consistency: { tokens: consistencyTokens, reads },
     bodyLimit: config.bodyLimit,
     corsOrigins: config.corsOrigins,
     trustedProxies: config.trustedProxies,
@@ -508,6 +515,15 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...regionRoutes(regions),
     ...eventRoutes(deps),
     ...eventChainRoutes(checkpoints),
+    ...consistencyRoutes({
+      tokens: consistencyTokens,
+      waiter: regions.consistency,
+      committed: (org) => registry.get(org)?.durableOffset ?? 0,
+      regions: (org, offset) => [
+        { name: regions.local, applied: offset <= (registry.get(org)?.durableOffset ?? 0) },
+        ...regions.views().slice(1).map((v) => ({ name: v.name, applied: (regions.link(v.name)?.acked(org) ?? 0) >= offset })),
+      ],
+    }),
     ...gateEventRoutes(deps),
     ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhooks.keys.jwks() }),
     ...deadLetterRoutes(deps, webhooks.outbox),
@@ -523,7 +539,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
     ...buildOAuthUser(base, storage, oauth, signIn),
   );
-  front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log, publish: (topic, frame, binary) => void front.app.publish(topic, frame, binary, false) }));
+  front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log, consistency: { tokens: consistencyTokens, reads }, publish: (topic, frame, binary) => void front.app.publish(topic, frame, binary, false) }));
   front.mount(routes);
   return front;
 }

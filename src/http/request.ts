@@ -38,6 +38,8 @@ export function routeHeaders(r: Route): string[] {
   const names = [...auth.headers, 'content-length', 'transfer-encoding'];
   if (r.body) names.push('content-type');
   if (isMutating(r.method)) names.push('service-required-consistency', 'service-required-consistency-timeout');
+  // Reads accept a consistency token (read-your-writes), waiting up to the timeout header.
+  else names.push('service-consistency-token', 'service-required-consistency-timeout');
   // Origin is read for CORS, which only public and end-user routes allow.
   if (auth.crossOrigin || auth.client || r.client) names.push('origin');
   // X-Forwarded-For: believed only from SERVICE_TRUSTED_PROXIES (client-ip.ts).

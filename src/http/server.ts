@@ -8,10 +8,12 @@ import type { Registry } from '../org/registry.js';
 import { createAuthContext, type AuthContext } from './auth.js';
 import { addressList } from '../lib/address-list.js';
 import { createClientIp, type ClientIp } from './client-ip.js';
+import { CONSISTENCY_TOKEN_HEADER } from '../regions/consistency-token.js';
+import { readAfter, type FrontConsistency } from './consistency.js';
 import { copyFields, FramingError } from './framing.js';
 import { buildRequest, compileRoute, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
 import { errorBody, envelope, oauthErrorBody } from './respond.js';
-import { isMutating, type Response, type Route } from './route.js';
+import { isMutating, type Request, type Response, type Route } from './route.js';
 import { eachField, pathOf, queryOf, uws } from './uws.js';
 
 export interface FrontOptions {
@@ -22,6 +24,8 @@ export interface FrontOptions {
   operatorKey: string | undefined;
   checkOperatorKey(presented: string): boolean;
   log(message: string): void;
+  /** consistency tokens: answered by writes, waited for by reads; without it the header is ignored */
+  consistency?: FrontConsistency;
 }
 
 
@@ -43,6 +47,8 @@ class Exchange implements Copied {
   done = false;
   /** whether onAborted is registered; it must be before uWS's callback returns without an answer */
   watched = false;
+  /** the request as built, once it is: what it wrote is answered as a consistency token */
+  request: Request | undefined;
   constructor(
     readonly res: HttpResponse,
     readonly method: string,
@@ -218,7 +224,7 @@ export class Front {
     let outcome: Response | PromiseLike<Response>;
     try {
       const request = buildRequest(compiled, x, raw, this.auth);
-      outcome = request instanceof Promise ? request.then((r) => compiled.route.handler(r)) : compiled.route.handler(request);
+      outcome = request instanceof Promise ? request.then((r) => this.handle(x, compiled, r)) : this.handle(x, compiled, request);
     } catch (error) {
       return this.finish(x, error);
     }
@@ -228,6 +234,13 @@ export class Front {
       (response) => this.finish(x, response),
       (error: unknown) => this.finish(x, error),
     );
+  }
+
+  /** Runs the handler, once a consistency token the request carries has been applied here. */
+  private handle(x: Exchange, compiled: Compiled, request: Request): Response | PromiseLike<Response> {
+    x.request = request;
+    const ready = this.options.consistency ? readAfter(this.options.consistency, request) : undefined;
+    return ready ? ready.then(() => compiled.route.handler(request)) : compiled.route.handler(request);
   }
 
   private preflight(res: HttpResponse, req: HttpRequest, methods: Map<string, Compiled>): void {
@@ -287,6 +300,10 @@ export class Front {
       status = error.status;
       headers = error.headers;
       body = x.compiled?.route.errorFormat === 'oauth' ? oauthErrorBody(error) : errorBody(error);
+    }
+    const written = x.request?.written;
+    if (written !== undefined && this.options.consistency && (status < 300 || status === 408)) {
+      headers = { ...headers, [CONSISTENCY_TOKEN_HEADER]: this.options.consistency.tokens.mint(written.org, written.offset) };
     }
     this.count(x, status);
     if (x.done) return;

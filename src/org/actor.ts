@@ -61,6 +61,8 @@ export class OrgActor {
   state: OrgState;
   /** The last event offset whose batch is durable. state.event_offset runs ahead of it while a commit is in flight. */
   durableEventOffset: number;
+  /** The last WAL offset whose batch is durable. state.offset runs ahead of it while a commit is in flight. */
+  durableOffset: number;
   private readonly deps: ActorDeps;
   private readonly lifecycle = createLifecycle();
   private queue: Pending[] = [];
@@ -72,6 +74,7 @@ export class OrgActor {
   constructor(state: OrgState, deps: ActorDeps, snapshotOffset = 0) {
     this.state = state;
     this.durableEventOffset = state.event_offset;
+    this.durableOffset = state.offset;
     this.deps = deps;
     this.snapshotOffset = snapshotOffset;
     this.lifecycle.send({ type: 'loaded' });
@@ -200,6 +203,7 @@ export class OrgActor {
         return;
       }
       this.durableEventOffset = this.state.event_offset;
+      this.durableOffset = this.state.offset;
       // One record per batch; a batch of one entry (the common case) shares that entry's events array.
       const last = entries[entries.length - 1] as CommittedEntry;
       const events = entries.length === 1 ? last.events : entries.flatMap((e) => e.events);

@@ -35,6 +35,8 @@ export interface Targets {
   oauthClient?: string;
   /** an identity token of a person of the organization (default: a sample that is no token) */
   token?: string;
+  /** a Service-Consistency-Token a write of the organization answered (default: a sample that is no token) */
+  consistencyToken?: string;
 }
 
 export function routeCases(t: Targets): RouteCase[] {
@@ -103,6 +105,8 @@ export function routeCases(t: Targets): RouteCase[] {
     c('PUT', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`, { consent_levels: ['necessary'] }),
     c('DELETE', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`),
     c('POST', '/test-events', '/test-events', [{ event_name: 'PersonCreated_v1' }]),
+    c('GET', '/events/checkpoint', '/events/checkpoint'),
+    c('GET', '/consistency/{token}', `/consistency/${encodeURIComponent(t.consistencyToken ?? 'sample.token')}`),
     c('POST', '/gate/events', '/gate/events', [sampleGateHeartbeat()]),
     c('PUT', '/persons/{person_id}/credentials/password', `/persons/${p}/credentials/password`, { password: 'sample password' }),
     c('GET', '/persons/{person_id}/credentials', `/persons/${p}/credentials`),
