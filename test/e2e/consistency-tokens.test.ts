@@ -97,6 +97,12 @@ test('forged, truncated, malformed and other-organization tokens are a 400, wher
   assert.equal(validated.status, 200);
   const sub = await Subscriber.open(server.base, { query: { consistency_token: token, from: '1' } });
   await sub.close();
+  // Mint-token records the token: it answers one too, past the person's creation.
+  const minted = await server.client.post(`/persons/${person}/mint-token`);
+  assert.equal(minted.status, 201);
+  const after = await status(minted.headers.get(TOKEN) as string);
+  assert.equal(after.status, 200);
+  assert.ok(after.body.result.offset > (await status(token)).body.result.offset);
 });
 
 test("a read with a token ahead of a replica's applied offset waits for it, or answers 408 past the timeout", async () => {
