@@ -39,8 +39,6 @@ interface IssueCommon {
   profile?: ClaimsProfile | undefined;
   /** how it is signed; the identity-token issuer when absent (an OAuth access token: typ at+jwt, the client's lifetime) */
   sign?: ((claims: Record<string, unknown>) => PendingToken) | undefined;
-  /** told the record's WAL offset once it is committed, before the consistency wait (the front's consistency token) */
-  written?: ((offset: number) => void) | undefined;
 }
 
 export interface ApiIssue extends IssueCommon {
@@ -184,7 +182,6 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
     } finally {
       if (pending.get(key) === issued.jti) pending.delete(key);
     }
-    r.written?.(outcome.offset);
     await waiter.wait(org.id, outcome.offset, r.consistency);
     // The signed token was not recorded and never leaves: the person awaits approval.
     if (outcome.reply === AWAITING_APPROVAL) throw new AwaitingApproval(record.person_id);

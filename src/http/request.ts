@@ -15,7 +15,8 @@ const LOCAL_REGION: Consistency = Object.freeze({ level: 'local_region', timeout
 export function parseConsistency(headers: Record<string, string>): Consistency {
   const rawLevel = headers['service-required-consistency'];
   const rawTimeout = headers['service-required-consistency-timeout'];
-  if (rawLevel === undefined && rawTimeout === undefined) return LOCAL_REGION;
+  // A write's own object: the waiter records on it what the write waited for (its consistency token).
+  if (rawLevel === undefined && rawTimeout === undefined) return { level: 'local_region', timeoutMs: 30_000 };
   // Given but empty is refused like any other wrong value: uWS trims bytes outside visible ASCII at either
   // end of a value, so '' may be what is left of one (Service-Required-Consistency: é).
   const level = rawLevel ?? 'local_region';

@@ -25,11 +25,6 @@ export interface Request<B = unknown, Q = Record<string, unknown>> {
   userAgent: string;
   /** only the headers the front copied for this route: authentication, body, consistency, client */
   headers: Record<string, string>;
-  /**
-   * The WAL offset of the organization's write this request made (or whose state it answered from), set where
-   * the write gets its outcome: the front answers it, on success and on a 408, as a Service-Consistency-Token.
-   */
-  written?: { org: string; offset: number };
 }
 
 export interface Response {

@@ -301,7 +301,7 @@ export class Front {
       headers = error.headers;
       body = x.compiled?.route.errorFormat === 'oauth' ? oauthErrorBody(error) : errorBody(error);
     }
-    const written = x.request?.written;
+    const written = x.request?.consistency.written;
     if (written !== undefined && this.options.consistency && (status < 300 || status === 408)) {
       headers = { ...headers, [CONSISTENCY_TOKEN_HEADER]: this.options.consistency.tokens.mint(written.org, written.offset) };
     }

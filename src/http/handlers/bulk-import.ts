@@ -61,7 +61,6 @@ export function bulkImportRoutes(deps: HandlerDeps): Route[] {
           created += outcome.reply.created;
           for (const r of outcome.reply.refused) refused.push({ ...(byLine.get(r.line) as (typeof parsed.rows)[number]), reason: r.reason });
         }
-        if (offset > 0) req.written = { org: req.org.id, offset };
         await deps.consistency.wait(req.org.id, offset, req.consistency);
         return { status: 200, result: { successful_imports: created, failed_imports: refused.length, failed_csv: failedCsv(parsed.header, refused) } };
       },

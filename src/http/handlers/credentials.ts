@@ -121,10 +121,7 @@ export function credentialRoutes(deps: HandlerDeps, auth: { passwords: PasswordH
           ...(body.reset_handle !== undefined && { reset_handle: body.reset_handle as HandleValue }),
           ...(body.force_change !== undefined && { force_change: body.force_change }),
         });
-        if (offset > 0) {
-          req.written = { org: req.org.id, offset };
-          await deps.consistency.wait(req.org.id, offset, req.consistency);
-        }
+        if (offset > 0) await deps.consistency.wait(req.org.id, offset, req.consistency);
         return { status: 202 };
       },
     }),

@@ -15,8 +15,6 @@ export interface HandlerDeps {
 /** Runs a command on the request's organization and waits for the consistency the request asked for. */
 export async function executeOutcome<R>(deps: HandlerDeps, req: Request<unknown, unknown>, command: Command): Promise<Outcome<R>> {
   const outcome = await req.org.execute<R>(command);
-  // Before the wait: a 408 answers the token too, and the client asks GET /consistency/{token} later.
-  req.written = { org: req.org.id, offset: outcome.offset };
   await deps.consistency.wait(req.org.id, outcome.offset, req.consistency);
   return outcome;
 }

@@ -67,7 +67,6 @@ export function passwordResetRoutes(resets: PasswordResets, consistency: Consist
       errors: [400, 408],
       handler: async (req) => {
         const done = await resets.complete(req.body.token, req.body.password);
-        req.written = { org: done.org, offset: done.offset };
         await consistency.wait(done.org, done.offset, req.consistency);
         return { status: 204, headers: { 'Cache-Control': 'no-store' } };
       },

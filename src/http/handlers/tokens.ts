@@ -133,7 +133,7 @@ export function tokenRoutes(tokens: TokenRouteDeps): Route[] {
       success: { status: 201, result: Type.String({ description: 'the token (compact JWT)' }) },
       errors: [400, 401, 403, 404, 408],
       handler: async (req) => {
-        const minted = await pipeline.issue(req.org, { method: 'api', person_id: req.params['person_id'] as string, consistency: req.consistency, custom_claims: req.body?.custom_claims, written: (offset) => void (req.written = { org: req.org.id, offset }) });
+        const minted = await pipeline.issue(req.org, { method: 'api', person_id: req.params['person_id'] as string, consistency: req.consistency, custom_claims: req.body?.custom_claims });
         return { status: 201, result: minted.token };
       },
     }),
