@@ -11,6 +11,7 @@ import { createLimiter } from './auth/throttle.js';
 import type { Config } from './config.js';
 import { createEventCodec } from './events/codec.js';
 import type { EventJson } from './events/event-json.js';
+import { createChainer, fillChains } from './events/chain.js';
 import { createEventLog, type EventLog } from './events/log.js';
 import { createEventStamper } from './events/stamp.js';
 import { CLOSE_GOING_AWAY, createEventStream, type EventStream } from './events/stream.js';
@@ -21,6 +22,8 @@ import type { HandlerDeps } from './http/handlers/deps.js';
 import { attributeRoutes } from './http/handlers/attributes.js';
 import { consentRoutes } from './http/handlers/consents.js';
 import { deadLetterRoutes } from './http/handlers/dead-letters.js';
+import { consistencyRoutes } from './http/handlers/consistency.js';
+import { eventChainRoutes } from './http/handlers/event-chain.js';
 import { eventRoutes } from './http/handlers/events.js';
 import { gateEventRoutes } from './http/handlers/gate-events.js';
 import { sdkRoutes } from './http/handlers/sdk.js';
@@ -99,6 +102,9 @@ import { openKeyRing, type KeyRing } from './tokens/keys.js';
 import { createTokenIssuer } from './tokens/sign.js';
 import { createSigner } from './tokens/signing-threads.js';
 import { createTokenValidator, type TokenValidator } from './tokens/validate.js';
+import { createCheckpoints, type Checkpoints } from './tokens/checkpoint.js';
+import { createConsistencyTokens } from './regions/consistency-token.js';
+import { originReads } from './regions/read-wait.js';
 import { createWal, type Wal } from './wal/log.js';
 import { createOutboxStore } from './wal/outbox-store.js';
 import { sealedMeta, type MetaStore } from './wal/sealed-meta.js';
@@ -126,6 +132,8 @@ export interface Service {
   /** the local region and the replicas, their links and consistency waits */
   regions: Regions;
   events: { log: EventLog; stream: EventStream };
+  /** signed checkpoints of the event chains */
+  checkpoints: Checkpoints;
   /** event webhook deliveries */
   outbox: Outbox;
   /** the log: events and metadata can be read through it */
@@ -201,7 +209,16 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const pipeline = createIssuePipeline({ issuer: tokens.issuer, hooks: webhooks.hooks, consistency: regions.consistency, warn, nowMs: () => clock.nowMs() });
 
   const cloud = buildCloud(base, orgs.registry);
-  const front = buildFront(base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline, cloud });
+  const checkpoints = createCheckpoints({
+    keys: tokens.keys,
+    clock,
+    head: (org) => orgs.registry.get(org)?.durableEventOffset ?? 0,
+    chainAt: (org, offset) => storage.wal.chainAt(org, offset),
+    organizations: () => [...orgs.registry.all()].map((a) => a.id),
+    meta: storage.wal,
+    warn,
+  });
+  const front = buildFront(base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline, cloud, checkpoints });
   const port = await front.listen(config.host, config.port);
   if (config.port === 0) issuer = issuer.replace(/:0$/, `:${port}`);
   // Deliveries start once the issuer they carry is known; pruning once the outbox says what to keep.
@@ -210,6 +227,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const anonymousExpiry = startAnonymousExpiry({ orgs: () => orgs.registry.all(), clock, intervalMs: config.browser.anonymousSweepMs, warn });
   cloud.inventory.start(config.cloudSnapshotInterval);
   cloud.billing.start(config.billingInterval);
+  checkpoints.start(config.eventCheckpointIntervalMs);
 
   return {
     port,
@@ -220,6 +238,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     commits: orgs.commits,
     regions,
     events,
+    checkpoints,
     outbox: webhooks.outbox,
     wal: storage.wal,
     tokens: { keys: tokens.keys, pipeline, validator: tokens.validator },
@@ -233,6 +252,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       // Calls in flight are aborted, not awaited: their events are delivered again after the restart.
       await webhooks.outbox.stop();
       await events.log.stop();
+      await checkpoints.stop();
       await Promise.all(webhooks.callers.map((c) => c.close()));
       await orgs.registry.stop();
       await regions.stop();
@@ -295,11 +315,13 @@ async function startOrganizations({ config, options, clock, ids, metrics, log, w
     walCommits.inc();
     walEntries.inc(commit.entries.length);
   }, 'counting commits');
+  const chain = createChainer(createEventCodec());
   const registry = new Registry({
     wal,
     clock,
     ids,
     stamp: createEventStamper(ids),
+    chain,
     regions: config.regions,
     mailboxLimit: config.mailboxLimit,
     snapshotInterval: config.snapshotInterval,
@@ -316,6 +338,10 @@ async function startOrganizations({ config, options, clock, ids, metrics, log, w
   const started = performance.now();
   const recovered = await registry.recover();
   if (recovered.orgs > 0) log(`recovered ${recovered.orgs} organization(s), replayed ${recovered.replayed} WAL entries in ${Math.round(performance.now() - started)} ms`);
+  // A data dir written before events were chained gets its links once, before any new event joins the chain.
+  let linked = 0;
+  for (const actor of registry.all()) linked += await fillChains(wal, chain, actor.id, actor.durableEventOffset);
+  if (linked > 0) log(`chained ${linked} event(s) stored before the event chain existed`);
   const root = await registry.bootstrap(config.rootOrgId, config.rootApiKey);
   return { commits, registry, recovered, root };
 }
@@ -334,7 +360,7 @@ function buildEvents({ config, clock, metrics, warn }: Base, wal: Wal, { registr
   const slowConsumers = metrics.counter('events_ws_slow_consumers_total', 'WebSocket subscribers cut off for not reading fast enough');
   const stream = createEventStream({
     log: eventLog,
-    encodeProtobufFrame: (offset, name, event) => codec.encodeStreamFrame(offset, name, event as EventJson),
+    encodeProtobufFrame: (offset, name, event, chain) => codec.encodeStreamFrame(offset, name, event as EventJson, chain),
     maxBuffer: config.wsMaxBuffer,
     warn,
     onSlowConsumer: () => slowConsumers.inc(),
@@ -422,6 +448,7 @@ interface Wings {
   webhooks: Webhooks;
   pipeline: IssuePipeline;
   cloud: CloudWing;
+  checkpoints: Checkpoints;
 }
 
 type CloudWing = ReturnType<typeof buildCloud>;
@@ -494,10 +521,14 @@ function buildOAuthUser({ clock, issuer }: Base, storage: Storage, oauth: Return
   return [...oauthAuthorizeRoutes(authorize), ...oauthUserInfoRoutes(userinfo)];
 }
 
-function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline, cloud }: Wings): Front {
+function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline, cloud, checkpoints }: Wings): Front {
   const { config, options, metrics, issuer } = base;
   const { registry } = orgs;
+  const consistencyTokens = createConsistencyTokens(storage.cursorSecret);
+  // This process serves the origin region: it has applied every write it answered.
+  const reads = originReads(regions.local, (org) => registry.get(org)?.durableOffset ?? 0);
   const front = new Front(registry, metrics, {
+    consistency: { tokens: consistencyTokens, reads },
     bodyLimit: config.bodyLimit,
     corsOrigins: config.corsOrigins,
     // an organization's allowed origin domains (POST /organizations/config/domains) are its own CORS origins
@@ -553,6 +584,16 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...consentRoutes(deps),
     ...regionRoutes(regions),
     ...eventRoutes(deps),
+    ...eventChainRoutes(checkpoints),
+    ...consistencyRoutes({
+      tokens: consistencyTokens,
+      waiter: regions.consistency,
+      committed: (org) => registry.get(org)?.durableOffset ?? 0,
+      regions: (org, offset) => [
+        { name: regions.local, applied: offset <= (registry.get(org)?.durableOffset ?? 0) },
+        ...regions.views().slice(1).map((v) => ({ name: v.name, applied: (regions.link(v.name)?.acked(org) ?? 0) >= offset })),
+      ],
+    }),
     ...gateEventRoutes(deps),
     ...webhookRoutes(deps, { allowInsecure: config.webhookAllowInsecure, verificationJwks: () => webhooks.keys.jwks() }),
     ...deadLetterRoutes(deps, webhooks.outbox),
@@ -581,7 +622,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...cloudGcpRoutes(deps, cloud.gcp),
     ...cloudBillingRoutes(base.clock),
   );
-  front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log, publish: (topic, frame, binary) => void front.app.publish(topic, frame, binary, false) }));
+  front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log, consistency: { tokens: consistencyTokens, reads }, publish: (topic, frame, binary) => void front.app.publish(topic, frame, binary, false) }));
   front.mount(routes);
   return front;
 }

@@ -12,6 +12,8 @@ export interface DecodedStreamFrame {
   readonly offset: number;
   readonly event_name: string;
   readonly event: EventJson;
+  /** the frame's link of the organization's event chain; absent when the frame carries none */
+  readonly chain?: Uint8Array;
 }
 
 export interface EventCodec {
@@ -19,9 +21,9 @@ export interface EventCodec {
   encodeEvent(messageName: string, json: EventJson): Uint8Array;
   /** Throws when the bytes are not a well-formed message. */
   decodeEvent(messageName: string, bytes: Uint8Array): EventJson;
-  encodeStreamFrame(offset: number, eventName: string, json: EventJson): Uint8Array;
+  encodeStreamFrame(offset: number, eventName: string, json: EventJson, chain?: Uint8Array): Uint8Array;
   /** Frames an event already encoded (for example as kept in the event log) without decoding it. */
-  encodeStreamFrameBytes(offset: number, eventName: string, eventBytes: Uint8Array): Uint8Array;
+  encodeStreamFrameBytes(offset: number, eventName: string, eventBytes: Uint8Array, chain?: Uint8Array): Uint8Array;
   decodeStreamFrame(bytes: Uint8Array): DecodedStreamFrame;
   validateEvent(messageName: string, json: unknown): string | null;
 }
@@ -62,22 +64,23 @@ export function createEventCodec(options: EventCodecOptions = {}): EventCodec {
     return wireToJson(messageName, typeOf(messageName).decode(bytes));
   }
 
-  function encodeStreamFrameBytes(offset: number, eventName: string, eventBytes: Uint8Array): Uint8Array {
+  function encodeStreamFrameBytes(offset: number, eventName: string, eventBytes: Uint8Array, chain?: Uint8Array): Uint8Array {
     checkOffset(offset);
     typeOf(eventName);
-    return frameType.encode({ offset, event_name: eventName, event: eventBytes }).finish();
+    return frameType.encode(chain === undefined ? { offset, event_name: eventName, event: eventBytes } : { offset, event_name: eventName, event: eventBytes, chain }).finish();
   }
 
-  function encodeStreamFrame(offset: number, eventName: string, json: EventJson): Uint8Array {
-    return encodeStreamFrameBytes(offset, eventName, encodeEvent(eventName, json));
+  function encodeStreamFrame(offset: number, eventName: string, json: EventJson, chain?: Uint8Array): Uint8Array {
+    return encodeStreamFrameBytes(offset, eventName, encodeEvent(eventName, json), chain);
   }
 
   function decodeStreamFrame(bytes: Uint8Array): DecodedStreamFrame {
-    const frame = frameType.decode(bytes) as unknown as { offset: unknown; event_name: string; event: Uint8Array };
+    const frame = frameType.decode(bytes) as unknown as { offset: unknown; event_name: string; event: Uint8Array; chain: Uint8Array };
     // offset is a uint64 (a long.js Long once large); past 2^53 it is refused rather than rounded.
     const offset = Number(String(frame.offset));
     checkOffset(offset);
-    return { offset, event_name: frame.event_name, event: decodeEvent(frame.event_name, frame.event) };
+    const decoded = { offset, event_name: frame.event_name, event: decodeEvent(frame.event_name, frame.event) };
+    return frame.chain?.length ? { ...decoded, chain: frame.chain } : decoded;
   }
 
   return { encodeEvent, decodeEvent, encodeStreamFrame, encodeStreamFrameBytes, decodeStreamFrame, validateEvent };

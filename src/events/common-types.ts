@@ -98,6 +98,6 @@ export const COMPONENT_MESSAGES: readonly MessageDef[] = [
 
 export const STREAM_FRAME = message(
   'StreamFrame',
-  [scalar('offset', 1, 'uint64'), str('event_name', 2), scalar('event', 3, 'bytes')],
-  'One frame of the protobuf event stream; event holds the encoded message that event_name names.',
+  [scalar('offset', 1, 'uint64'), str('event_name', 2), scalar('event', 3, 'bytes'), scalar('chain', 4, 'bytes')],
+  'One frame of the protobuf event stream; event holds the encoded message that event_name names, and chain the SHA-256 over the previous frame\'s chain (32 zero bytes before the first event) and event.',
 );

@@ -8,6 +8,8 @@ import { parseRfc3339 } from '../lib/time-text.js';
 export interface LoggedEvent {
   offset: number;
   event: Record<string, unknown>;
+  /** the event's link of the organization's chain (events/chain.ts); absent only where none was ever computed */
+  chain?: Buffer;
 }
 
 export interface EventLogDeps {

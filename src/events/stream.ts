@@ -57,7 +57,7 @@ export const CLOSE_GOING_AWAY = 1001;
 
 export interface EventStreamDeps {
   log: EventLog;
-  encodeProtobufFrame(offset: number, eventName: string, event: Record<string, unknown>): Uint8Array;
+  encodeProtobufFrame(offset: number, eventName: string, event: Record<string, unknown>, chain: Uint8Array | undefined): Uint8Array;
   /** bytes a live subscriber may have queued; one more frame past it and it is cut off */
   maxBuffer: number;
   warn(message: string): void;
@@ -122,8 +122,10 @@ function eventName(event: Record<string, unknown>): string {
   return (event['event_metadata'] as { event_name?: string } | undefined)?.event_name ?? '';
 }
 
-export function encodeJsonFrame(offset: number, event: Record<string, unknown>): Uint8Array {
-  return Buffer.from(`{"offset":${offset},"event":${JSON.stringify(event)}}`);
+/** `{offset, chain, event}`; chain is the lowercase hex of the event's chain link (left out where there is none). */
+export function encodeJsonFrame(offset: number, event: Record<string, unknown>, chain?: Uint8Array): Uint8Array {
+  const link = chain === undefined ? '' : `"chain":"${Buffer.from(chain.buffer, chain.byteOffset, chain.byteLength).toString('hex')}",`;
+  return Buffer.from(`{"offset":${offset},${link}"event":${JSON.stringify(event)}}`);
 }
 
 export function createEventStream(deps: EventStreamDeps): EventStream {
@@ -135,7 +137,7 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
 
   function encodeProtobuf(org: string, e: LoggedEvent, name: string): Uint8Array | undefined {
     try {
-      return deps.encodeProtobufFrame(e.offset, name, e.event);
+      return deps.encodeProtobufFrame(e.offset, name, e.event, e.chain);
     } catch (error) {
       deps.warn(`event ${e.offset} of ${org} (${name}) does not encode as protobuf and is skipped: ${String(error)}`);
       return undefined;
@@ -143,7 +145,7 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
   }
 
   function frameOf(sub: Subscriber, e: LoggedEvent, name: string): Uint8Array | undefined {
-    return sub.request.format === 'json' ? encodeJsonFrame(e.offset, e.event) : encodeProtobuf(sub.request.org, e, name);
+    return sub.request.format === 'json' ? encodeJsonFrame(e.offset, e.event, e.chain) : encodeProtobuf(sub.request.org, e, name);
   }
 
   /**
@@ -302,7 +304,7 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
       const protobuf: Array<Uint8Array | null | undefined> = [];
       const frameAt = (i: number, format: StreamFormat): Uint8Array | undefined => {
         const e = events[i] as LoggedEvent;
-        if (format === 'json') return (json[i] ??= encodeJsonFrame(e.offset, e.event));
+        if (format === 'json') return (json[i] ??= encodeJsonFrame(e.offset, e.event, e.chain));
         if (protobuf[i] === undefined) protobuf[i] = encodeProtobuf(org, e, names[i] as string) ?? null;
         return protobuf[i] ?? undefined;
       };

@@ -15,7 +15,8 @@ const LOCAL_REGION: Consistency = Object.freeze({ level: 'local_region', timeout
 export function parseConsistency(headers: Record<string, string>): Consistency {
   const rawLevel = headers['service-required-consistency'];
   const rawTimeout = headers['service-required-consistency-timeout'];
-  if (rawLevel === undefined && rawTimeout === undefined) return LOCAL_REGION;
+  // A write's own object: the waiter records on it what the write waited for (its consistency token).
+  if (rawLevel === undefined && rawTimeout === undefined) return { level: 'local_region', timeoutMs: 30_000 };
   // Given but empty is refused like any other wrong value: uWS trims bytes outside visible ASCII at either
   // end of a value, so '' may be what is left of one (Service-Required-Consistency: é).
   const level = rawLevel ?? 'local_region';
@@ -38,6 +39,8 @@ export function routeHeaders(r: Route): string[] {
   const names = [...auth.headers, 'content-length', 'transfer-encoding'];
   if (r.body) names.push('content-type');
   if (isMutating(r.method)) names.push('service-required-consistency', 'service-required-consistency-timeout');
+  // Reads accept a consistency token (read-your-writes), waiting up to the timeout header.
+  else names.push('service-consistency-token', 'service-required-consistency-timeout');
   // Origin is read for CORS, which only public and end-user routes allow.
   if (corsOf(r) || auth.client || r.client) names.push('origin');
   // X-Forwarded-For: believed only from SERVICE_TRUSTED_PROXIES (client-ip.ts).

@@ -9,6 +9,8 @@ import { CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS, CORS_MAX_AGE, createCorsPolicy
 import { createAuthContext, orgOf, type AuthContext } from './auth.js';
 import { addressList } from '../lib/address-list.js';
 import { createClientIp, type ClientIp } from './client-ip.js';
+import { CONSISTENCY_TOKEN_HEADER } from '../regions/consistency-token.js';
+import { readAfter, type FrontConsistency } from './consistency.js';
 import { copyFields, FramingError } from './framing.js';
 import { buildRequest, compileRoute, corsOf, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
 import { errorBody, envelope, oauthErrorBody } from './respond.js';
@@ -29,6 +31,8 @@ export interface FrontOptions {
   operatorKey: string | undefined;
   checkOperatorKey(presented: string): boolean;
   log(message: string): void;
+  /** consistency tokens: answered by writes, waited for by reads; without it the header is ignored */
+  consistency?: FrontConsistency;
 }
 
 
@@ -54,6 +58,8 @@ class Exchange implements Copied {
   watched = false;
   /** the organization the request was authenticated for, once known: per-organization CORS origins */
   orgId: string | undefined;
+  /** the request as built, once it is: what it wrote is answered as a consistency token */
+  request: Request | undefined;
   constructor(
     readonly res: HttpResponse,
     readonly method: string,
@@ -238,7 +244,7 @@ export class Front {
     let outcome: Response | PromiseLike<Response>;
     try {
       const request = buildRequest(compiled, x, raw, this.auth);
-      outcome = request instanceof Promise ? request.then((r) => compiled.route.handler(this.admit(x, r))) : compiled.route.handler(this.admit(x, request));
+      outcome = request instanceof Promise ? request.then((r) => this.handle(x, compiled, this.admit(x, r))) : this.handle(x, compiled, this.admit(x, request));
     } catch (error) {
       return this.finish(x, error);
     }
@@ -261,6 +267,13 @@ export class Front {
     const origin = x.headers['origin'];
     if (origin && x.compiled?.cors && this.cors.refuses(origin, org.id)) throw new ServiceError('ERR_FORBIDDEN', `cross-origin requests from ${origin} are not allowed for this organization`);
     return request;
+  }
+
+  /** Runs the handler, once a consistency token the request carries has been applied here. */
+  private handle(x: Exchange, compiled: Compiled, request: Request): Response | PromiseLike<Response> {
+    x.request = request;
+    const ready = this.options.consistency ? readAfter(this.options.consistency, request) : undefined;
+    return ready ? ready.then(() => compiled.route.handler(request)) : compiled.route.handler(request);
   }
 
   private preflight(res: HttpResponse, req: HttpRequest, methods: Map<string, Compiled>): void {
@@ -320,6 +333,10 @@ export class Front {
       status = error.status;
       headers = error.headers;
       body = x.compiled?.route.errorFormat === 'oauth' ? oauthErrorBody(error) : errorBody(error);
+    }
+    const written = x.request?.consistency.written;
+    if (written !== undefined && this.options.consistency && (status < 300 || status === 408)) {
+      headers = { ...headers, [CONSISTENCY_TOKEN_HEADER]: this.options.consistency.tokens.mint(written.org, written.offset) };
     }
     this.count(x, status);
     if (x.done) return;

@@ -8,7 +8,9 @@ import { CLOSE_GOING_AWAY, CLOSE_KEY_ROTATED, CLOSE_SLOW_CONSUMER, type EventStr
 import { ServiceError, badRequest } from '../errors.js';
 import type { Registry } from '../org/registry.js';
 import { ORG_ID } from './auth.js';
+import { openToken, type FrontConsistency } from './consistency.js';
 import { errorResponse } from './openapi.js';
+import { parseConsistency } from './request.js';
 import { errorBody } from './respond.js';
 import { queryOf, uws } from './uws.js';
 
@@ -18,6 +20,8 @@ export interface EventSocketDeps {
   log: EventLog;
   /** The app's native publish: queues a frame on every socket subscribed to the topic. */
   publish(topic: string, frame: Uint8Array, binary: boolean): void;
+  /** a consistency token holds the upgrade until this region has applied it */
+  consistency?: FrontConsistency;
 }
 
 interface SocketData {
@@ -46,6 +50,13 @@ export const EVENTS_OPERATION = {
     { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'protobuf'], default: 'json' } },
     { name: 'org_id', in: 'query', required: false, schema: { type: 'string' }, description: 'instead of Service-OrgID, for clients that cannot set headers' },
     { name: 'api_key', in: 'query', required: false, schema: { type: 'string' }, description: 'instead of Service-API-Key, for clients that cannot set headers' },
+    {
+      name: 'consistency_token',
+      in: 'query',
+      required: false,
+      schema: { type: 'string' },
+      description: 'instead of the Service-Consistency-Token header: the upgrade is answered once this region has applied that write (408 past Service-Required-Consistency-Timeout)',
+    },
   ],
   responses: {
     '101': {
@@ -93,6 +104,14 @@ export function parseSubscription(registry: Registry, headers: Record<string, st
   return { org: orgId, types, from, format: format as StreamFormat };
 }
 
+/** The wait a consistency token (header or ?consistency_token=) asks for, or undefined without one. */
+function readyFor(consistency: FrontConsistency | undefined, org: string, headers: Record<string, string>, rawQuery: string): Promise<void> | undefined {
+  const token = headers['service-consistency-token'] ?? new URLSearchParams(rawQuery).get('consistency_token') ?? undefined;
+  if (token === undefined || !consistency) return undefined;
+  const mark = openToken(consistency.tokens, token, org);
+  return consistency.reads.wait(mark.org, mark.offset, parseConsistency(headers).timeoutMs);
+}
+
 function refuse(res: HttpResponse, error: ServiceError): void {
   res.cork(() => {
     res.writeStatus(`${error.status} ${STATUS_CODES[error.status] ?? ''}`);
@@ -127,28 +146,42 @@ export function eventSocketBehavior(deps: EventSocketDeps): WebSocketBehavior<So
     upgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t) {
       // Everything is read from req now: it is invalid once this handler returns.
       const headers: Record<string, string> = {};
-      for (const name of ['service-orgid', 'service-api-key']) {
+      for (const name of ['service-orgid', 'service-api-key', 'service-consistency-token', 'service-required-consistency-timeout']) {
         const v = req.getHeader(name);
         if (v !== '') headers[name] = v;
       }
       const key = req.getHeader('sec-websocket-key');
       const protocol = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
+      const rawQuery = queryOf(req);
       let request: SubscriptionRequest;
+      let ready: Promise<void> | undefined;
       try {
-        request = parseSubscription(deps.registry, headers, queryOf(req));
+        request = parseSubscription(deps.registry, headers, rawQuery);
+        ready = readyFor(deps.consistency, request.org, headers, rawQuery);
       } catch (error) {
         if (error instanceof ServiceError) return refuse(res, error);
         throw error;
       }
-      const head = deps.log.head(request.org);
-      res.cork(() => {
-        res.writeStatus('101 Switching Protocols');
-        // What the log holds right now: a client asking for an older `from` learns here what it missed.
-        res.writeHeader('Service-Events-Oldest-Offset', String(deps.log.oldest(request.org)));
-        res.writeHeader('Service-Events-Head-Offset', String(head));
-        res.upgrade<SocketData>({ request }, key, protocol, extensions, context);
+      const accept = () => {
+        const head = deps.log.head(request.org);
+        res.cork(() => {
+          res.writeStatus('101 Switching Protocols');
+          // What the log holds right now: a client asking for an older `from` learns here what it missed.
+          res.writeHeader('Service-Events-Oldest-Offset', String(deps.log.oldest(request.org)));
+          res.writeHeader('Service-Events-Head-Offset', String(head));
+          res.upgrade<SocketData>({ request }, key, protocol, extensions, context);
+        });
+      };
+      if (!ready) return accept();
+      let aborted = false;
+      res.onAborted(() => {
+        aborted = true;
       });
+      ready.then(
+        () => void (aborted || accept()),
+        (error: unknown) => void (aborted || refuse(res, error instanceof ServiceError ? error : new ServiceError('ERR_INTERNAL', String(error)))),
+      );
     },
 
     open(ws) {

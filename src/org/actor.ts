@@ -13,6 +13,7 @@ import type { DecideContext } from '../domain/decision.js';
 import { toSnapshot } from '../domain/snapshot.js';
 import type { OrgGenesis, OrgState } from '../domain/state.js';
 import type { LoggedEvent } from '../events/log.js';
+import { ZERO_CHAIN, type Chainer } from '../events/chain.js';
 import type { EventStamper } from '../events/stamp.js';
 import type { EncodedWrite, Wal } from '../wal/log.js';
 import type { CommitRecord, CommittedEntry } from './commit-bus.js';
@@ -31,6 +32,8 @@ export interface ActorDeps {
   context(): DecideContext;
   nowNs(): bigint;
   stamp: EventStamper;
+  /** links each event to the organization's chain; without it events are stored unchained */
+  chain?: Chainer;
   mailboxLimit: number;
   snapshotInterval: number;
   /** how long a batch may gather under load, ms; GATHER_MAX_MS when absent */
@@ -58,15 +61,20 @@ export class OrgActor {
   state: OrgState;
   /** The last event offset whose batch is durable. state.event_offset runs ahead of it while a commit is in flight. */
   durableEventOffset: number;
+  /** The last WAL offset whose batch is durable. state.offset runs ahead of it while a commit is in flight. */
+  durableOffset: number;
   private readonly deps: ActorDeps;
   private readonly lifecycle = createLifecycle();
   private queue: Pending[] = [];
   private draining = false;
   private snapshotOffset: number;
+  /** the chain link of the last event decided (ahead of the durable one while a commit is in flight); read at first use */
+  private chainHead: Buffer | undefined;
 
   constructor(state: OrgState, deps: ActorDeps, snapshotOffset = 0) {
     this.state = state;
     this.durableEventOffset = state.event_offset;
+    this.durableOffset = state.offset;
     this.deps = deps;
     this.snapshotOffset = snapshotOffset;
     this.lifecycle.send({ type: 'loaded' });
@@ -165,8 +173,10 @@ export class OrgActor {
       try {
         let eventOffset = this.state.event_offset;
         events = d.events.map((e) => ({ offset: ++eventOffset, event: this.deps.stamp(origin, e, nowNs) }));
+        const chained = this.link(events);
         const record = this.deps.wal.encodeEntry({ at: ctx.nowMs, changes: d.changes, ev: eventOffset });
-        write = { org: this.state.id, offset, record, events: events.map((e) => ({ offset: e.offset, record: this.deps.wal.encodeEvent(e.event) })) };
+        write = { org: this.state.id, offset, record, events: events.map((e) => ({ offset: e.offset, record: this.deps.wal.encodeEvent(e.event), ...(e.chain && { chain: e.chain }) })) };
+        if (chained) this.chainHead = chained;
       } catch (error) {
         item.reject(error);
         continue;
@@ -193,6 +203,7 @@ export class OrgActor {
         return;
       }
       this.durableEventOffset = this.state.event_offset;
+      this.durableOffset = this.state.offset;
       // One record per batch; a batch of one entry (the common case) shares that entry's events array.
       const last = entries[entries.length - 1] as CommittedEntry;
       const events = entries.length === 1 ? last.events : entries.flatMap((e) => e.events);
@@ -200,6 +211,25 @@ export class OrgActor {
     }
     for (const [item, outcome] of answers) item.resolve(outcome);
     this.maybeSnapshot();
+  }
+
+  /** Sets each event's chain link; answers the last one, which becomes the head once the entry is taken. */
+  private link(events: LoggedEvent[]): Buffer | undefined {
+    const chain = this.deps.chain;
+    if (!chain || events.length === 0) return undefined;
+    let head = (this.chainHead ??= this.startingLink());
+    for (const e of events) e.chain = head = chain(head, e.event);
+    return head;
+  }
+
+  /** The link of the last durable event, as stored (the service fills in the links of older data dirs at start). */
+  private startingLink(): Buffer {
+    const at = this.state.event_offset;
+    if (at === 0) return ZERO_CHAIN;
+    const stored = this.deps.wal.chainAt(this.state.id, at);
+    if (stored) return stored;
+    this.deps.warn(`organization ${this.state.id}: no chain link stored for event ${at}; the chain restarts from zero after it`);
+    return ZERO_CHAIN;
   }
 
   private maybeSnapshot(): void {

@@ -5,6 +5,7 @@ import type { Change } from '../domain/changes.js';
 import type { DecideContext } from '../domain/decision.js';
 import { emptyState, type OrgGenesis, type OrgState } from '../domain/state.js';
 import { isEventMessageName } from '../events/catalog.js';
+import type { Chainer } from '../events/chain.js';
 import type { EventStamper } from '../events/stamp.js';
 import type { IdSource } from '../lib/ids.js';
 import type { Clock } from '../lib/clock.js';
@@ -22,6 +23,8 @@ export interface RegistryDeps {
   clock: Clock;
   ids: IdSource;
   stamp: EventStamper;
+  /** links each event to its organization's chain */
+  chain?: Chainer;
   regions: readonly string[];
   mailboxLimit: number;
   snapshotInterval: number;
@@ -162,6 +165,7 @@ export class Registry {
         context: () => this.context(),
         nowNs: () => this.deps.clock.nowNs(),
         stamp: this.deps.stamp,
+        ...(this.deps.chain && { chain: this.deps.chain }),
         mailboxLimit: this.deps.mailboxLimit,
         snapshotInterval: this.deps.snapshotInterval,
         ...(this.deps.gatherMaxMs !== undefined && { gatherMaxMs: this.deps.gatherMaxMs }),

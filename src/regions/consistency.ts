@@ -5,11 +5,32 @@ import { ServiceError } from '../errors.js';
 export interface Consistency {
   level: 'local_region' | 'all_regions';
   timeoutMs: number;
+  /**
+   * The write a wait was for, recorded by the waiter before it waits (so a 408 has it too): the front answers it
+   * as a Service-Consistency-Token. A frozen consistency (the one reads share) records nothing.
+   */
+  written?: { org: string; offset: number };
 }
 
 export interface ConsistencyWaiter {
   /** Resolves when the entry at `offset` of `org` has reached the level; a 408 past the timeout. */
   wait(org: string, offset: number, consistency: Consistency): Promise<void>;
+}
+
+/**
+ * Records on each request's consistency the write it waits for (the highest offset, when a request waits more than
+ * once): every write path waits through here, so every write answers a consistency token without doing anything.
+ */
+export function recordingWrites<W extends ConsistencyWaiter>(inner: W): W {
+  // The waiter's other methods (pending, close) stay as they are.
+  return {
+    ...inner,
+    wait(org: string, offset: number, consistency: Consistency) {
+      const seen = consistency.written;
+      if ((seen === undefined || seen.offset < offset || seen.org !== org) && !Object.isFrozen(consistency)) consistency.written = { org, offset };
+      return inner.wait(org, offset, consistency);
+    },
+  };
 }
 
 /** With no replica regions, all_regions is reached when the local commit is. */

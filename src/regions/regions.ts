@@ -8,7 +8,7 @@ import type { Metrics } from '../lib/metrics.js';
 import type { CommitBus } from '../org/commit-bus.js';
 import type { Registry } from '../org/registry.js';
 import type { Wal } from '../wal/log.js';
-import { localOnly, type ConsistencyWaiter } from './consistency.js';
+import { localOnly, recordingWrites, type ConsistencyWaiter } from './consistency.js';
 import { connectInProcess, type ConnectRegion, type RegionEnd } from './in-process.js';
 import { ReplicationLink, type LinkView } from './link.js';
 import type { LinkState } from './link-machine.js';
@@ -128,7 +128,7 @@ export async function startRegions(deps: RegionsDeps): Promise<Regions> {
 
   return {
     local,
-    consistency: waiter ?? localOnly,
+    consistency: recordingWrites(waiter ?? localOnly),
     views: () => [{ name: local, state: 'local', lag_entries: 0 }, ...[...links.values()].map((l) => ({ name: l.region, state: l.state(), lag_entries: l.lag() }))],
     setLink,
     link: (region) => links.get(region),

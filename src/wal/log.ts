@@ -10,7 +10,8 @@ export interface EncodedWrite {
   org: string;
   offset: number;
   record: Buffer;
-  events: Array<{ offset: number; record: Buffer }>;
+  /** each event's record and chain link */
+  events: Array<{ offset: number; record: Buffer; chain?: Buffer }>;
 }
 
 export interface Snapshot<S = unknown> {
@@ -39,7 +40,14 @@ export interface Wal {
   entries<C>(org: string, after: number, limit: number): Array<{ offset: number; entry: WalEntry<C> }>;
   /** The framed records after `after`, undecoded: replication ships them as is and the replica verifies them. */
   records(org: string, after: number, limit: number): Array<{ offset: number; record: Buffer }>;
-  events(org: string, from: number, limit: number): Array<{ offset: number; event: unknown }>;
+  /** Events with their chain links (absent only in a data dir whose links were never computed). */
+  events(org: string, from: number, limit: number): Array<{ offset: number; event: unknown; chain?: Buffer }>;
+  /** The stored chain link of the event at `offset`, or undefined. */
+  chainAt(org: string, offset: number): Buffer | undefined;
+  /** The highest offset with a stored chain link, or undefined. */
+  lastChainOffset(org: string): number | undefined;
+  /** Stores chain links computed after the fact (a data dir written before links were kept). */
+  putChains(org: string, links: Array<{ offset: number; chain: Buffer }>): Promise<void>;
   /** The offset of the organization's oldest event still stored, or undefined when none is. */
   firstEventOffset(org: string): number | undefined;
   /** Removes up to `limit` of the organization's oldest events with offsets below `below`; resolves to how many. */
@@ -67,7 +75,10 @@ export function createWal(store: Store, warn: (message: string) => void): Wal {
           for (const org of newOrgs) void store.orgs.put(org, encodeRecord({ created: Date.now() }));
           for (const w of writes) {
             void store.wal.put([w.org, w.offset], w.record);
-            for (const e of w.events) void store.events.put([w.org, e.offset], e.record);
+            for (const e of w.events) {
+              void store.events.put([w.org, e.offset], e.record);
+              if (e.chain) void store.chains.put([w.org, e.offset], e.chain);
+            }
           }
         }),
       );
@@ -122,6 +133,7 @@ export function createWal(store: Store, warn: (message: string) => void): Wal {
           store.root.transaction(() => {
             for (const key of store.wal.getKeys({ start: [org, cutAt as number], end: [org, Number.MAX_SAFE_INTEGER] })) store.wal.removeSync(key);
             for (const key of store.events.getKeys({ start: [org, lastEventOffset + 1], end: [org, Number.MAX_SAFE_INTEGER] })) store.events.removeSync(key);
+            for (const key of store.chains.getKeys({ start: [org, lastEventOffset + 1], end: [org, Number.MAX_SAFE_INTEGER] })) store.chains.removeSync(key);
           }),
         );
       }
@@ -145,11 +157,30 @@ export function createWal(store: Store, warn: (message: string) => void): Wal {
     },
 
     events(org, from, limit) {
-      const out: Array<{ offset: number; event: unknown }> = [];
+      const out: Array<{ offset: number; event: unknown; chain?: Buffer }> = [];
       for (const { key, value } of store.events.getRange({ start: [org, from], end: [org, Number.MAX_SAFE_INTEGER], limit })) {
-        out.push({ offset: key[1], event: decodeRecord(value) });
+        const chain = store.chains.getBinary(key);
+        out.push(chain ? { offset: key[1], event: decodeRecord(value), chain: Buffer.from(chain) } : { offset: key[1], event: decodeRecord(value) });
       }
       return out;
+    },
+
+    chainAt(org, offset) {
+      const chain = store.chains.getBinary([org, offset]);
+      return chain ? Buffer.from(chain) : undefined;
+    },
+
+    lastChainOffset(org) {
+      for (const key of store.chains.getKeys({ start: [org, Number.MAX_SAFE_INTEGER], end: [org, 0], reverse: true, limit: 1 })) return key[1];
+      return undefined;
+    },
+
+    putChains(org, links) {
+      return durable(
+        store.root.batch(() => {
+          for (const l of links) void store.chains.put([org, l.offset], l.chain);
+        }),
+      );
     },
 
     firstEventOffset(org) {
@@ -165,6 +196,11 @@ export function createWal(store: Store, warn: (message: string) => void): Wal {
           store.events.removeSync(key);
           removed++;
         }
+        // The link just below the oldest retained event stays, and so does the newest: the chain goes on from it.
+        let last: number | undefined;
+        for (const key of store.chains.getKeys({ start: [org, Number.MAX_SAFE_INTEGER], end: [org, 0], reverse: true, limit: 1 })) last = key[1];
+        const keepFrom = Math.min(below - 1, last ?? 0);
+        for (const key of store.chains.getKeys({ start: [org, 0], end: [org, keepFrom], limit: limit + 1 })) store.chains.removeSync(key);
       });
       return removed;
     },

@@ -16,6 +16,11 @@ export interface Store {
   readonly snapshots: Database<Buffer, string>;
   /** [org, offset] → framed event record; written in the same transaction as the entry that emitted it. */
   readonly events: Database<Buffer, WalKey>;
+  /**
+   * [org, event offset] → the event's 32-byte chain link, written with the event. Pruning keeps the link just
+   * below the oldest retained event (and the last one, whatever else goes), so the chain continues and verifies.
+   */
+  readonly chains: Database<Buffer, WalKey>;
   /** org → framed record {created_ms}; the list of organizations to recover at start. */
   readonly orgs: Database<Buffer, string>;
   /** small named values: the cursor secret, signing keys. */
@@ -46,6 +51,7 @@ export function openStore(dataDir: string, name: string, durable: boolean): Stor
     wal: sub<WalKey>('wal'),
     snapshots: sub<string>('snapshots'),
     events: sub<WalKey>('events'),
+    chains: sub<WalKey>('chains'),
     orgs: sub<string>('orgs'),
     meta: sub<string>('meta'),
     deliveries: sub<WebhookKey>('deliveries'),

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ROOT_ORG, startTestServer, type TestServer } from '../support/server.js';
-import { Subscriber, range } from '../support/ws.js';
+import { Subscriber, range, unchained } from '../support/ws.js';
 
 let server: TestServer;
 
@@ -28,11 +28,11 @@ test('the pruning job keeps the newest events; a from older than the oldest reta
     assert.equal(sub.upgradeHeaders['service-events-head-offset'], '12');
     await sub.waitForCount(5);
     assert.deepEqual(sub.offsets(), range(8, 12));
-    assert.deepEqual(sub.frames, res.body.result.slice(7));
+    assert.deepEqual(unchained(sub.frames), res.body.result.slice(7));
     // Then live, as usual.
     const more = await server.client.post('/test-events', [{ event_name: 'PersonCreated_v1' }]);
     await sub.waitForCount(6);
-    assert.deepEqual(sub.frames.at(-1), more.body.result[0]);
+    assert.deepEqual(unchained(sub.frames).at(-1), more.body.result[0]);
   } finally {
     await sub.close();
   }

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import protobuf from 'protobufjs';
 import { ROOT_KEY, ROOT_ORG, email, startTestServer, type Client, type TestServer } from '../support/server.js';
-import { Subscriber, range, refusal } from '../support/ws.js';
+import { Subscriber, range, refusal, unchained } from '../support/ws.js';
 
 let server: TestServer;
 let c: Client;
@@ -105,7 +105,7 @@ describe('delivery', () => {
     const sub = await subscribe({ query: { from: String(head + 3) } });
     const res = await c.post('/test-events', [{ event_name: 'PersonCreated_v1', count: 4 }]);
     await sub.waitForCount(2);
-    assert.deepEqual(sub.frames, res.body.result.slice(2));
+    assert.deepEqual(unchained(sub.frames), res.body.result.slice(2));
   });
 
   test('protobuf frames decode with protobufjs and the shipped events.proto, and carry what the JSON frames carry', async () => {

@@ -16,7 +16,9 @@ before(async () => {
   server = await startTestServer();
   c = server.client;
   await c.post('/groups', { name: 'staff' });
-  personId = expectResult(await c.post('/persons', { ...email('front@example.com'), groups: ['staff'] }), 201).person_id;
+  const created = await c.post('/persons', { ...email('front@example.com'), groups: ['staff'] });
+  personId = expectResult(created, 201).person_id;
+  const consistencyToken = created.headers.get('service-consistency-token') ?? undefined;
   await c.put('/organizations/attributes/end_user_read_write', { kept: true });
   const webhook = expectResult(await c.post('/organizations/webhooks', { name: 'front', target_url: 'https://hooks.example.com/front' }), 201).id;
   await c.post(`/organizations/webhooks/${webhook}/triggers`, { trigger_type: 'event', trigger_name: 'PersonCreated_v1' });
@@ -24,7 +26,7 @@ before(async () => {
   expectNoContent(await c.post('/rbac/roles', { name: 'sample-role', permissions: ['sample.permission'] }));
   await c.post('/organizations/sso/oidc/provider-credentials', { client_id: 'front-client', client_secret: 'front secret', provider: 'github' });
   const oauthClient = expectResult(await c.post('/oauth2/clients', { client_name: 'front', scopes: ['front.read'], grant_types: ['client_credentials'] }), 201).client_id;
-  cases = routeCases({ person: personId, group: 'staff', webhook, credential: 'front-client', oauthClient });
+  cases = routeCases({ person: personId, group: 'staff', webhook, credential: 'front-client', oauthClient, ...(consistencyToken && { consistencyToken }) });
 });
 after(() => server.stop());
 
@@ -247,7 +249,7 @@ describe('public routes', () => {
     const expected = [...cases.map((x) => `${x.method} ${x.route}`), ...PUBLIC_ROUTES, ...END_USER_ROUTES, ...OPERATOR_ROUTES, ...OAUTH_CLIENT_ROUTES, ...OAUTH_PERSON_ROUTES, ...PERSON_TOKEN_ROUTES, 'GET /events'];
     assert.deepEqual(served.sort(), expected.sort());
     const events = doc.paths['/events'].get;
-    assert.deepEqual(events.parameters.map((p: { name: string }) => p.name).sort(), ['api_key', 'format', 'from', 'org_id', 'types']);
+    assert.deepEqual(events.parameters.map((p: { name: string }) => p.name).sort(), ['api_key', 'consistency_token', 'format', 'from', 'org_id', 'types']);
     assert.ok(events.responses['101'].headers['Service-Events-Head-Offset']);
     assert.match(events.description, /4008.*4001.*1001/);
     assert.equal(doc.paths['/persons/{person_id}'].delete.responses['204'].content, undefined);

@@ -20,6 +20,8 @@ interface Seeded {
   /** an identity token of the person */
   token: string;
   mitmToken: string;
+  /** the consistency token a write of the organization answered */
+  consistencyToken: string;
   /** strings that appear only in this organization's data */
   marks: string[];
 }
@@ -30,7 +32,10 @@ async function seed(c: Client, tag: string): Promise<Seeded> {
   const group = `${tag}-only-group`;
   await c.post('/groups', { name: group });
   await c.post('/groups', { name: 'shared-name' });
-  const p = expectResult(await c.post('/persons', { ...email(`${tag}@example.com`), groups: [group, 'shared-name'] }), 201);
+  const created = await c.post('/persons', { ...email(`${tag}@example.com`), groups: [group, 'shared-name'] });
+  const p = expectResult(created, 201);
+  const consistencyToken = created.headers.get('service-consistency-token') as string;
+  assert.ok(consistencyToken, 'a write answers a consistency token');
   expectNoContent(await c.put(`/persons/${p.person_id}/attributes/end_user_read_write`, { mark: `${tag}-person-secret` }));
   expectNoContent(await c.put('/organizations/attributes/end_user_read_write', { mark: `${tag}-org-secret` }));
   const hook = { name: `${tag}-hook`, target_url: `https://${tag}-hooks.example.com/in`, custom_headers: { 'X-Mark': [`${tag}-header-secret`] } };
@@ -51,6 +56,7 @@ async function seed(c: Client, tag: string): Promise<Seeded> {
     mitmToken,
     oauthClient,
     token,
+    consistencyToken,
     person: p.person_id,
     group,
     webhook: w.id,
@@ -76,7 +82,7 @@ after(() => server.stop());
 /** Every route, called by `actor` at the other organization's person and group; the other reads back unchanged. */
 async function sweep(actor: Client, setActor: (c: Client) => void, victim: Client, target: Seeded): Promise<void> {
   const before = await readAll(victim);
-  for (const r of routeCases({ person: target.person, group: target.group, webhook: target.webhook, role: target.role, permission: target.permission, credential: target.credential, oauthClient: target.oauthClient, token: target.token, mitmToken: target.mitmToken })) {
+  for (const r of routeCases({ person: target.person, group: target.group, webhook: target.webhook, role: target.role, permission: target.permission, credential: target.credential, oauthClient: target.oauthClient, token: target.token, mitmToken: target.mitmToken, consistencyToken: target.consistencyToken })) {
     const res = await actor.request(r.method, r.path, r.body, r.headers);
     const where = `${r.method} ${r.route}`;
     // cloud: the sample connection exists in neither organization, and the sample POST is refused before any provider call
@@ -89,6 +95,7 @@ async function sweep(actor: Client, setActor: (c: Client) => void, victim: Clien
     else if (r.route.includes('{permission_name}')) expectError(res, 404, target.permission);
     else if (r.route === '/rbac/check') expectError(res, 404, target.person);
     else if (r.route === '/token/revoke') expectError(res, 400, 'another organization');
+    else if (r.route === '/consistency/{token}') expectError(res, 400, 'another organization');
     else if (r.route === '/oauth2/tokens/mint') expectError(res, 404, target.oauthClient);
     else if (r.route.startsWith('/oauth2/clients/')) expectError(res, 404, target.oauthClient);
     else if (r.route === '/organizations/mitm-tokens/{token}') expectError(res, 404, target.mitmToken);

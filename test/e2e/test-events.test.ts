@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import { eventByMessageName, eventSource } from '../../src/events/catalog.js';
 import { validateEvent } from '../../src/events/validate.js';
 import { ROOT_ORG, startTestServer, type TestServer } from '../support/server.js';
-import { Subscriber, range } from '../support/ws.js';
+import { Subscriber, range, unchained } from '../support/ws.js';
 
 const CORRELATION = '0195f3a2-7c1e-7000-8000-00000000c0de';
 let server: TestServer;
@@ -54,7 +54,7 @@ test('generates count events per item, each followed by its duplicates, and stre
     assert.notEqual(result[10]?.event.analytics_metadata?.analytics_correlation_id, CORRELATION);
 
     await sub.waitForCount(12);
-    assert.deepEqual(sub.frames, result);
+    assert.deepEqual(unchained(sub.frames), result);
   } finally {
     await sub.close();
   }

@@ -2,8 +2,10 @@
 // by b8e09bc (scripts/make-fixture.ts), before records carried a format version.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { cpSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { createEventCodec } from '../../src/events/codec.js';
 import { systemClock, type Clock } from '../../src/lib/clock.js';
 import { decodeRecord } from '../../src/wal/codec.js';
 import { openStore } from '../../src/wal/store.js';
@@ -118,6 +120,13 @@ describe('a data dir written before records carried a format version', () => {
         await events.waitForCount(expected.root_event_count);
         assert.deepEqual(events.offsets(), range(1, expected.root_event_count));
         for (const f of events.frames) assert.equal(f.event.event_metadata.organization_id, expected.root.id);
+        // Written before the event chain existed, they were chained at start, from zero at the first event.
+        const codec = createEventCodec();
+        let previous: Uint8Array = Buffer.alloc(32);
+        for (const f of events.frames) {
+          previous = createHash('sha256').update(previous).update(codec.encodeEvent(f.event.event_metadata.event_name, f.event)).digest();
+          assert.equal(f.chain, Buffer.from(previous).toString('hex'), `chain of event ${f.offset}`);
+        }
       } finally {
         await events.close();
       }

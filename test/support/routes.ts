@@ -39,6 +39,8 @@ export interface Targets {
   mitmToken?: string;
   /** connection_id of a cloud connection (default: a sample ID, which does not exist) */
   cloudConnection?: string;
+  /** a Service-Consistency-Token a write of the organization answered (default: a sample that is no token) */
+  consistencyToken?: string;
 }
 
 const SAMPLE_TRUST = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: { Service: 'ec2.amazonaws.com' }, Action: 'sts:AssumeRole' }] });
@@ -113,6 +115,8 @@ export function routeCases(t: Targets): RouteCase[] {
     c('PUT', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`, { consent_levels: ['necessary'] }),
     c('DELETE', '/persons/{person_id}/consent/gdpr', `/persons/${p}/consent/gdpr`),
     c('POST', '/test-events', '/test-events', [{ event_name: 'PersonCreated_v1' }]),
+    c('GET', '/events/checkpoint', '/events/checkpoint'),
+    c('GET', '/consistency/{token}', `/consistency/${encodeURIComponent(t.consistencyToken ?? 'sample.token')}`),
     c('POST', '/gate/events', '/gate/events', [sampleGateHeartbeat()]),
     c('PUT', '/persons/{person_id}/credentials/password', `/persons/${p}/credentials/password`, { password: 'sample password' }),
     c('GET', '/persons/{person_id}/credentials', `/persons/${p}/credentials`),

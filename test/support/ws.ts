@@ -5,7 +5,14 @@ import { ROOT_KEY, ROOT_ORG } from './server.js';
 
 export interface JsonFrame {
   offset: number;
+  /** lowercase hex of the event's chain link */
+  chain?: string;
   event: any;
+}
+
+/** Frames as {offset, event}, to compare with what POST /test-events answered (which carries no chain). */
+export function unchained(frames: readonly JsonFrame[]): Array<{ offset: number; event: any }> {
+  return frames.map(({ offset, event }) => ({ offset, event }));
 }
 
 export interface Closed {

@@ -40,7 +40,8 @@ export function eventRoutes(deps: HandlerDeps): Route[] {
       handler: async (req) => {
         const events = generateTestEvents(req.body, Math.random, randomUUID);
         const outcome = await executeOutcome<null>(deps, req, { kind: 'EmitTestEvents', events });
-        const result: LoggedEvent[] = outcome.events;
+        // The chain links travel on the stream's frames, not in this answer.
+        const result: LoggedEvent[] = outcome.events.map(({ offset, event }) => ({ offset, event }));
         return { status: 201, result };
       },
     }),

@@ -97,9 +97,11 @@ export function tokenRoutes(tokens: TokenRouteDeps): Route[] {
       summary: 'Validate an identity token: signature, issuer, expiry, and that its person is active',
       tag: 'tokens',
       auth: 'none',
+      // A read: it accepts a consistency token, so that a token minted or revoked elsewhere is seen here.
+      headers: ['service-consistency-token'],
       body: ValidateBody,
       success: { status: 200, result: Verdict, description: 'always 200 for a token that was sent; the verdict says why it is not valid' },
-      errors: [400],
+      errors: [400, 408],
       handler: async (req) => ({ status: 200, result: await validator.validate(req.body.token) }),
     }),
     route<Static<typeof RevokeBody>>({

@@ -1,0 +1,96 @@
+// The tamper-evident event chain: each organization's events are linked by SHA-256 over the previous link and
+// the event's encoded protobuf bytes, so altering, dropping or reordering any retained event changes every
+// link from it on, and a signed checkpoint of one link vouches for everything before it.
+import { createHash } from 'node:crypto';
+import type { EventCodec } from './codec.js';
+import type { EventJson } from './event-json.js';
+
+/** The link before an organization's first event. */
+export const ZERO_CHAIN: Buffer = Buffer.alloc(32);
+
+/** SHA-256(previous link ‖ event bytes). */
+export function nextChain(previous: Uint8Array, eventBytes: Uint8Array): Buffer {
+  return createHash('sha256').update(previous).update(eventBytes).digest();
+}
+
+export function eventNameOf(event: Record<string, unknown>): string {
+  return (event['event_metadata'] as { event_name?: string } | undefined)?.event_name ?? '';
+}
+
+/** Links events as stored (their JSON form): the bytes hashed are the ones a protobuf subscriber receives. */
+export type Chainer = (previous: Uint8Array, event: Record<string, unknown>) => Buffer;
+
+export function createChainer(codec: Pick<EventCodec, 'encodeEvent'>): Chainer {
+  return (previous, event) => nextChain(previous, chainBytes(codec, event));
+}
+
+/**
+ * The bytes an event is chained by: its protobuf encoding. An event without one (never expected: events are
+ * validated when emitted) is chained by its JSON text rather than failing the write that emitted it.
+ */
+export function chainBytes(codec: Pick<EventCodec, 'encodeEvent'>, event: Record<string, unknown>): Uint8Array {
+  try {
+    return codec.encodeEvent(eventNameOf(event), event as EventJson);
+  } catch {
+    return Buffer.from(JSON.stringify(event));
+  }
+}
+
+/** What filling in missing links needs of the log. */
+export interface ChainStore {
+  lastChainOffset(org: string): number | undefined;
+  chainAt(org: string, offset: number): Buffer | undefined;
+  events(org: string, from: number, limit: number): Array<{ offset: number; event: unknown }>;
+  putChains(org: string, links: Array<{ offset: number; chain: Buffer }>): Promise<void>;
+}
+
+/**
+ * Computes and stores the links a data dir written before the chain existed lacks, up to `head` (the last
+ * durable event). Where the oldest retained event was not the first, the chain starts from zero at it: what
+ * was pruned before the upgrade cannot be vouched for. Resolves to the number of links stored.
+ */
+export async function fillChains(store: ChainStore, chainer: Chainer, org: string, head: number): Promise<number> {
+  const last = store.lastChainOffset(org) ?? 0;
+  if (last >= head) return 0;
+  let previous: Buffer = last > 0 ? (store.chainAt(org, last) ?? ZERO_CHAIN) : ZERO_CHAIN;
+  let from = last + 1;
+  let stored = 0;
+  for (;;) {
+    const batch = store.events(org, from, 1000).filter((e) => e.offset <= head);
+    if (batch.length === 0) break;
+    const links = batch.map((e) => ({ offset: e.offset, chain: (previous = chainer(previous, e.event as Record<string, unknown>)) }));
+    await store.putChains(org, links);
+    stored += links.length;
+    from = (batch.at(-1) as { offset: number }).offset + 1;
+  }
+  // Everything was pruned: the head's link is where the chain goes on from.
+  if (stored === 0) await store.putChains(org, [{ offset: head, chain: previous }]);
+  return stored;
+}
+
+/** One retained event as a verifier sees it: its bytes (undefined when they could not be read) and claimed link. */
+export interface ChainedItem {
+  offset: number;
+  bytes: Uint8Array | undefined;
+  chain: Uint8Array | undefined;
+}
+
+/**
+ * Recomputes the chain over `items` from `anchor` (the link before the first item) and answers the first
+ * offset whose recomputed link differs from the claimed one, or whose event is missing or unreadable;
+ * undefined when every link agrees. `links` receives each recomputed link, for comparing checkpoints.
+ */
+export function firstDifference(anchor: Uint8Array, items: Iterable<ChainedItem>, links?: Map<number, Buffer>): number | undefined {
+  let previous: Uint8Array = anchor;
+  let expected: number | undefined;
+  for (const item of items) {
+    if (expected !== undefined && item.offset !== expected) return expected;
+    expected = item.offset + 1;
+    if (item.bytes === undefined || item.chain === undefined) return item.offset;
+    const link = nextChain(previous, item.bytes);
+    links?.set(item.offset, link);
+    if (!link.equals(item.chain)) return item.offset;
+    previous = link;
+  }
+  return undefined;
+}
