@@ -18,6 +18,7 @@ import {
 import { findMotoServer, MOTO_MISSING, startMoto, type Moto } from '../test/support/moto.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { Histogram, type LatencySummary } from './lib/histogram.js';
+import { cpuSeconds } from './lib/process-cpu.js';
 import { count, environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
 import { SERVICE_AUTH, startService, type ServerProcess } from './lib/server-process.js';
 
@@ -26,6 +27,7 @@ const USAGE = `usage: npm run bench -- cloud [options]   (or: npx tsx bench/clou
   --warmup <s>        unmeasured seconds before each run (default 1)
   --rounds <n>        rounds, each the service then the SDK directly (default 3)
   --concurrency <n>   create/delete loops running at once, each on its own roles (default 1)
+  --durability <d>    the service's SERVICE_DURABILITY, sync or nosync (default sync: each event's commit is fsynced)
   --roles <n>         roles in the account the snapshot inventories, created directly in parallel (default 10000)
   --help              this text
 Needs moto_server (moto 5, the pyenv Python). Prints a table and ratios, and writes bench/results/cloud-<time>.json.`;
@@ -35,6 +37,7 @@ interface Options {
   warmup: number;
   rounds: number;
   concurrency: number;
+  durability: 'sync' | 'nosync';
   roles: number;
 }
 
@@ -46,12 +49,15 @@ function options(argv: string[]): Options | undefined {
       warmup: { type: 'string', default: '1' },
       rounds: { type: 'string', default: '3' },
       concurrency: { type: 'string', default: '1' },
+      durability: { type: 'string', default: 'sync' },
       roles: { type: 'string', default: '10000' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) return undefined;
+  if (values.durability !== 'sync' && values.durability !== 'nosync') throw new Error(`--durability must be sync or nosync, got "${values.durability}"\n${USAGE}`);
   return {
+    durability: values.durability,
     duration: numberFlag('duration', values.duration, 0.1, USAGE),
     warmup: numberFlag('warmup', values.warmup, 0, USAGE),
     rounds: Math.round(numberFlag('rounds', values.rounds, 1, USAGE)),
@@ -146,6 +152,10 @@ interface RunResult {
   changes: number;
   errors: number;
   failures: string[];
+  /** the service process's CPU per change, warm-up included (service side only) */
+  server_cpu_us_per_change?: number;
+  /** this process's CPU per change, warm-up included: the SDK's own work on the direct sides */
+  bench_cpu_us_per_change: number;
   all: LatencySummary;
   create: LatencySummary;
   delete: LatencySummary;
@@ -154,11 +164,12 @@ interface RunResult {
 let serial = 0;
 
 /** `concurrency` closed loops of create-then-delete, each on a fresh role name; warm-up first, unmeasured. */
-async function run(label: string, side: Side, o: Options): Promise<RunResult> {
+async function run(label: string, side: Side, o: Options, serverPid?: number): Promise<RunResult> {
   console.error(`  ${label}: ${o.warmup} s warm-up, ${o.duration} s of create + delete in ${o.concurrency} loop(s)`);
   const hist = { all: new Histogram(), create: new Histogram(), delete: new Histogram() };
   let changes = 0;
   let errors = 0;
+  let done = 0;
   const failures: string[] = [];
   const start = performance.now();
   const measureFrom = start + o.warmup * 1000;
@@ -174,6 +185,7 @@ async function run(label: string, side: Side, o: Options): Promise<RunResult> {
       if (failures.length < 5) failures.push(error instanceof Error ? error.message : String(error));
       return;
     }
+    done++;
     if (!measuring) return;
     const us = (performance.now() - t0) * 1000;
     hist[kind].record(us);
@@ -187,10 +199,16 @@ async function run(label: string, side: Side, o: Options): Promise<RunResult> {
       await timed('delete', () => side.delete(name));
     }
   };
+  const cpu0 = cpuSeconds(serverPid);
+  const own0 = process.cpuUsage();
   await Promise.all(Array.from({ length: o.concurrency }, (_, l) => loop(l)));
+  const cpu1 = cpuSeconds(serverPid);
+  const own = process.cpuUsage(own0);
   const seconds = (performance.now() - measureFrom) / 1000;
   if (errors > 0) console.error(`    ${label}: ${errors} errors; ${failures.join('; ')}`);
-  return { changes_per_s: changes / seconds, changes, errors, failures, all: hist.all.summary(), create: hist.create.summary(), delete: hist.delete.summary() };
+  const server_cpu_us_per_change = cpu0 !== undefined && cpu1 !== undefined && done > 0 ? ((cpu1 - cpu0) * 1e6) / done : undefined;
+  const bench_cpu_us_per_change = done > 0 ? (own.user + own.system) / done : 0;
+  return { changes_per_s: changes / seconds, changes, errors, failures, bench_cpu_us_per_change, ...(server_cpu_us_per_change === undefined ? {} : { server_cpu_us_per_change }), all: hist.all.summary(), create: hist.create.summary(), delete: hist.delete.summary() };
 }
 
 /** Creates `n` roles directly, `parallel` at a time. */
@@ -273,7 +291,7 @@ export async function main(argv: string[]): Promise<void> {
   const moto = await startMoto();
   let service: ServerProcess | undefined;
   try {
-    service = await startService({ SERVICE_DURABILITY: 'sync', SERVICE_WEBHOOK_ALLOW_INSECURE: '1', SERVICE_CLOUD_SNAPSHOT_INTERVAL: '0', SERVICE_BILLING_INTERVAL: '0' });
+    service = await startService({ SERVICE_DURABILITY: o.durability, SERVICE_WEBHOOK_ALLOW_INSECURE: '1', SERVICE_CLOUD_SNAPSHOT_INTERVAL: '0', SERVICE_BILLING_INTERVAL: '0' });
     const sides: Record<SideName, Side> = {
       service: serviceSide(service, await connect(service, moto, 'loops', LOOP_ACCOUNT)),
       direct: directSide(() => iamOf(moto, LOOP_ACCOUNT), false),
@@ -282,7 +300,7 @@ export async function main(argv: string[]): Promise<void> {
     for (let round = 1; round <= o.rounds; round++) {
       // rotate which side goes first, so none always runs first or after the same one
       const order = SIDES.map((_, i) => SIDES[(i + round - 1) % SIDES.length] as SideName);
-      for (const name of order) rounds[name].push(await run(`${LABELS[name]} (round ${round} of ${o.rounds})`, sides[name], o));
+      for (const name of order) rounds[name].push(await run(`${LABELS[name]} (round ${round} of ${o.rounds})`, sides[name], o, name === 'service' ? service.pid : undefined));
     }
     if (o.roles > 0) snap = await snapshot(service, moto, o.roles);
   } finally {
@@ -301,8 +319,10 @@ export async function main(argv: string[]): Promise<void> {
     { title: 'create p50', value: ([, r]) => ms(r.create.p50_us), align: 'right' },
     { title: 'delete p50', value: ([, r]) => ms(r.delete.p50_us), align: 'right' },
     { title: 'errors', value: ([, r]) => count(r.errors), align: 'right' },
+    { title: 'service CPU µs/change', value: ([, r]) => count(r.server_cpu_us_per_change), align: 'right' },
+    { title: 'bench CPU µs/change', value: ([, r]) => count(r.bench_cpu_us_per_change), align: 'right' },
   ];
-  console.log(`\ncloud benchmark: create + delete role against moto, ${o.concurrency} loop(s), ${o.duration} s runs, ${o.rounds} rounds\n`);
+  console.log(`\ncloud benchmark: create + delete role against moto, ${o.concurrency} loop(s), durability ${o.durability}, ${o.duration} s runs, ${o.rounds} rounds\n`);
   console.log(formatTable(columns, rows));
 
   // the service's added latency at p50, as a share of the provider's own p50 for the same calls, per round
