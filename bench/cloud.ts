@@ -211,6 +211,24 @@ async function run(label: string, side: Side, o: Options, serverPid?: number): P
   return { changes_per_s: changes / seconds, changes, errors, failures, bench_cpu_us_per_change, ...(server_cpu_us_per_change === undefined ? {} : { server_cpu_us_per_change }), all: hist.all.summary(), create: hist.create.summary(), delete: hist.delete.summary() };
 }
 
+/**
+ * moto, many requests at once, now and then answers one with an HTML error page (the SDK then reports an XML
+ * parse error): a role is tried up to 3 times, and one that exists after a failed try counts as created.
+ */
+async function createRetried(iam: IAMClient, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await iam.send(new CreateRoleCommand({ RoleName: name, AssumeRolePolicyDocument: TRUST }));
+      return;
+    } catch (error) {
+      if (attempt > 1 && (error as { name?: string }).name === 'EntityAlreadyExistsException') return;
+      const message = error instanceof Error ? error.message : String(error);
+      if (attempt >= 3) throw new Error(`creating role ${name}: ${message}`);
+      console.error(`    creating role ${name} failed (${message.slice(0, 80)}), trying again`);
+    }
+  }
+}
+
 /** Creates `n` roles directly, `parallel` at a time. */
 async function createRoles(iam: IAMClient, n: number, parallel: number): Promise<number> {
   const t0 = performance.now();
@@ -218,7 +236,7 @@ async function createRoles(iam: IAMClient, n: number, parallel: number): Promise
   let last = t0;
   const worker = async () => {
     for (let i = next++; i < n; i = next++) {
-      await iam.send(new CreateRoleCommand({ RoleName: `inventory-${String(i).padStart(6, '0')}`, AssumeRolePolicyDocument: TRUST }));
+      await createRetried(iam, `inventory-${String(i).padStart(6, '0')}`);
       if (performance.now() - last > 10_000) {
         last = performance.now();
         console.error(`    ${i + 1} of ${n} roles created`);
@@ -268,7 +286,9 @@ async function snapshot(service: ServerProcess, moto: Moto, roles: number): Prom
   let listed = 0;
   let Marker: string | undefined;
   do {
-    const page = await iam.send(new ListRolesCommand({ Marker, MaxItems: 1000 }));
+    const page = await iam.send(new ListRolesCommand({ Marker, MaxItems: 1000 })).catch((error: unknown) => {
+      throw new Error(`ListRoles directly: ${error instanceof Error ? error.message : String(error)}`);
+    });
     listed += page.Roles?.length ?? 0;
     Marker = page.IsTruncated ? page.Marker : undefined;
   } while (Marker);
