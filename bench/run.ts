@@ -18,6 +18,7 @@ const BENCHES: Record<string, Entry> = {
   gate: { about: 'what Gate adds over the upstream (no plugin, validate-jwt, enrichment; events on and off) beside http-proxy; /gate/events ingest rate', load: () => import('./gate.js') },
   scale: { about: 'one organization of N persons and M organizations of P: heap per person, RSS, start-up after stop and kill -9, WAL replay rate, reads and mints at size', load: () => import('./scale.js') },
   sdk: { about: 'the browser side: POST /actions/sdk events/s beside POST /test-events and POST /persons, GET /mitm/{token}.png beside hello world; ratios per round', load: () => import('./sdk.js') },
+  cloud: { about: 'IAM role create + delete through the service against moto beside the same SDK calls directly (added p50 latency); time to snapshot --roles roles', load: () => import('./cloud.js') },
   codec: { about: 'event protobuf encode/decode/validate against JSON.stringify/parse, in process', load: () => import('./codec.js') },
   'profile-summary': { about: '(tool) self time of a CPU profile (mint --profile, node --cpu-prof) by module and function', load: () => import('./profile-summary.js') },
 };
