@@ -17,6 +17,9 @@ import type { IssuedToken, PendingToken, TokenIssuer } from '../tokens/sign.js';
 import type { SyncHooks } from '../webhooks/sync-hook.js';
 import { createTokenTemplates } from '../tokens/token-template.js';
 
+/** A rejection awaited elsewhere: see signAndRecord. */
+const ignore = (): void => undefined;
+
 /** The consistency a request asked for, as the waiter takes it. */
 export type Consistency = Parameters<ConsistencyWaiter['wait']>[2];
 
@@ -208,8 +211,13 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
     let outcome: { readonly offset: number; readonly reply?: unknown };
     let token: string;
     try {
-      // The signature is made while the record commits; the token leaves only with both.
-      [outcome, token] = await Promise.all([org.execute({ kind: 'RecordToken', token: record }), issued.token]);
+      // The signature is made while the record commits; the token leaves only with both. Two awaits rather
+      // than Promise.all, which builds an array, two resolve functions and a promise per token; the record's
+      // rejection is marked handled meanwhile and still thrown by its own await.
+      const recorded = org.execute({ kind: 'RecordToken', token: record });
+      recorded.then(undefined, ignore);
+      token = await issued.token;
+      outcome = await recorded;
     } finally {
       if (pending.get(key) === issued.jti) pending.delete(key);
     }

@@ -1,6 +1,6 @@
 // Organization state to and from a plain, serializable form (Maps and Sets become arrays), with the format
 // version the form is stored in and the steps that upgrade snapshots written by earlier versions.
-import { personOf } from './apply.js';
+import { adoptPerson, personOf } from './apply.js';
 import { billingKey } from './cloud.js';
 import { withDefaults, type OrgConfig } from './org-config.js';
 import { currentVersion, upgrade, type Format, type StoredRecord } from '../lib/versions.js';
@@ -111,8 +111,11 @@ export function toSnapshot(s: OrgState): StateSnapshot {
   };
 }
 
-/** The state of a snapshot of any known version. */
-export function fromSnapshot(stored: StateSnapshot | StoredRecord): OrgState {
+/**
+ * The state of a snapshot of any known version. `owned`: the snapshot was just decoded and nothing else holds
+ * its objects, so the state takes them as they are instead of copying each person.
+ */
+export function fromSnapshot(stored: StateSnapshot | StoredRecord, owned = false): OrgState {
   const snap = upgrade<StateSnapshot>(SNAPSHOT_FORMAT, stored);
   const state: OrgState = {
     ...snap.org,
@@ -139,11 +142,12 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord): OrgState {
     cloud_snapshots: [...snap.cloud_snapshots],
     billing_rows: new Map(snap.billing_rows.map((r) => [billingKey(r), r])),
   };
+  const order = state.person_order;
   for (const stored of snap.persons) {
     // Shares what a created person shares, so a restart does not make the state larger than it was.
-    const p = personOf(state, stored);
+    const p = owned ? adoptPerson(state, stored) : personOf(state, stored);
     state.persons.set(p.person_id, p);
-    state.person_order.push(p.person_id);
+    order.push(p.person_id);
     for (const h of p.handles) state.handles.set(handleKey(h), p.person_id);
   }
   return state;

@@ -9,7 +9,7 @@ export function envelope(r: Response): string {
   // The common shape, a result alone, without building the object around it.
   if (r.meta === undefined) {
     // A string JSON.stringify would copy unchanged (a token, an ID) is quoted as it is.
-    if (typeof r.result === 'string' && !NEEDS_ESCAPE.test(r.result)) return `{"result":"${r.result}"}`;
+    if (typeof r.result === 'string' && (r.resultNeedsNoEscape === true || !NEEDS_ESCAPE.test(r.result))) return `{"result":"${r.result}"}`;
     const result = r.result === undefined ? undefined : JSON.stringify(r.result);
     return result === undefined ? '{}' : `{"result":${result}}`;
   }

@@ -31,6 +31,11 @@ export interface Response {
   status: number;
   /** the envelope's result; absent for a bare envelope */
   result?: unknown;
+  /**
+   * set when result is a string JSON.stringify would copy unchanged (a compact JWT: base64url and dots), so
+   * the envelope quotes it without scanning it: scanning a freshly joined token makes V8 copy it flat first
+   */
+  resultNeedsNoEscape?: true;
   meta?: unknown;
   /** a JSON document sent as is (key sets, discovery), not in an envelope */
   document?: unknown;

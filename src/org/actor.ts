@@ -102,11 +102,16 @@ export class OrgActor {
     });
   }
 
-  /** Resolves once every queued command has been answered; later commands are refused. */
+  /**
+   * Resolves once every queued command has been answered and, if anything was logged since the last snapshot,
+   * a snapshot of the final state is durable: a clean restart then reads that one record and replays nothing.
+   * Later commands are refused. A snapshot that fails is only warned of: the WAL still has every entry.
+   */
   async stop(): Promise<void> {
     this.lifecycle.send({ type: 'stop' });
     while (this.draining) await new Promise((r) => setImmediate(r));
     this.lifecycle.send({ type: 'drained' });
+    if (this.state.offset > this.snapshotOffset) await this.writeSnapshot();
   }
 
   /** Runs with draining already set by execute(). */
@@ -234,8 +239,15 @@ export class OrgActor {
 
   private maybeSnapshot(): void {
     if (this.state.offset - this.snapshotOffset < this.deps.snapshotInterval) return;
+    void this.writeSnapshot();
+  }
+
+  private async writeSnapshot(): Promise<void> {
     this.snapshotOffset = this.state.offset;
-    const snapshot = { offset: this.state.offset, event_offset: this.state.event_offset, state: toSnapshot(this.state) };
-    this.deps.wal.saveSnapshot(this.state.id, snapshot).catch((error: unknown) => this.deps.warn(`snapshot of ${this.state.id} failed: ${String(error)}`));
+    try {
+      await this.deps.wal.saveSnapshot(this.state.id, { offset: this.state.offset, event_offset: this.state.event_offset, state: toSnapshot(this.state) });
+    } catch (error) {
+      this.deps.warn(`snapshot of ${this.state.id} failed: ${String(error)}`);
+    }
   }
 }

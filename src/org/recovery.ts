@@ -14,9 +14,9 @@ export interface Recovered {
 }
 
 export async function recoverOrg(wal: Wal, org: string): Promise<Recovered | undefined> {
-  // Of whichever format version wrote it: fromSnapshot upgrades it.
+  // Of whichever format version wrote it: fromSnapshot upgrades it, and takes the decoded objects as they are.
   const snapshot = wal.loadSnapshot<StoredRecord>(org);
-  let state: OrgState | undefined = snapshot ? fromSnapshot(snapshot.state) : undefined;
+  let state: OrgState | undefined = snapshot ? fromSnapshot(snapshot.state, true) : undefined;
   let replayed = 0;
   const result = await wal.replay<Change>(org, snapshot?.offset ?? 0, snapshot?.event_offset ?? 0, (offset, entry) => {
     state = applyEntry(state, { offset, changes: entry.changes, ev: entry.ev });

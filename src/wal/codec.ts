@@ -4,13 +4,19 @@ import { crc32 } from 'node:zlib';
 import { Packr, RESERVE_START_SPACE } from 'msgpackr';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, int64AsType: 'number' });
+/**
+ * For large records of many like objects (snapshots: a person each): msgpackr's record extension writes each
+ * shape's keys once, inline, instead of in every object, which halves a snapshot and its encoding time. The
+ * definitions travel in the record itself, so decodeRecord reads it like any other.
+ */
+const recordsPackr = new Packr({ useRecords: true, mapsAsObjects: true, int64AsType: 'number' });
 
 /**
  * msgpackr packs behind 4 reserved bytes, where the checksum goes: no second buffer, no copy. The record is
  * a slice of the packer's block, which later packs never write over (they continue after it).
  */
-export function encodeRecord(value: unknown): Buffer {
-  const out = packr.pack(value, RESERVE_START_SPACE | 4);
+export function encodeRecord(value: unknown, shapes: 'maps' | 'records' = 'maps'): Buffer {
+  const out = (shapes === 'records' ? recordsPackr : packr).pack(value, RESERVE_START_SPACE | 4);
   out.writeUInt32BE(crc32(out.subarray(4)), 0);
   return out;
 }

@@ -100,7 +100,7 @@ export function createWal(store: Store, warn: (message: string) => void): Wal {
     },
 
     saveSnapshot(org, snapshot) {
-      return durable(store.snapshots.put(org, encodeRecord(snapshot)));
+      return durable(store.snapshots.put(org, encodeRecord(snapshot, 'records')));
     },
 
     async replay<C>(org: string, after: number, afterEvent: number, fn: (offset: number, entry: WalEntry<C>) => void) {

@@ -3,6 +3,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { expectError, expectNoContent, expectResult, offsets, readAll } from '../support/expect.js';
+import { encodeRecord } from '../../src/wal/codec.js';
+import { openStore } from '../../src/wal/store.js';
 import { Client, ROOT_KEY, ROOT_ORG, email, removeDir, startTestServer, tempDir, type TestServer } from '../support/server.js';
 
 interface Built {
@@ -67,10 +69,29 @@ async function everything(s: TestServer, built: Built) {
   };
 }
 
-for (const [label, env] of [
-  ['from the WAL alone', {}],
-  ['from a snapshot after every entry', { SERVICE_SNAPSHOT_INTERVAL: '1' }],
-  ['from a snapshot and the WAL after it', { SERVICE_SNAPSHOT_INTERVAL: '4' }],
+/**
+ * Stops the server and leaves its store as a crash would have: the periodic snapshots it had (none below the
+ * default interval) instead of the one of the final state that a clean stop writes.
+ */
+async function stopAsCrashed(server: TestServer, dir: string): Promise<void> {
+  const periodic = server.service.wal.organizations().map((org) => [org, server.service.wal.loadSnapshot<unknown>(org)] as const);
+  await server.stop();
+  const store = openStore(dir, 'local', true);
+  try {
+    for (const [org, snapshot] of periodic) {
+      if (snapshot) store.snapshots.putSync(org, encodeRecord(snapshot, 'records'));
+      else store.snapshots.removeSync(org);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+for (const [label, env, stop] of [
+  ['from the WAL alone', {}, 'crash'],
+  ['from a snapshot after every entry', { SERVICE_SNAPSHOT_INTERVAL: '1' }, 'crash'],
+  ['from a snapshot and the WAL after it', { SERVICE_SNAPSHOT_INTERVAL: '4' }, 'crash'],
+  ['from the snapshot a clean stop writes', {}, 'clean'],
 ] as const) {
   describe(`a restart recovers everything ${label}`, () => {
     test('persons, handles, groups, memberships, attributes, organizations, keys and cursors', async () => {
@@ -80,12 +101,14 @@ for (const [label, env] of [
         const built = await build(server.client);
         const before = await everything(server, built);
         const entries = Object.values(offsets(server)).reduce((a, b) => a + b, 0);
-        await server.stop();
+        if (stop === 'crash') await stopAsCrashed(server, dir);
+        else await server.stop();
         const logs: string[] = [];
         server = await startTestServer(env, { log: (m) => logs.push(m) }, dir);
         const replayed = Number(/replayed (\d+) WAL entries/.exec(logs.join('\n'))?.[1]);
         // the snapshot interval decides how much of the log is replayed: proof that the snapshot was used
-        if (!('SERVICE_SNAPSHOT_INTERVAL' in env)) assert.equal(replayed, entries);
+        if (stop === 'clean') assert.equal(replayed, 0, 'a clean stop leaves nothing to replay');
+        else if (!('SERVICE_SNAPSHOT_INTERVAL' in env)) assert.equal(replayed, entries);
         else assert.ok(replayed < Number(env.SERVICE_SNAPSHOT_INTERVAL) * 3 && replayed < entries, `replayed ${replayed} of ${entries}`);
         assert.equal(server.service.root, undefined, 'the root organization was created again');
         assert.deepEqual(await everything(server, built), before);

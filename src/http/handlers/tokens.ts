@@ -134,7 +134,7 @@ export function tokenRoutes(tokens: TokenRouteDeps): Route[] {
       errors: [400, 401, 403, 404, 408],
       handler: async (req) => {
         const minted = await pipeline.issue(req.org, { method: 'api', person_id: req.params['person_id'] as string, consistency: req.consistency, custom_claims: req.body?.custom_claims });
-        return { status: 201, result: minted.token };
+        return { status: 201, result: minted.token, resultNeedsNoEscape: true };
       },
     }),
   ];
