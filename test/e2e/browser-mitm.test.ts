@@ -4,6 +4,7 @@ import { fetch } from 'undici';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { newOrg, recordEvents, type Org } from '../support/auth.js';
 import { Subscriber } from '../support/ws.js';
+import { waitFor } from '../support/regions.js';
 
 describe('phishing (MITM) detection', () => {
   let server: TestServer;
@@ -63,6 +64,9 @@ describe('phishing (MITM) detection', () => {
   });
 
   test('a Referer host outside the allowed domains: MitmAttackDetected with every field; allowed hosts and wildcards: nothing', async () => {
+    // The image answers before its detection commits: the previous test's evil.example view must be in the log
+    // before a live subscription starts, or it would arrive as this test's first event.
+    await waitFor(() => events(org.id, 'MitmAttackDetected_v1').length === 1, 10_000, "the previous test's detection to commit");
     const sub = await Subscriber.open(server.base, { org: org.id, key: org.admin.apiKey, query: { types: 'MitmAttackDetected_v1' } });
     try {
       for (const ok of ['https://shop.example/login', 'https://www.shop.example/', 'https://a.b.shop.example/x?y=1']) {
