@@ -14,7 +14,7 @@ import { Client, email, removeDir, ROOT_KEY, ROOT_ORG, tempDir } from '../suppor
 const REGIONS = ['europe-belgium', 'us-iowa', 'asia-japan'] as const;
 const [ORIGIN, IOWA, JAPAN] = REGIONS;
 const skip = natsAvailable ? (netnsUnavailable() ?? false) : 'nats-server is not on PATH (.ci/run installs it)';
-if (skip) console.log(`# separate-hosts test skipped: ${skip}`);
+if (skip) console.log(`separate-hosts test skipped: ${skip}`);
 
 // Ports are per namespace, so every region uses the same ones.
 const NATS_PORT = 4222;
