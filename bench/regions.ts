@@ -2,21 +2,27 @@
 // local_region and all_regions, over three regions at 0 ms and 25 ms simulated one-way latency, with a
 // single-region run as the baseline. The service runs as its own process so the load has the other core.
 // With nats-server on PATH, the same rows again over JetStream: three nats-servers (leafnodes through our
-// delay proxies), the origin's service process and two replica region processes.
-//   npm run bench -- regions [--duration 2] [--warmup 1] [--connections 32]
+// delay proxies), the origin's service process and two replica region processes, and a sustained row: many
+// writers at local_region, timed until every region applied what they wrote (entries/s end to end, batched).
+//   npm run bench -- regions [--duration 2] [--warmup 1] [--connections 32] [--sustained-connections 256] [--only latency|sustained]
 import { parseArgs } from 'node:util';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { streamName } from '../src/regions/jetstream/wire.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
-import { startService, type ServiceProcess } from './lib/server-process.js';
+import { SERVICE_AUTH, startService, type ServiceProcess } from './lib/server-process.js';
 import { natsAvailable, startNatsRegions } from '../test/support/nats.js';
 import { removeDir, tempDir } from '../test/support/server.js';
 
 const USAGE = `usage: npm run bench -- regions [options]   (or: npx tsx bench/regions.ts [options])
   --duration S      measured seconds per row (default 2; --seconds is the same)
   --warmup S        unmeasured seconds before each row (default 1)
-  --connections N   keep-alive connections, one request in flight on each (default 32)`;
+  --connections N   keep-alive connections, one request in flight on each (default 32)
+  --sustained-connections N   writers of the sustained JetStream row (default 256)
+  --only ROWS       latency (the consistency rows) or sustained (the JetStream entries/s row); default both`;
 
 type Consistency = 'local_region' | 'all_regions';
 
@@ -51,11 +57,20 @@ const SCENARIOS: Scenario[] = [
     : []),
 ];
 
+interface Deployment {
+  service: ServiceProcess;
+  /** jetstream: the replica regions' processes */
+  replicas: ServiceProcess[];
+  /** jetstream: messages stored in the origin's WAL stream so far */
+  streamMessages?(): Promise<number>;
+  stop(): Promise<void>;
+}
+
 /** The origin's service to load, and everything else the scenario started, stopped after its rows. */
-async function deploy(scenario: Scenario): Promise<{ service: ServiceProcess; stop(): Promise<void> }> {
+async function deploy(scenario: Scenario): Promise<Deployment> {
   if (scenario.transport === 'simulated') {
     const service = await startService({ SERVICE_REGIONS: scenario.regions, SERVICE_REPLICATION_LATENCY_MS: String(scenario.latencyMs) });
-    return { service, stop: () => service.stop() };
+    return { service, replicas: [], stop: () => service.stop() };
   }
   const regions = scenario.regions.split(',');
   const dir = tempDir('identity-bench-nats-');
@@ -66,8 +81,18 @@ async function deploy(scenario: Scenario): Promise<{ service: ServiceProcess; st
   const replicas: ServiceProcess[] = [];
   for (const region of regions.slice(1)) replicas.push(await startService(env(region)));
   const service = await startService(env(regions[0] as string));
+  const streamMessages = async () => {
+    const nc = await connect({ servers: nats.servers.get(regions[0] as string)?.url as string });
+    try {
+      return (await (await jetstreamManager(nc)).streams.info(streamName(regions[0] as string))).state.messages;
+    } finally {
+      await nc.close();
+    }
+  };
   return {
     service,
+    replicas,
+    streamMessages,
     async stop() {
       await service.stop();
       for (const r of replicas) await r.stop();
@@ -90,6 +115,72 @@ function measure(service: ServiceProcess, consistency: Consistency, s: { duratio
   });
 }
 
+interface SustainedRow {
+  connections: number;
+  /** writes answered 2xx over the window, and their rate at the origin */
+  written: number;
+  origin_rps: number;
+  errors: number;
+  /** entries every region applied from the window's start until the last replica caught up */
+  applied_everywhere: number;
+  /** from the window's start until every region had applied everything written in it */
+  elapsed_ms: number;
+  entries_per_s: number;
+  /** WAL stream messages over the same span: entries per message is the batching */
+  messages: number;
+}
+
+const ORG = SERVICE_AUTH['Service-OrgID'] as string;
+
+/** The lowest offset of the root organization applied across the replica regions. */
+async function appliedEverywhere(replicas: ServiceProcess[]): Promise<number> {
+  const offsets = await Promise.all(
+    replicas.map(async (r) => {
+      const res = await fetch(`${r.url}/replica/organizations/${ORG}`);
+      return res.status === 200 ? ((await res.json()) as { result: { offset: number } }).result.offset : 0;
+    }),
+  );
+  return Math.min(...offsets);
+}
+
+async function caughtUp(service: ServiceProcess, timeoutMs = 180_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const body = (await (await fetch(`${service.url}/health`)).json()) as { result: { regions: Array<{ state: string; lag_entries: number }> } };
+    if (body.result.regions.every((r) => r.state === 'local' || r.lag_entries === 0)) return;
+    if (performance.now() > deadline) throw new Error(`the replica regions did not catch up within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * Many writers at local_region for the window, then the wait until every region applied all of it: the
+ * entries/s is what the whole pipeline (origin commit, one stream message per group-commit batch and
+ * organization, mirror, replica apply and flush, ack) sustains end to end, not what the origin answers.
+ */
+async function sustained(deployment: Deployment, s: { durationMs: number; warmupMs: number; connections: number }): Promise<SustainedRow> {
+  const { service, replicas } = deployment;
+  if (s.warmupMs > 0) await measure(service, 'local_region', { ...s, durationMs: s.warmupMs, warmupMs: 0 });
+  await caughtUp(service);
+  const floor0 = await appliedEverywhere(replicas);
+  const messages0 = (await deployment.streamMessages?.()) ?? 0;
+  const t0 = performance.now();
+  const load = await measure(service, 'local_region', { ...s, warmupMs: 0 });
+  await caughtUp(service);
+  const elapsed = performance.now() - t0;
+  const applied = (await appliedEverywhere(replicas)) - floor0;
+  return {
+    connections: s.connections,
+    written: load.requests - load.errors,
+    origin_rps: load.rps,
+    errors: load.errors,
+    applied_everywhere: applied,
+    elapsed_ms: Math.round(elapsed),
+    entries_per_s: Math.round(applied / (elapsed / 1000)),
+    messages: ((await deployment.streamMessages?.()) ?? 0) - messages0,
+  };
+}
+
 export async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
@@ -98,6 +189,8 @@ export async function main(argv: string[]): Promise<void> {
       seconds: { type: 'string' },
       warmup: { type: 'string', default: '1' },
       connections: { type: 'string', default: '32' },
+      'sustained-connections': { type: 'string', default: '256' },
+      only: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -107,9 +200,12 @@ export async function main(argv: string[]): Promise<void> {
     warmupMs: numberFlag('warmup', values.warmup, 0, USAGE) * 1000,
     connections: Math.floor(numberFlag('connections', values.connections, 1, USAGE)),
   };
+  const only = values.only;
+  if (only !== undefined && only !== 'latency' && only !== 'sustained') throw new Error(`--only takes latency or sustained, got "${only}"\n${USAGE}`);
+  const sustainedConnections = Math.floor(numberFlag('sustained-connections', values['sustained-connections'], 1, USAGE));
   const env = environment();
   const rows: Row[] = [];
-  for (const scenario of SCENARIOS) {
+  for (const scenario of only === 'sustained' ? [] : SCENARIOS) {
     const regions = scenario.regions.split(',').length;
     const deployment = await deploy(scenario);
     try {
@@ -122,8 +218,19 @@ export async function main(argv: string[]): Promise<void> {
       await deployment.stop();
     }
   }
-  const baseline = rows[0] as Row;
-  for (const r of rows) r.vsOneRegion = r.rps / baseline.rps;
+  const baseline = rows[0] as Row | undefined;
+  for (const r of rows) r.vsOneRegion = baseline ? r.rps / baseline.rps : NaN;
+
+  let sustainedRow: SustainedRow | undefined;
+  if (only !== 'latency' && natsAvailable) {
+    const deployment = await deploy({ transport: 'jetstream', regions: THREE, latencyMs: 0, levels: ['local_region'] });
+    try {
+      sustainedRow = await sustained(deployment, { ...s, connections: sustainedConnections });
+      console.error(`  jetstream sustained, ${sustainedConnections} writers: ${sustainedRow.entries_per_s} entries/s applied in every region`);
+    } finally {
+      await deployment.stop();
+    }
+  } else if (only !== 'latency') console.error('  jetstream sustained row skipped: nats-server is not on PATH');
 
   const columns: Column<Row>[] = [
     { title: 'transport', value: (r) => r.transport },
@@ -138,10 +245,27 @@ export async function main(argv: string[]): Promise<void> {
     { title: 'errors', value: (r) => r.errors },
     { title: 'server µs/req', value: (r) => r.serverCpuUsPerRequest ?? '-', align: 'right' },
   ];
-  console.log(`\nPUT /organizations/attributes/{bucket}: ${s.connections} keep-alive connections, ${s.durationMs / 1000} s per row, durable commits\n`);
-  console.log(formatTable(columns, rows));
+  if (rows.length > 0) {
+    console.log(`\nPUT /organizations/attributes/{bucket}: ${s.connections} keep-alive connections, ${s.durationMs / 1000} s per row, durable commits\n`);
+    console.log(formatTable(columns, rows));
+  }
+  if (sustainedRow) {
+    const sustainedColumns: Column<SustainedRow>[] = [
+      { title: 'writers', value: (r) => r.connections },
+      { title: 'written', value: (r) => r.written },
+      { title: 'origin req/s', value: (r) => r.origin_rps },
+      { title: 'errors', value: (r) => r.errors },
+      { title: 'applied everywhere', value: (r) => r.applied_everywhere },
+      { title: 'until caught up', value: (r) => `${(r.elapsed_ms / 1000).toFixed(1)} s`, align: 'right' },
+      { title: 'entries/s (all regions)', value: (r) => r.entries_per_s },
+      { title: 'stream msgs', value: (r) => r.messages },
+      { title: 'entries/msg', value: (r) => (r.messages ? (r.applied_everywhere / r.messages).toFixed(1) : '-'), align: 'right' },
+    ];
+    console.log(`\nJetStream, 3 regions, 0 ms links: local_region PUTs for ${s.durationMs / 1000} s, timed until every region applied them\n`);
+    console.log(formatTable(sustainedColumns, [sustainedRow]));
+  }
   console.log(`\n${environmentLine(env)}`);
-  console.log(`written to ${writeResults('regions', env, { settings: s, rows })}`);
+  console.log(`written to ${writeResults('regions', env, { settings: { ...s, sustainedConnections, only }, rows, sustained: sustainedRow })}`);
 }
 
 runIfMain(import.meta.url, main);

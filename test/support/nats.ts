@@ -30,7 +30,9 @@ export interface NatsServer {
   monitor(path: string): Promise<any>;
 }
 
-export async function startNatsServer(plan: NatsServerPlan, dir: string): Promise<NatsServer> {
+/** `launcher` runs it through a command that execs it, e.g. ['ip', 'netns', 'exec', name] for a namespace. */
+export async function startNatsServer(plan: NatsServerPlan, dir: string, launcher: string[] = []): Promise<NatsServer> {
+  const host = plan.host ?? '127.0.0.1';
   mkdirSync(dir, { recursive: true });
   const conf = join(dir, `${plan.region}.conf`);
   writeFileSync(conf, natsServerConfig(plan));
@@ -38,12 +40,12 @@ export async function startNatsServer(plan: NatsServerPlan, dir: string): Promis
   let log = '';
   const reap = () => child?.kill('SIGKILL');
   const monitor = async (path: string) => {
-    const res = await fetch(`http://127.0.0.1:${plan.httpPort}${path}`);
+    const res = await fetch(`http://${host}:${plan.httpPort}${path}`);
     return res.json();
   };
   const server: NatsServer = {
     plan,
-    url: `nats://127.0.0.1:${plan.port}`,
+    url: `nats://${host}:${plan.port}`,
     pid: () => child?.pid,
     async kill(signal = 'SIGKILL') {
       const c = child;
@@ -55,14 +57,15 @@ export async function startNatsServer(plan: NatsServerPlan, dir: string): Promis
     },
     async start() {
       log = '';
-      child = spawn('nats-server', ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const argv = [...launcher, 'nats-server', '-c', conf];
+      child = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout?.on('data', (d: Buffer) => (log += d.toString()));
       child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
       process.once('exit', reap);
       const deadline = Date.now() + 20_000;
       for (;;) {
         try {
-          const res = await fetch(`http://127.0.0.1:${plan.httpPort}/healthz?js-enabled-only=true`);
+          const res = await fetch(`http://${host}:${plan.httpPort}/healthz?js-enabled-only=true`);
           if (res.ok) return;
         } catch {
           // not listening yet
