@@ -5,7 +5,7 @@ import type { AdChanges } from '../../cloud/ad-changes.js';
 import type { Change } from '../../cloud/aws-changes.js';
 import { route, type Request, type Route } from '../route.js';
 import type { HandlerDeps } from './deps.js';
-import { CLOUD_PATH } from './cloud-connections.js';
+import { answerChange, CLOUD_PATH } from './cloud-connections.js';
 
 const SPNS = `${CLOUD_PATH}/{connection_id}/ad/spns`;
 const SPN = `${SPNS}/{service_class}/{service_name}`;
@@ -30,10 +30,7 @@ const ERRORS = [400, 401, 403, 404, 408, 409, 502];
 
 export function cloudAdRoutes(deps: HandlerDeps, ad: AdChanges): Route[] {
   const p = (req: Request<unknown, unknown>, name: string) => req.params[name] as string;
-  const answer = async (req: Request<unknown, unknown>, change: Change, status: number) => {
-    await deps.consistency.wait(req.org.id, change.outcome.offset, req.consistency);
-    return status === 204 ? { status } : { status, result: change.body };
-  };
+  const answer = (req: Request<unknown, unknown>, change: Change, status: number) => answerChange(deps, req, change, status);
   return [
     route<Static<typeof CreateBody>>({
       method: 'post',

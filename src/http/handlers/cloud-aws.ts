@@ -5,7 +5,7 @@ import type { AwsChanges, Change } from '../../cloud/aws-changes.js';
 import type { Request } from '../route.js';
 import { route, type Route } from '../route.js';
 import type { HandlerDeps } from './deps.js';
-import { CLOUD_PATH } from './cloud-connections.js';
+import { answerChange, CLOUD_PATH } from './cloud-connections.js';
 
 const ROLES = `${CLOUD_PATH}/{connection_id}/aws/roles`;
 const ROLE = `${ROLES}/{role_name}`;
@@ -42,10 +42,7 @@ const ERRORS = [400, 401, 403, 404, 408, 409, 502];
 export function cloudAwsRoutes(deps: HandlerDeps, aws: AwsChanges): Route[] {
   const conn = (req: Request<unknown, unknown>) => req.params['connection_id'] as string;
   const role = (req: Request<unknown, unknown>) => req.params['role_name'] as string;
-  const answer = async (req: Request<unknown, unknown>, change: Change, status: number) => {
-    await deps.consistency.wait(req.org.id, change.outcome.offset, req.consistency);
-    return status === 204 ? { status } : { status, result: change.body };
-  };
+  const answer = (req: Request<unknown, unknown>, change: Change, status: number) => answerChange(deps, req, change, status);
   const put = <B>(path: string, summary: string, body: typeof InlineBody | typeof ManagedBody | typeof TrustBody | typeof BoundaryBody, call: (req: Request<B, unknown>) => Promise<Change>): Route =>
     route<B>({
       method: 'put',

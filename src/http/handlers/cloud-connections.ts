@@ -4,11 +4,18 @@ import { Type, type Static } from '@sinclair/typebox';
 import { CLOUD_TYPES, cloudConnectionView, requireCloudConnection, type CloudConnection } from '../../domain/cloud.js';
 import type { CloudConnections, CreateConnectionBody } from '../../cloud/connections.js';
 import type { Inventory } from '../../cloud/inventory.js';
+import type { Change } from '../../cloud/aws-changes.js';
 import { PaginationMeta, PagingQuery, type PagingParams } from '../paging.js';
-import { route, type Route } from '../route.js';
+import { route, type Request, type Route } from '../route.js';
 import type { HandlerDeps } from './deps.js';
 
 export const CLOUD_PATH = '/cloud/connections';
+
+/** A change made at a provider, answered once its event has the consistency the request asked for. */
+export async function answerChange(deps: HandlerDeps, req: Request<unknown, unknown>, change: Change, status: number) {
+  await deps.consistency.wait(req.org.id, change.outcome.offset, req.consistency);
+  return status === 204 ? { status } : { status, result: change.body };
+}
 
 const Settings = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 4096 }), {
   description: 'aws {account_id, endpoint?, aws_region?}; gcp {project_id, endpoint?}; active_directory {url, base_dn, domain, tls_ca?}',
