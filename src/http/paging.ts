@@ -42,6 +42,12 @@ export interface Pager {
   page(keys: readonly string[], params: PagingParams, scope: { org: string; list: string }): { keys: string[]; meta: Record<string, unknown> };
 }
 
+/** One page of a map keyed by IDs in sorted order, each entry answered through `view`. */
+export function pageOfMap<T>(pager: Pager, orgId: string, query: PagingParams, map: ReadonlyMap<string, T>, list: string, view: (item: T) => unknown) {
+  const page = pager.page([...map.keys()].sort(), query, { org: orgId, list });
+  return { status: 200, result: page.keys.map((k) => view(map.get(k) as T)), meta: page.meta };
+}
+
 export function createPager(secret: Buffer): Pager {
   const mac = (text: string) => createHmac('sha256', secret).update(text).digest().subarray(0, 16);
   const seal = (body: CursorBody) => {

@@ -1,11 +1,11 @@
 // Cloud connections (AWS accounts, GCP projects, Active Directory domains): create (tested before stored), list, get, change, delete; and a
 // snapshot on request. Credentials are write-only: no route returns them.
 import { Type, type Static } from '@sinclair/typebox';
-import { CLOUD_TYPES, cloudConnectionView, requireCloudConnection, type CloudConnection } from '../../domain/cloud.js';
+import { CLOUD_TYPES, cloudConnectionView, requireCloudConnection } from '../../domain/cloud.js';
 import type { CloudConnections, CreateConnectionBody } from '../../cloud/connections.js';
 import type { Inventory } from '../../cloud/inventory.js';
 import type { Change } from '../../cloud/aws-changes.js';
-import { PaginationMeta, PagingQuery, type PagingParams } from '../paging.js';
+import { pageOfMap, PaginationMeta, PagingQuery, type PagingParams } from '../paging.js';
 import { route, type Request, type Route } from '../route.js';
 import type { HandlerDeps } from './deps.js';
 
@@ -83,9 +83,7 @@ export function cloudConnectionRoutes(deps: HandlerDeps, cloud: { connections: C
       success: { status: 200, result: Type.Array(Connection), meta: PaginationMeta },
       errors: [400, 401, 403, 404],
       handler: (req) => {
-        const all = req.org.state.cloud_connections;
-        const page = deps.pager.page([...all.keys()].sort(), req.query, { org: req.org.id, list: 'cloud/connections' });
-        return { status: 200, result: page.keys.map((k) => cloudConnectionView(all.get(k) as CloudConnection)), meta: page.meta };
+        return pageOfMap(deps.pager, req.org.id, req.query, req.org.state.cloud_connections, 'cloud/connections', cloudConnectionView);
       },
     }),
     route({

@@ -2,8 +2,7 @@
 // change, delete, and a new secret. Management routes: API key, envelope.
 import { Type, type Static } from '@sinclair/typebox';
 import { ACCESS_TOKEN_DURATION, MAX_OAUTH_SCOPES, MAX_REDIRECT_URIS, OAUTH_GRANT_TYPES, REFRESH_TOKEN_DURATION, oauthClientView, requireOAuthClient, type OAuthClientInput, type OAuthClientPatch } from '../../domain/oauth-clients.js';
-import type { OAuthClient } from '../../domain/state.js';
-import { PagingQuery, PaginationMeta, type PagingParams } from '../paging.js';
+import { pageOfMap, PagingQuery, PaginationMeta, type PagingParams } from '../paging.js';
 import { route, type Request, type Route } from '../route.js';
 import { execute, type HandlerDeps } from './deps.js';
 
@@ -117,10 +116,8 @@ export function oauthClientRoutes(deps: HandlerDeps): Route[] {
       success: { status: 200, result: Type.Array(Client), meta: PaginationMeta },
       errors: READ_ERRORS,
       handler: (req) => {
-        const clients = req.org.state.oauth_clients;
         // Client IDs are UUIDv7: key order is creation order.
-        const page = deps.pager.page([...clients.keys()].sort(), req.query, { org: req.org.id, list: 'oauth2/clients' });
-        return { status: 200, result: page.keys.map((k) => oauthClientView(clients.get(k) as OAuthClient)), meta: page.meta };
+        return pageOfMap(deps.pager, req.org.id, req.query, req.org.state.oauth_clients, 'oauth2/clients', oauthClientView);
       },
     }),
     route({

@@ -5,7 +5,7 @@ import { requirePerson } from '../../domain/lookup.js';
 import { checkPermissionName, effectivePermissions, hasPermission, PERMISSION_NAME_MAX, requirePermission, requireRole } from '../../domain/rbac.js';
 import { GROUP_NAME_MAX } from '../../domain/rules.js';
 import type { OrgState, Permission, Role } from '../../domain/state.js';
-import { PaginationMeta, PagingQuery, type PagingParams } from '../paging.js';
+import { pageOfMap, PaginationMeta, PagingQuery, type PagingParams } from '../paging.js';
 import { envelope } from '../respond.js';
 import { route, type Request, type Route } from '../route.js';
 import { Strings } from '../schemas.js';
@@ -50,10 +50,7 @@ function given<T extends Record<string, unknown>>(fields: T): { [K in keyof T]: 
 
 export function rbacRoutes(deps: HandlerDeps): Route[] {
   const personId = (req: Request<unknown, unknown>) => req.params['person_id'] as string;
-  const paged = <T>(req: Request<unknown, PagingParams>, map: Map<string, T>, list: string, view: (item: T) => unknown) => {
-    const page = deps.pager.page([...map.keys()].sort(), req.query, { org: req.org.id, list });
-    return { status: 200, result: page.keys.map((k) => view(map.get(k) as T)), meta: page.meta };
-  };
+  const paged = <T>(req: Request<unknown, PagingParams>, map: Map<string, T>, list: string, view: (item: T) => unknown) => pageOfMap(deps.pager, req.org.id, req.query, map, list, view);
   const state = (req: Request<unknown, unknown>): OrgState => req.org.state;
 
   return [
