@@ -201,7 +201,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // Bound once the outbox exists, before pruning starts: the log keeps what webhooks have still to deliver.
   let outbox: Outbox | undefined;
   const events = buildEvents(base, storage.wal, orgs, (org) => outbox?.keepFrom(org));
-  const remote = await connectRemoteRegions(config.regionTransport, config.regions, warn);
+  const remote = await connectRemoteRegions(config.regionTransport, config.regions, warn, storage.wal);
   const regions = await startRegions({ config, wal: storage.wal, registry: orgs.registry, commits: orgs.commits, metrics: base.metrics, warn, clock, ...(options.random ? { random: options.random } : {}), ...(remote.connect ? { connect: remote.connect } : {}) });
   const tokens = await buildTokens(base, storage.secrets, orgs.registry);
   const webhooks = await buildWebhooks(base, storage, orgs, events.log);

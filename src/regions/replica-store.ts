@@ -1,7 +1,7 @@
 // A replica region's own LMDB environment, `${dataDir}/replica-${region}.mdb`: the WAL records it has
 // applied, byte for byte as the local log framed them, and its applied offset per organization.
 import { encodeRecord, decodeRecord } from '../wal/codec.js';
-import { createWal, type Wal } from '../wal/log.js';
+import { createWal, type Snapshot, type Wal } from '../wal/log.js';
 import { openStore, type Store } from '../wal/store.js';
 
 export interface ReplicaWrite {
@@ -20,6 +20,11 @@ export interface ReplicaStore {
    * acknowledgement sent after it can never be taken back by a crash.
    */
   commit(writes: ReplicaWrite[], applied: Map<string, number>, newOrgs: string[]): Promise<void>;
+  /**
+   * Installs a snapshot shipped by the origin and its offset as the applied offset, in one transaction: a
+   * crash leaves either the old floor and log or the snapshot and the new floor, never a mix.
+   */
+  install(org: string, snapshot: Snapshot, newOrg: boolean): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -45,6 +50,15 @@ export function openReplicaStore(dataDir: string, region: string, durable: boole
         for (const org of newOrgs) store.orgs.putSync(org, created);
         for (const w of writes) store.wal.putSync([w.org, w.offset], w.record);
         for (const [org, offset] of applied) store.meta.putSync(appliedKey(org), encodeRecord(offset));
+      });
+    },
+    async install(org, snapshot, newOrg) {
+      // Encoded as the log's saveSnapshot does, so recovery reads it like the replica's own.
+      const bytes = encodeRecord(snapshot, 'records');
+      await store.root.transaction(() => {
+        if (newOrg) store.orgs.putSync(org, encodeRecord({ created: nowMs() }));
+        store.snapshots.putSync(org, bytes);
+        store.meta.putSync(appliedKey(org), encodeRecord(snapshot.offset));
       });
     },
     close: () => store.close(),

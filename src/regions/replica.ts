@@ -3,9 +3,11 @@
 // applied offset is saved in the same transaction, so a restarted replica resumes exactly where it was.
 import { applyEntry } from '../domain/apply.js';
 import type { Change } from '../domain/changes.js';
-import { toSnapshot } from '../domain/snapshot.js';
+import { fromSnapshot, toSnapshot } from '../domain/snapshot.js';
 import type { OrgState } from '../domain/state.js';
 import { recoverOrg } from '../org/recovery.js';
+import type { StoredRecord } from '../lib/versions.js';
+import type { Snapshot } from '../wal/log.js';
 import { decodeEntry, type WalEntry } from '../wal/entry.js';
 import type { ReplicaStore, ReplicaWrite } from './replica-store.js';
 import type { Ack, Batch, ReplicaEndpoint } from './transport.js';
@@ -19,11 +21,21 @@ export interface ReplicaStats {
   gaps: number;
   /** entries refused because their record did not verify */
   corrupt: number;
+  /** snapshots shipped by the origin and installed in place of entries the stream no longer held */
+  installed: number;
 }
 
 interface Inbound {
   batch: Batch;
   resolve(ack: Ack): void;
+  reject(error: unknown): void;
+}
+
+/** A snapshot shipped by the origin, installed in turn with the batches around it. */
+interface Install {
+  org: string;
+  snapshot: Snapshot<StoredRecord>;
+  resolve(offset: number): void;
   reject(error: unknown): void;
 }
 
@@ -33,13 +45,15 @@ interface Decoded extends ReplicaWrite {
 
 export class Replica implements ReplicaEndpoint {
   readonly region: string;
-  readonly stats: ReplicaStats = { applied: 0, duplicates: 0, gaps: 0, corrupt: 0 };
+  readonly stats: ReplicaStats = { applied: 0, duplicates: 0, gaps: 0, corrupt: 0, installed: 0 };
   private readonly store: ReplicaStore;
   private readonly states = new Map<string, OrgState>();
   private readonly snapshotOffsets = new Map<string, number>();
   private readonly snapshotInterval: number;
   private readonly warn: (message: string) => void;
-  private inbox: Inbound[] = [];
+  private inbox: Array<Inbound | Install> = [];
+  /** the replica's own last snapshot write, which an installed snapshot must land after */
+  private saving: Promise<unknown> = Promise.resolve();
   private draining: Promise<void> | undefined;
   private closed = false;
 
@@ -88,6 +102,19 @@ export class Replica implements ReplicaEndpoint {
     });
   }
 
+  /**
+   * Installs the origin's snapshot of an organization when it is past what is applied here; resolves to the
+   * applied offset after it. The snapshot's offset becomes the applied floor in the same transaction, so
+   * entries up to it are skipped as already applied and the next one applies on top of it.
+   */
+  install(org: string, snapshot: Snapshot<StoredRecord>): Promise<number> {
+    if (this.closed) return Promise.reject(new Error(`replica ${this.region} is closed`));
+    return new Promise<number>((resolve, reject) => {
+      this.inbox.push({ org, snapshot, resolve, reject });
+      this.draining ??= this.drain();
+    });
+  }
+
   /** Waits for the batch being committed, then closes the store; later batches are refused. */
   async close(): Promise<void> {
     this.closed = true;
@@ -100,7 +127,16 @@ export class Replica implements ReplicaEndpoint {
       while (this.inbox.length > 0) {
         const items = this.inbox;
         this.inbox = [];
-        await this.commit(items);
+        let run: Inbound[] = [];
+        for (const item of items) {
+          if ('batch' in item) run.push(item);
+          else {
+            if (run.length > 0) await this.commit(run);
+            run = [];
+            await this.installOne(item);
+          }
+        }
+        if (run.length > 0) await this.commit(run);
       }
     } finally {
       this.draining = undefined;
@@ -151,6 +187,22 @@ export class Replica implements ReplicaEndpoint {
     for (const { batch, resolve } of items) resolve({ org: batch.org, session: batch.session, offset: this.applied(batch.org) });
   }
 
+  private async installOne({ org, snapshot, resolve, reject }: Install): Promise<void> {
+    if (snapshot.offset <= this.applied(org)) return resolve(this.applied(org));
+    let state: OrgState;
+    try {
+      state = fromSnapshot(snapshot.state, true);
+      await this.saving;
+      await this.store.install(org, snapshot, !this.states.has(org));
+    } catch (error) {
+      return reject(error);
+    }
+    this.states.set(org, { ...state, offset: snapshot.offset, event_offset: snapshot.event_offset });
+    this.snapshotOffsets.set(org, snapshot.offset);
+    this.stats.installed++;
+    resolve(snapshot.offset);
+  }
+
   private applyEntry(w: Decoded): void {
     const state = applyEntry(this.states.get(w.org), { offset: w.offset, changes: w.entry.changes, ev: w.entry.ev });
     if (!state) {
@@ -167,6 +219,6 @@ export class Replica implements ReplicaEndpoint {
     if (!state || state.offset - last < this.snapshotInterval) return;
     this.snapshotOffsets.set(org, state.offset);
     const snapshot = { offset: state.offset, event_offset: state.event_offset, state: toSnapshot(state) };
-    this.store.wal.saveSnapshot(org, snapshot).catch((error: unknown) => this.warn(`replica ${this.region}: snapshot of ${org} failed: ${String(error)}`));
+    this.saving = this.store.wal.saveSnapshot(org, snapshot).catch((error: unknown) => this.warn(`replica ${this.region}: snapshot of ${org} failed: ${String(error)}`));
   }
 }

@@ -6,7 +6,9 @@ import { jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStre
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { ConnectRegion } from '../in-process.js';
 import type { Ack, Transport } from '../transport.js';
+import type { Wal } from '../../wal/log.js';
 import { openNats, retry } from './connection.js';
+import { serveSnapshots } from './snapshot-source.js';
 import { ackSubject, decodeAck, encodeBatch, msgId, probeSubject, streamName, walSubject, walSubjects } from './wire.js';
 
 export interface OriginOptions {
@@ -14,6 +16,8 @@ export interface OriginOptions {
   natsUrl: string;
   retentionMs: number;
   pingMs: number;
+  /** the origin's log, from which replicas past the stream's retention get snapshots */
+  wal?: Wal;
   warn(message: string): void;
 }
 
@@ -97,6 +101,7 @@ export function connectJetStream(options: OriginOptions): { connect: ConnectRegi
       await nc.close();
       throw new Error('stopped');
     }
+    if (options.wal) serveSnapshots(nc, options.origin, options.wal, options.warn);
     await ensureWalStream(nc, options.origin, options.retentionMs, options.warn, () => stopped);
     current = { nc, js: jetstream(nc) };
     return current;

@@ -2,6 +2,7 @@
 // origin reaches its replica regions through NATS; otherwise nothing changes (in-process, simulated).
 import type { ConnectRegion } from '../in-process.js';
 import type { RegionTransportConfig } from '../../lib/region-transport.js';
+import type { Wal } from '../../wal/log.js';
 import { connectJetStream } from './origin.js';
 
 export interface RemoteRegions {
@@ -9,10 +10,10 @@ export interface RemoteRegions {
   close(): Promise<void>;
 }
 
-export async function connectRemoteRegions(transport: RegionTransportConfig | undefined, regions: readonly string[], warn: (m: string) => void): Promise<RemoteRegions> {
+export async function connectRemoteRegions(transport: RegionTransportConfig | undefined, regions: readonly string[], warn: (m: string) => void, wal?: Wal): Promise<RemoteRegions> {
   if (!transport || transport.kind === 'simulated') return { close: async () => {} };
   const origin = regions[0] as string;
   if (transport.region !== origin) throw new Error(`region ${transport.region} is a replica region; its process is started as one (src/main.ts does)`);
-  const js = connectJetStream({ origin, natsUrl: transport.natsUrl, retentionMs: transport.retentionMs, pingMs: transport.pingMs, warn });
+  const js = connectJetStream({ origin, natsUrl: transport.natsUrl, retentionMs: transport.retentionMs, pingMs: transport.pingMs, warn, ...(wal ? { wal } : {}) });
   return { connect: js.connect, close: js.close };
 }

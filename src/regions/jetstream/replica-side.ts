@@ -4,6 +4,7 @@
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerConfig, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Replica } from '../replica.js';
+import { createCatchUp } from './catch-up.js';
 import { retry } from './connection.js';
 import { ackSubject, consumerName, decodeBatch, encodeAck, probeSubject, streamName } from './wire.js';
 
@@ -97,6 +98,7 @@ export async function startReplicaSide(options: ReplicaSideOptions): Promise<Rep
     },
   });
 
+  const catchUp = createCatchUp({ nc, jsm, origin, region, replica, warn });
   const js = jetstream(nc);
   let current: { stop(): void; closed(): Promise<unknown> } | undefined;
   const loop = (async () => {
@@ -116,7 +118,7 @@ export async function startReplicaSide(options: ReplicaSideOptions): Promise<Rep
           }
           // Not awaited: batches that arrive together share one transaction and one flush. The replica
           // commits in arrival order, so acknowledgements go out in stream order, each after its flush.
-          replica.receive(batch).then(
+          catchUp.receive(batch).then(
             (ack) => {
               m.ack();
               nc.publish(acks, encodeAck(ack));

@@ -1,0 +1,76 @@
+// The origin's side of snapshot shipping: a replica that fell behind past the stream's retention asks for
+// an organization's state over core NATS request/reply (no object store in nats-server 2.9's clients here),
+// and gets the snapshot format the WAL stores (src/domain/snapshot.ts), at the offset it was taken, in parts.
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { toSnapshot } from '../../domain/snapshot.js';
+import { recoverOrg } from '../../org/recovery.js';
+import { encodeRecord } from '../../wal/codec.js';
+import type { Snapshot, Wal } from '../../wal/log.js';
+
+/** One subject per origin; the organization and the part are in the request. */
+export const snapshotSubject = (origin: string) => `snapshot.${origin}`;
+
+/** Well under nats-server's default max_payload (1 MiB) once base64 adds its third. */
+export const SNAPSHOT_PART_BYTES = 512 * 1024;
+
+export interface SnapshotRequest {
+  org: string;
+  part: number;
+  /** parts after the first name the snapshot they belong to */
+  offset?: number;
+}
+
+export type SnapshotReply = { offset: number; parts: number; part: number; data: string } | { error: string };
+
+/** A snapshot being fetched part by part is kept this long after it was taken. */
+const KEEP_MS = 60_000;
+
+/**
+ * Part 0 takes a fresh snapshot of the organization as its WAL holds it (every committed entry, so at an
+ * offset at or past everything the link has published); later parts come from that same one.
+ */
+export function serveSnapshots(nc: NatsConnection, origin: string, wal: Wal, warn: (m: string) => void): Subscription {
+  const taken = new Map<string, { offset: number; parts: Buffer[]; at: number }>();
+  const take = async (org: string) => {
+    const recovered = await recoverOrg(wal, org);
+    if (!recovered) return undefined;
+    const { state } = recovered;
+    const snapshot: Snapshot = { offset: state.offset, event_offset: state.event_offset, state: toSnapshot(state) };
+    const bytes = encodeRecord(snapshot, 'records');
+    const parts: Buffer[] = [];
+    for (let at = 0; at < bytes.length || parts.length === 0; at += SNAPSHOT_PART_BYTES) parts.push(bytes.subarray(at, at + SNAPSHOT_PART_BYTES));
+    const entry = { offset: state.offset, parts, at: Date.now() };
+    taken.set(`${org}@${state.offset}`, entry);
+    return entry;
+  };
+  const answer = async (request: SnapshotRequest): Promise<SnapshotReply> => {
+    const now = Date.now();
+    for (const [key, t] of taken) if (now - t.at > KEEP_MS) taken.delete(key);
+    // Keyed by offset too: replicas fetching at once each finish the snapshot they started.
+    const t = request.part === 0 ? await take(request.org) : taken.get(`${request.org}@${request.offset}`);
+    if (!t) return { error: request.part === 0 ? `organization ${request.org} is not in region ${origin}` : `snapshot of ${request.org} at ${request.offset} expired; start again from part 0` };
+    const data = t.parts[request.part];
+    if (!data) return { error: `snapshot of ${request.org} has ${t.parts.length} parts, not ${request.part + 1}` };
+    return { offset: t.offset, parts: t.parts.length, part: request.part, data: data.toString('base64') };
+  };
+  return nc.subscribe(snapshotSubject(origin), {
+    callback: (error, msg) => {
+      if (error) return;
+      let request: SnapshotRequest;
+      try {
+        request = JSON.parse(Buffer.from(msg.data).toString('utf8')) as SnapshotRequest;
+        if (typeof request?.org !== 'string' || !Number.isSafeInteger(request.part) || request.part < 0) throw new Error('not a snapshot request');
+      } catch (e) {
+        msg.respond(JSON.stringify({ error: (e as Error).message }));
+        return;
+      }
+      answer(request).then(
+        (reply) => msg.respond(JSON.stringify(reply)),
+        (e: unknown) => {
+          warn(`snapshot of ${request.org} for a replica failed: ${(e as Error).message}`);
+          msg.respond(JSON.stringify({ error: 'the origin could not take the snapshot' }));
+        },
+      );
+    },
+  });
+}

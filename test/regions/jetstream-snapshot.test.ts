@@ -1,0 +1,134 @@
+// A replica region that fell behind past the stream's retention, over real nats-servers: it is stopped, the
+// stream and its mirror are cut to a few messages so its position is dropped, writes go on, and on restart
+// it installs the origin's snapshot and goes on from the stream, ending with exactly the origin's state.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { toSnapshot } from '../../src/domain/snapshot.js';
+import { recoverOrg } from '../../src/org/recovery.js';
+import { streamName } from '../../src/regions/jetstream/wire.js';
+import { replicaStoreName } from '../../src/regions/replica-store.js';
+import { createWal } from '../../src/wal/log.js';
+import { openStore } from '../../src/wal/store.js';
+import { natsAvailable, startNatsRegions, type NatsRegions } from '../support/nats.js';
+import { spawnService, type ServiceProcess } from '../support/process.js';
+import { readLog, regionHealth, waitFor } from '../support/regions.js';
+import { email, removeDir, ROOT_ORG, tempDir } from '../support/server.js';
+
+const REGIONS = ['europe-belgium', 'us-iowa', 'asia-japan'] as const;
+const [ORIGIN, IOWA, JAPAN] = REGIONS;
+const skip = natsAvailable ? false : 'nats-server is not on PATH (.ci/run installs it)';
+
+const dir = tempDir('identity-natsnap-');
+let nats: NatsRegions;
+let origin: ServiceProcess;
+const replicas = new Map<string, ServiceProcess>();
+
+const env = (region: string): Record<string, string> => ({
+  SERVICE_REGIONS: REGIONS.join(','),
+  SERVICE_REGION_TRANSPORT: 'jetstream',
+  SERVICE_REGION: region,
+  SERVICE_NATS_URL: nats.servers.get(region)?.url as string,
+  SERVICE_NATS_PULL_EXPIRES: '2s',
+});
+const startReplica = async (region: string) => replicas.set(region, await spawnService(env(region), join(dir, `svc-${region}`)));
+
+before(async () => {
+  if (skip) return;
+  nats = await startNatsRegions(REGIONS, join(dir, 'nats'));
+  origin = await spawnService(env(ORIGIN), join(dir, `svc-${ORIGIN}`));
+  for (const r of [IOWA, JAPAN]) await startReplica(r);
+});
+
+after(async () => {
+  for (const p of [origin, ...replicas.values()]) await p?.kill();
+  await nats?.stop();
+  removeDir(dir);
+});
+
+const caughtUp = async () => (await regionHealth(origin.base)).every((r) => r.state === 'local' || r.lag_entries === 0);
+const replicaStats = async (region: string) => ((await (await fetch(`${(replicas.get(region) as ServiceProcess).base}/health`)).json()) as { result: { stats: { installed: number } } }).result.stats;
+
+/** Keeps only the last `maxMsgs` messages of the origin's stream (in its domain) or of a region's mirror of it. */
+async function shortenRetention(region: string, maxMsgs: number): Promise<number> {
+  const nc = await connect({ servers: nats.servers.get(region)?.url as string });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const info = await jsm.streams.info(streamName(ORIGIN));
+    await jsm.streams.update(streamName(ORIGIN), { ...info.config, max_msgs: maxMsgs });
+    return info.state.first_seq;
+  } finally {
+    await nc.close();
+  }
+}
+
+async function firstSeq(region: string): Promise<number> {
+  const nc = await connect({ servers: nats.servers.get(region)?.url as string });
+  try {
+    return (await (await jetstreamManager(nc)).streams.info(streamName(ORIGIN))).state.first_seq;
+  } finally {
+    await nc.close();
+  }
+}
+
+/** An organization's state as a store's snapshot and log rebuild it, in the snapshot format. */
+async function stateIn(dataDir: string, storeName: string, org: string) {
+  const store = openStore(dataDir, storeName, false);
+  try {
+    const r = await recoverOrg(createWal(store, () => {}), org);
+    return r && toSnapshot(r.state);
+  } finally {
+    await store.close();
+  }
+}
+
+test("a replica stopped past the stream's retention installs the origin's snapshot, then follows the stream", { skip, timeout: 240_000 }, async () => {
+  const acknowledged: string[] = [];
+  const write = async (n: number, tag: string) => {
+    // One at a time, so the order they were acknowledged in is the order they were committed in.
+    for (let i = 0; i < n; i++) {
+      const res = await origin.client.post('/persons', email(`${tag}-${i}@example.com`));
+      assert.equal(res.status, 201, res.text);
+      acknowledged.push(res.body.result.person_id as string);
+    }
+  };
+  await write(20, 'before');
+  await waitFor(caughtUp, 60_000, 'caught up before the stop');
+
+  const japan = replicas.get(JAPAN) as ServiceProcess;
+  await japan.stop();
+  const firstBefore = await firstSeq(JAPAN);
+  await shortenRetention(ORIGIN, 20);
+  await shortenRetention(JAPAN, 20);
+  // More than one batch of the origin's resends (512 entries), so what it resent from Japan's position is
+  // dropped too and, being a duplicate of what it stored, not stored again.
+  await write(700, 'while-away');
+  await waitFor(async () => (await firstSeq(JAPAN)) > firstBefore + 20, 60_000, "the mirror dropped Japan's position");
+
+  await startReplica(JAPAN);
+  await write(20, 'after');
+  await waitFor(caughtUp, 120_000, 'Japan caught up');
+  assert.ok((await replicaStats(JAPAN)).installed >= 1, "Japan installed the origin's snapshot");
+  assert.equal((await replicaStats(IOWA)).installed, 0, 'Iowa, never behind, needed none');
+
+  for (const p of [origin, ...replicas.values()]) await p.stop();
+  const expected = await stateIn(origin.dataDir, 'local', ROOT_ORG);
+  assert.ok(expected);
+  for (const r of [IOWA, JAPAN]) {
+    const got = await stateIn((replicas.get(r) as ServiceProcess).dataDir, replicaStoreName(r), ROOT_ORG);
+    assert.deepEqual(got, expected, `${r} holds exactly the origin's state`);
+    // Every acknowledged write once, in the order it was acknowledged.
+    const order = (got as { persons: Array<{ person_id: string }> }).persons.map((p) => p.person_id);
+    const mine = order.filter((id) => acknowledged.includes(id));
+    assert.deepEqual(mine, acknowledged, `${r}: every acknowledged person once, in order`);
+  }
+  // What Japan's log holds is the origin's, byte for byte; it lacks only entries its snapshot covers.
+  const local = (await readLog(origin.dataDir, 'local')).get(ROOT_ORG) ?? [];
+  const log = (await readLog((replicas.get(JAPAN) as ServiceProcess).dataDir, replicaStoreName(JAPAN))).get(ROOT_ORG) ?? [];
+  const byOffset = new Map(local);
+  for (const [offset, record] of log) assert.equal(record, byOffset.get(offset), `entry ${offset}`);
+  assert.equal(log[log.length - 1]?.[0], local[local.length - 1]?.[0], 'the same last entry');
+  assert.ok(log.length < local.length, 'entries the snapshot covered were not shipped one by one');
+});
