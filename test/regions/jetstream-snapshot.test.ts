@@ -51,23 +51,25 @@ after(async () => {
 const caughtUp = async () => (await regionHealth(origin.base)).every((r) => r.state === 'local' || r.lag_entries === 0);
 const replicaStats = async (region: string) => ((await (await fetch(`${(replicas.get(region) as ServiceProcess).base}/health`)).json()) as { result: { stats: { installed: number } } }).result.stats;
 
-/** Keeps only the last `maxMsgs` messages of the origin's stream (in its domain) or of a region's mirror of it. */
-async function shortenRetention(region: string, maxMsgs: number): Promise<number> {
+/**
+ * Sets the max_age of the origin's stream (in the origin's domain) or of a region's mirror of it. The
+ * duplicate window may not exceed it, and the origin's process puts both back when it starts.
+ */
+async function setRetention(region: string, maxAgeMs: number): Promise<void> {
   const nc = await connect({ servers: nats.servers.get(region)?.url as string });
   try {
     const jsm = await jetstreamManager(nc);
     const info = await jsm.streams.info(streamName(ORIGIN));
-    await jsm.streams.update(streamName(ORIGIN), { ...info.config, max_msgs: maxMsgs });
-    return info.state.first_seq;
+    await jsm.streams.update(streamName(ORIGIN), { ...info.config, max_age: maxAgeMs * 1_000_000, duplicate_window: Math.min(info.config.duplicate_window, maxAgeMs * 1_000_000) });
   } finally {
     await nc.close();
   }
 }
 
-async function firstSeq(region: string): Promise<number> {
+async function storedMessages(region: string): Promise<number> {
   const nc = await connect({ servers: nats.servers.get(region)?.url as string });
   try {
-    return (await (await jetstreamManager(nc)).streams.info(streamName(ORIGIN))).state.first_seq;
+    return (await (await jetstreamManager(nc)).streams.info(streamName(ORIGIN))).state.messages;
   } finally {
     await nc.close();
   }
@@ -97,16 +99,22 @@ test("a replica stopped past the stream's retention installs the origin's snapsh
   await write(20, 'before');
   await waitFor(caughtUp, 60_000, 'caught up before the stop');
 
-  const japan = replicas.get(JAPAN) as ServiceProcess;
-  await japan.stop();
-  const firstBefore = await firstSeq(JAPAN);
-  await shortenRetention(ORIGIN, 20);
-  await shortenRetention(JAPAN, 20);
-  // More than one batch of the origin's resends (512 entries), so what it resent from Japan's position is
-  // dropped too and, being a duplicate of what it stored, not stored again.
-  await write(700, 'while-away');
-  await waitFor(async () => (await firstSeq(JAPAN)) > firstBefore + 20, 60_000, "the mirror dropped Japan's position");
+  await (replicas.get(JAPAN) as ServiceProcess).stop();
+  await write(100, 'while-away');
+  const linkTo = async (region: string) => (await regionHealth(origin.base)).find((r) => r.name === region)?.lag_entries === 0;
+  await waitFor(() => linkTo(IOWA), 60_000, 'Iowa, still there, caught up');
+  // The origin stops too, so that nothing resends from Japan's position while the stream forgets it; the
+  // stream and Japan's mirror then age out everything they held.
+  await origin.stop();
+  await setRetention(ORIGIN, 1000);
+  await setRetention(JAPAN, 1000);
+  await waitFor(async () => (await storedMessages(ORIGIN)) === 0 && (await storedMessages(JAPAN)) === 0, 60_000, "the stream and Japan's mirror dropped Japan's position");
+  await setRetention(JAPAN, 3_600_000);
 
+  // The origin puts its stream's retention back; new writes reach the stream through Iowa's link, and
+  // Japan's link asks where Japan stands before it resends anything.
+  origin = await origin.restart();
+  await write(20, 'after-restart');
   await startReplica(JAPAN);
   await write(20, 'after');
   await waitFor(caughtUp, 120_000, 'Japan caught up');

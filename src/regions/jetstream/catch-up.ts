@@ -37,13 +37,10 @@ export function createCatchUp(options: CatchUpOptions): CatchUp {
   const firstRetained = async (org: string): Promise<number | undefined> => {
     // nats-server 2.9 answers next_by_subj on the stream's message get; the client types it for direct gets only.
     const query = { seq: 1, next_by_subj: walSubject(origin, org) } as unknown as { seq: number };
-    try {
-      const m = await jsm.streams.getMessage(streamName(origin), query);
-      return m ? decodeBatch(m.data).entries[0]?.offset : undefined;
-    } catch (error) {
-      if (/no message found/i.test((error as Error).message)) return undefined;
-      throw error;
-    }
+    const m = await jsm.streams.getMessage(streamName(origin), query);
+    // A server that ignored next_by_subj would answer with whatever sits at seq 1: that says nothing here.
+    if (m && m.subject !== walSubject(origin, org)) throw new Error(`${streamName(origin)} answered a message of ${m.subject} for ${walSubject(origin, org)}`);
+    return m ? decodeBatch(m.data).entries[0]?.offset : undefined;
   };
 
   const request = async (body: SnapshotRequest): Promise<Extract<SnapshotReply, { offset: number }>> => {
