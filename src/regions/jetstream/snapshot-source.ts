@@ -2,8 +2,11 @@
 // an organization's state over core NATS request/reply (no object store in nats-server 2.9's clients here),
 // and gets the snapshot format the WAL stores (src/domain/snapshot.ts), at the offset it was taken, in parts.
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { toSnapshot } from '../../domain/snapshot.js';
-import { recoverOrg } from '../../org/recovery.js';
+import { applyEntry } from '../../domain/apply.js';
+import type { Change } from '../../domain/changes.js';
+import { fromSnapshot, toSnapshot } from '../../domain/snapshot.js';
+import type { OrgState } from '../../domain/state.js';
+import type { StoredRecord } from '../../lib/versions.js';
 import { encodeRecord } from '../../wal/codec.js';
 import type { Snapshot, Wal } from '../../wal/log.js';
 
@@ -25,6 +28,28 @@ export type SnapshotReply = { offset: number; parts: number; part: number; data:
 /** A snapshot being fetched part by part is kept this long after it was taken. */
 const KEEP_MS = 60_000;
 
+const PAGE = 1024;
+
+/**
+ * The organization's state at its last committed entry: its snapshot, then the entries after it. Unlike the
+ * start-up recovery, this only reads: a gap or a record that does not verify fails the request instead of
+ * cutting the log under the running organization.
+ */
+function stateOf(wal: Wal, org: string): OrgState | undefined {
+  const base = wal.loadSnapshot<StoredRecord>(org);
+  let state = base ? fromSnapshot(base.state, true) : undefined;
+  let at = base?.offset ?? 0;
+  for (;;) {
+    const page = wal.entries<Change>(org, at, PAGE);
+    for (const { offset, entry } of page) {
+      if (offset !== at + 1) throw new Error(`entry ${at + 1} of ${org} is missing from the log`);
+      state = applyEntry(state, { offset, changes: entry.changes, ev: entry.ev });
+      at = offset;
+    }
+    if (page.length < PAGE) return state;
+  }
+}
+
 /**
  * Part 0 takes a fresh snapshot of the organization as its WAL holds it (every committed entry, so at an
  * offset at or past everything the link has published); later parts come from that same one.
@@ -32,9 +57,8 @@ const KEEP_MS = 60_000;
 export function serveSnapshots(nc: NatsConnection, origin: string, wal: Wal, warn: (m: string) => void): Subscription {
   const taken = new Map<string, { offset: number; parts: Buffer[]; at: number }>();
   const take = async (org: string) => {
-    const recovered = await recoverOrg(wal, org);
-    if (!recovered) return undefined;
-    const { state } = recovered;
+    const state = stateOf(wal, org);
+    if (!state) return undefined;
     const snapshot: Snapshot = { offset: state.offset, event_offset: state.event_offset, state: toSnapshot(state) };
     const bytes = encodeRecord(snapshot, 'records');
     const parts: Buffer[] = [];
