@@ -56,9 +56,12 @@ export function createConsistencyTokens(secret: Uint8Array): ConsistencyTokens {
   const key = createHmac('sha256', secret).update('consistency-token').digest();
   const hmac = createFixedKeyHmac(key);
   const mac = (body: string) => hmac(body).subarray(0, MAC_BYTES);
+  let scratch = Buffer.allocUnsafe(256);
   return {
     mint(org, offset) {
-      const body = Buffer.from(`${offset}:${org}`).toString('base64url');
+      const text = `${offset}:${org}`;
+      if (text.length * 3 > scratch.byteLength) scratch = Buffer.allocUnsafe(text.length * 3);
+      const body = scratch.toString('base64url', 0, scratch.write(text, 0, 'utf8'));
       return `${body}.${mac(body).toString('base64url')}`;
     },
     open(token) {
