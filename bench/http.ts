@@ -1,12 +1,14 @@
 // Requests/s and latency of the service over loopback, beside a hello-world uWebSockets.js route measured in the
 // same run (the ceiling of one server core on this machine), as ratios to it.
 //   npm run bench -- http [--duration 2] [--warmup 1] [--connections 50] [--rate N] [--persons 1000] [--cases ...]
+//                         [--baseline-ref REF [--rounds 3]]
 // Each server runs in a child process and the load generator in this one: on two cores that gives each its own
 // core, and a run where either shows ~100% CPU is bounded by that side (both are in the table).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { checkoutBaseline, type Baseline } from './lib/baseline.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
 import { runLoad, type LoadResult } from './lib/load.js';
@@ -27,10 +29,12 @@ interface Settings {
   persons: number;
   cases: CaseName[];
   profile: boolean;
+  baselineRef: string | undefined;
+  rounds: number;
 }
 
 interface Row extends LoadResult {
-  case: CaseName;
+  case: CaseName | 'get-person-baseline';
   what: string;
   /** requests/s as a share of the hello-world ceiling of the same run */
   vsCeiling?: number;
@@ -43,7 +47,11 @@ const USAGE = `usage: npm run bench -- http [options]   (or: npx tsx bench/http.
   --rate N          open loop at N requests/s instead of the closed loop
   --persons N       persons created for the GET and check cases (default 1000)
   --cases LIST      comma-separated subset of ${CASES.join(', ')}
-  --profile         write CPU profiles of the service to bench/results/profiles/ (npm run bench -- profile-summary <file>)`;
+  --profile         write CPU profiles of the service to bench/results/profiles/ (npm run bench -- profile-summary <file>)
+  --baseline-ref R  GET /persons/{id} also against the service as it was at git ref R (unpacked into a temporary
+                    directory, same node_modules), both up at once and measured in turn, round after round; prints
+                    the ratio current / baseline of the round with the median ratio (issue 22: ≥ 97%, R = ad810ac^1)
+  --rounds N        rounds of that comparison (default 3)`;
 
 function settings(argv: string[]): Settings | undefined {
   const { values } = parseArgs({
@@ -56,6 +64,8 @@ function settings(argv: string[]): Settings | undefined {
       persons: { type: 'string', default: '1000' },
       cases: { type: 'string', default: CASES.join(',') },
       profile: { type: 'boolean', default: false },
+      'baseline-ref': { type: 'string' },
+      rounds: { type: 'string', default: '3' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -70,11 +80,13 @@ function settings(argv: string[]): Settings | undefined {
     persons: Math.floor(numberFlag('persons', values.persons, 1, USAGE)),
     cases,
     profile: values.profile,
+    baselineRef: values['baseline-ref'],
+    rounds: Math.round(numberFlag('rounds', values.rounds, 1, USAGE)),
   };
 }
 
 /** Runs one case against a server process, with the server's CPU over the measured window. */
-async function measure(s: Settings, server: ServerProcess, name: CaseName, what: string, request: (i: number) => Buffer, ok?: (status: number) => boolean): Promise<Row> {
+async function measure(s: Settings, server: ServerProcess, name: Row['case'], what: string, request: (i: number) => Buffer, ok?: (status: number) => boolean): Promise<Row> {
   const result = await runLoad({
     url: server.url,
     request,
@@ -145,6 +157,42 @@ async function serviceCases(s: Settings, durability: 'sync' | 'nosync', cases: C
   return rows;
 }
 
+/** Persons each GET reads: the same attributes in both services. */
+async function getPersonRequests(s: Settings, service: ServiceProcess): Promise<Buffer[]> {
+  const ids = await createPersons(service, s.persons, (i) => ({ attributes: { end_user_read_write: { plan: 'pro', seats: i } } }));
+  return ids.map((id) => encodeRequest(HOST, { method: 'GET', path: `/persons/${id}`, headers: service.auth }));
+}
+
+/**
+ * GET /persons/{id} of the current service and of the baseline's, both running, measured in turn for
+ * `rounds` rounds; answers the pair of the round with the median ratio and every ratio.
+ */
+async function baselineCase(s: Settings, baseline: Baseline): Promise<{ rows: Row[]; ratios: number[] }> {
+  const current = await startService({ SERVICE_DURABILITY: 'sync' });
+  let base: ServiceProcess | undefined;
+  try {
+    base = await startService({ SERVICE_DURABILITY: 'sync' }, { root: baseline.root });
+    const targets = [
+      { service: current, requests: await getPersonRequests(s, current), name: 'get-person' as const, what: `GET /persons/{id}, ${s.persons} persons, sync, current` },
+      { service: base, requests: await getPersonRequests(s, base), name: 'get-person-baseline' as const, what: `the same at ${baseline.ref} (${baseline.commit.slice(0, 10)}), baseline` },
+    ];
+    const pairs: Array<[Row, Row]> = [];
+    for (let round = 1; round <= s.rounds; round++) {
+      console.error(`  round ${round} of ${s.rounds}: current, then ${baseline.ref}`);
+      const rows: Row[] = [];
+      for (const t of targets) rows.push(await measure(s, t.service, t.name, t.what, (i) => t.requests[i % t.requests.length] as Buffer));
+      pairs.push(rows as [Row, Row]);
+    }
+    const ratios = pairs.map(([c, b]) => c.rps / b.rps);
+    const sorted = pairs.map((p, i) => ({ p, r: ratios[i] as number })).sort((x, y) => x.r - y.r);
+    const mid = sorted[Math.floor(sorted.length / 2)] as { p: [Row, Row] };
+    return { rows: [...mid.p], ratios };
+  } finally {
+    await base?.stop();
+    await current.stop();
+  }
+}
+
 export async function main(argv: string[]): Promise<void> {
   const s = settings(argv);
   if (!s) return console.log(USAGE);
@@ -153,9 +201,22 @@ export async function main(argv: string[]): Promise<void> {
   console.error(`http: ${s.connections} keep-alive connections over loopback, ${loop}, ${s.durationMs / 1000} s per case after ${s.warmupMs / 1000} s warm-up`);
   const rows: Row[] = [];
   if (s.cases.includes('hello')) rows.push(await helloCase(s));
-  const sync = s.cases.filter((c) => c === 'get-person' || c === 'rbac-check' || c === 'put-attributes');
+  // With a baseline, GET /persons/{id} is measured in the comparison, in turn with the baseline's.
+  const sync = s.cases.filter((c) => (c === 'get-person' && s.baselineRef === undefined) || c === 'rbac-check' || c === 'put-attributes');
   if (sync.length > 0) rows.push(...(await serviceCases(s, 'sync', sync)));
   if (s.cases.includes('put-attributes-nosync')) rows.push(...(await serviceCases(s, 'nosync', ['put-attributes-nosync'])));
+  let vsBaseline: { ref: string; commit: string; ratio: number; rounds: number[] } | undefined;
+  if (s.baselineRef !== undefined) {
+    const baseline = checkoutBaseline(s.baselineRef);
+    try {
+      const compared = await baselineCase(s, baseline);
+      rows.push(...compared.rows);
+      const [current, base] = compared.rows as [Row, Row];
+      vsBaseline = { ref: baseline.ref, commit: baseline.commit, ratio: current.rps / base.rps, rounds: compared.ratios };
+    } finally {
+      baseline.remove();
+    }
+  }
 
   const ceiling = rows.find((r) => r.case === 'hello');
   if (ceiling) for (const r of rows) r.vsCeiling = r.rps / ceiling.rps;
@@ -176,8 +237,12 @@ export async function main(argv: string[]): Promise<void> {
     { title: 'what', value: (r) => r.what },
   ];
   console.log(formatTable(columns, rows));
+  if (vsBaseline) {
+    const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
+    console.log(`\nGET /persons/{id}, current / at ${vsBaseline.ref}: ${pct(vsBaseline.ratio)}   (issue 22: ≥ 97%; the round with the median ratio of ${vsBaseline.rounds.map(pct).join(', ')})`);
+  }
   console.log(`\n${loop}${s.rate === undefined ? '' : ': latency counts from when each request was due'}; ${environmentLine(env)}`);
-  const path = writeResults('http', env, { settings: s, results: rows });
+  const path = writeResults('http', env, { settings: s, results: rows, ...(vsBaseline ? { baseline: vsBaseline } : {}) });
   console.log(`written to ${path}`);
 }
 

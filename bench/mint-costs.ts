@@ -2,15 +2,20 @@
 // heap bytes allocated and promoted per request and the mark-compacts (from V8's --trace-gc-nvp), the server's
 // CPU time per request, and with --strace the system calls per request (strace -c -f over the measured window).
 // Each server runs on core 0 (taskset), the load generator on core 1, as in `npm run bench -- mint --pin`.
-//   npm run bench -- mint-costs [--duration 3] [--connections 100] [--servers minimal,real] [--strace]
+// The measured window is bracketed by forced GCs (bench/lib/gc-mark.mjs), so its heap bytes are exact, not
+// rounded to whole scavenges. With --baseline-ref the service at an earlier git ref is measured too.
+//   npm run bench -- mint-costs [--duration 3] [--connections 100] [--servers minimal,real] [--strace] [--baseline-ref R]
 import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { checkoutBaseline, type Baseline } from './lib/baseline.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { createPersons } from './lib/persons.js';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../test/support/process.js';
 import { environment, environmentLine, writeResults } from './lib/report.js';
 import { SERVICE_AUTH, startServer, startService, type ServerProcess } from './lib/server-process.js';
 
@@ -20,7 +25,8 @@ const USAGE = `usage: npm run bench -- mint-costs [options]
   --connections <n>   keep-alive connections (default 100)
   --persons <n>       persons minted for, in turn (default 64)
   --servers <list>    minimal,real,nosync (default minimal,real)
-  --strace            also count system calls per request (strace -c -f; slows the server, so its rate is not comparable)`;
+  --strace            also count system calls per request (strace -c -f; slows the server, so its rate is not comparable)
+  --baseline-ref <r>  also the real service as it was at git ref r (unpacked into a temporary directory), after the others`;
 
 const SERVERS = ['minimal', 'real', 'nosync'] as const;
 type ServerName = (typeof SERVERS)[number];
@@ -34,9 +40,13 @@ interface GcCounts {
   pauseMs: number;
 }
 
+/** `trace` ends with the forced GC of the closing mark: its bytes count, its collection and pause do not. */
 function gcCounts(trace: string): GcCounts {
   const c: GcCounts = { allocated: 0, promoted: 0, scavenges: 0, markCompacts: 0, pauseMs: 0 };
-  for (const line of trace.split('\n')) {
+  const lines = trace.split('\n').filter((line) => / gc=(\w+) /.test(line));
+  const forced = lines.pop();
+  if (forced !== undefined) c.allocated += Number(/ allocated=(\d+)/.exec(forced)?.[1] ?? 0);
+  for (const line of lines) {
     const gc = / gc=(\w+) /.exec(line);
     if (!gc) continue;
     if (gc[1] === 's') c.scavenges++;
@@ -93,6 +103,18 @@ async function walCounters(url: string, service: boolean): Promise<{ commits: nu
   return { commits: read('wal_commits_total'), entries: read('wal_entries_total') };
 }
 
+/** Forces a GC in the server and waits for its mark line; answers the output's length after it. */
+async function gcMark(server: ServerProcess): Promise<number> {
+  const from = server.output().length;
+  process.kill(server.pid, 'SIGUSR2');
+  for (let waited = 0; waited < 10_000; waited += 20) {
+    const at = server.output().indexOf('gc-mark\n', from);
+    if (at >= 0) return at + 'gc-mark\n'.length;
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  throw new Error(`no gc-mark from the server within 10 s (pid ${server.pid})`);
+}
+
 async function withStrace<T>(pid: number, run: () => Promise<T>): Promise<{ result: T; calls: Record<string, number> }> {
   const strace = spawn('strace', ['-c', '-f', ...(process.env['STRACE_CALLS'] ? ['--seccomp-bpf', '-e', `trace=${process.env['STRACE_CALLS']}`] : []), '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
   let table = '';
@@ -115,6 +137,7 @@ export async function main(argv: string[]): Promise<void> {
       persons: { type: 'string', default: '64' },
       servers: { type: 'string', default: 'minimal,real' },
       strace: { type: 'boolean', default: false },
+      'baseline-ref': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -126,19 +149,22 @@ export async function main(argv: string[]): Promise<void> {
   const names = values.servers.split(',').map((s) => s.trim()) as ServerName[];
   for (const n of names) if (!SERVERS.includes(n)) throw new Error(`--servers: unknown "${n}" (${SERVERS.join(', ')})`);
   const env = environment();
+  let baseline: Baseline | undefined;
+  if (values['baseline-ref'] !== undefined) baseline = checkoutBaseline(values['baseline-ref']);
+  const runs: Array<ServerName | 'baseline'> = baseline ? [...names, 'baseline'] : names;
   const before = execFileSync('taskset', ['-c', '-p', String(process.pid)], { encoding: 'utf8' }).trim().split(': ').pop() as string;
   execFileSync('taskset', ['-a', '-c', '-p', '1', String(process.pid)], { stdio: 'ignore' });
   const results: Record<string, unknown> = {};
   try {
-    for (const name of names) {
-      const nodeArgs = ['--trace-gc-nvp'];
+    for (const name of runs) {
+      const nodeArgs = ['--trace-gc-nvp', '--expose-gc', '--import', join(REPO_ROOT, 'bench/lib/gc-mark.mjs')];
       let server: ServerProcess;
       let ids: string[];
       if (name === 'minimal') {
         server = await startServer('bench/minimal-mint-server.ts', { env: { SERVICE_SIGNING_THREADS: '0' }, nodeArgs, cores: '0' });
         ids = Array.from({ length: persons }, (_, i) => `01938f6e-7d3c-7000-8000-${String(i).padStart(12, '0')}`);
       } else {
-        const s = await startService({ SERVICE_DURABILITY: name === 'real' ? 'sync' : 'nosync' }, { nodeArgs, cores: '0' });
+        const s = await startService({ SERVICE_DURABILITY: name === 'nosync' ? 'nosync' : 'sync' }, { nodeArgs, cores: '0', ...(name === 'baseline' ? { root: (baseline as Baseline).root } : {}) });
         server = s;
         ids = await createPersons(s, persons);
       }
@@ -147,7 +173,7 @@ export async function main(argv: string[]): Promise<void> {
         const load = (ms: number) => runLoad({ url: server.url, request: (i) => requests[i % requests.length] as Buffer, connections, durationMs: ms, serverPid: server.pid });
         console.error(`  ${name}: ${warmup} s warm-up, ${duration} s measured`);
         await load(warmup * 1000);
-        const mark = server.output().length;
+        const mark = await gcMark(server);
         const ticksBefore = threadTicks(server.pid);
         const writesBefore = writeCalls(server.pid);
         const walBefore = await walCounters(server.url, name !== 'minimal');
@@ -161,13 +187,13 @@ export async function main(argv: string[]): Promise<void> {
         const commits = walAfter.commits - walBefore.commits;
         // µs of CPU per request by thread name (USER_HZ is 100: one tick is 10 ms)
         const threads = Object.fromEntries(Object.entries(ticksAfter).map(([k, v]) => [k, Number((((v - (ticksBefore[k] ?? 0)) * 10_000) / r.requests).toFixed(1))]).filter(([, v]) => (v as number) > 0));
-        await new Promise((res) => setTimeout(res, 200));
-        const gc = gcCounts(server.output().slice(mark));
+        const end = await gcMark(server);
+        const gc = gcCounts(server.output().slice(mark, end));
         const per = (n: number) => n / r.requests;
         const perCall = calls && Object.fromEntries(Object.entries(calls).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, Number(per(v).toFixed(3))]));
         results[name] = { requests: r.requests, rps: r.rps, errors: r.errors, cpuUsPerRequest: r.serverCpuUsPerRequest, gc, heapBytesPerRequest: per(gc.allocated), promotedBytesPerRequest: per(gc.promoted), syscallsPerRequest: perCall, threadCpuUsPerRequest: threads, writeCallsPerRequest: writes / r.requests, walCommits: commits, requestsPerCommit: commits > 0 ? r.requests / commits : undefined };
         console.log(
-          `${name.padEnd(8)} ${Math.round(r.rps)} req/s, ${r.errors} errors, CPU ${r.serverCpuUsPerRequest?.toFixed(1)} µs/req, heap ${Math.round(per(gc.allocated))} B/req allocated, ` +
+          `${(name === 'baseline' ? `${name} (${baseline?.ref})` : name).padEnd(8)} ${Math.round(r.rps)} req/s, ${r.errors} errors, CPU ${r.serverCpuUsPerRequest?.toFixed(1)} µs/req, heap ${Math.round(per(gc.allocated))} B/req allocated, ` +
             `${Math.round(per(gc.promoted))} B/req promoted, ${gc.scavenges} scavenges, ${gc.markCompacts} mark-compacts (${gc.pauseMs.toFixed(0)} ms of GC pauses)`,
         );
         console.log(`         CPU µs per request by thread: ${Object.entries(threads).map(([k, v]) => `${k} ${v}`).join(', ')}; write-class syscalls per request ${(writes / r.requests).toFixed(3)}${commits > 0 ? `; ${commits} WAL commits, ${(r.requests / commits).toFixed(1)} requests per commit` : ''}`);
@@ -178,9 +204,11 @@ export async function main(argv: string[]): Promise<void> {
     }
   } finally {
     execFileSync('taskset', ['-a', '-c', '-p', before, String(process.pid)], { stdio: 'ignore' });
+    baseline?.remove();
   }
   console.log(environmentLine(env));
-  console.log(`figures: ${writeResults('mint-costs', env, { options: { duration, warmup, connections, persons, servers: names, strace: values.strace }, results })}`);
+  const base = baseline && { ref: baseline.ref, commit: baseline.commit };
+  console.log(`figures: ${writeResults('mint-costs', env, { options: { duration, warmup, connections, persons, servers: names, strace: values.strace, ...(base ? { baseline: base } : {}) }, results })}`);
 }
 
 runIfMain(import.meta.url, main);

@@ -8,7 +8,9 @@
 // take the servers in turn over several rounds. Servers run in child processes, the load generator here.
 // With --pin the whole run is made twice: as is, then with each server confined to core 0 and the load generator
 // to core 1 (taskset), the way operators measure it.
-//   npm run bench -- mint [--duration 2] [--connections 100] [--only real,minimal] [--pin]
+// With --baseline-ref the service at an earlier git ref runs beside the current one, their closed loops taking
+// turns round after round, and the ratio of the two says what the changes since then cost.
+//   npm run bench -- mint [--duration 2] [--connections 100] [--only real,minimal] [--pin] [--baseline-ref ad810ac^1]
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +23,7 @@ import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
 import type { LatencySummary } from './lib/histogram.js';
 import { runLoad, type LoadResult } from './lib/load.js';
+import { checkoutBaseline, type Baseline } from './lib/baseline.js';
 import { durableCommitLatency, signingCeiling } from './lib/mint-probes.js';
 import { createPersons } from './lib/persons.js';
 import { count, environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
@@ -49,6 +52,10 @@ const USAGE = `usage: npm run bench -- mint [options]   (or: npx tsx bench/mint.
                       the servers see one core, so the signing threads default to the service's own default
                       there (none) unless --threads is given
   --pin-only          only the pinned run
+  --baseline-ref <r>  also the service as it was at git ref r (unpacked into a temporary directory, on the same
+                      node_modules), started like the current one; its closed loop takes turns with the current
+                      service's in every round, and the ratio current / baseline is printed (issue 22: the
+                      consistency token and the event chain cost ≤ 3%, against ad810ac^1). Needs the real part
   --help              this text
 Prints a table and ratios, and writes the figures to bench/results/mint-<time>.json.`;
 
@@ -70,6 +77,9 @@ interface Options {
   pin: 'off' | 'both' | 'only';
   /** the cores the servers are confined to in this run; absent: unpinned */
   serverCores?: string;
+  /** --baseline-ref, unpacked once for every run */
+  baseline?: Baseline;
+  baselineRef?: string;
 }
 
 function options(argv: string[]): Options | undefined {
@@ -88,6 +98,7 @@ function options(argv: string[]): Options | undefined {
       profile: { type: 'boolean', default: false },
       pin: { type: 'boolean', default: false },
       'pin-only': { type: 'boolean', default: false },
+      'baseline-ref': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -95,7 +106,9 @@ function options(argv: string[]): Options | undefined {
   if (!(TOKEN_ALGS as readonly string[]).includes(values.alg)) throw new Error(`--alg must be one of ${TOKEN_ALGS.join(', ')}\n${USAGE}`);
   const only = new Set(values.only.split(',').map((s) => s.trim()) as Part[]);
   for (const part of only) if (!PARTS.includes(part)) throw new Error(`--only: unknown part "${part}" (parts: ${PARTS.join(', ')})`);
+  if (values['baseline-ref'] !== undefined && !only.has('real')) throw new Error('--baseline-ref compares with the real part: add real to --only');
   return {
+    ...(values['baseline-ref'] === undefined ? {} : { baselineRef: values['baseline-ref'] }),
     duration: numberFlag('duration', values.duration, 0.1, USAGE),
     connections: Math.round(numberFlag('connections', values.connections, 1, USAGE)),
     alg: values.alg as TokenAlg,
@@ -179,8 +192,10 @@ interface Results {
   real?: LoadResult;
   inline?: LoadResult;
   nosync?: LoadResult;
-  /** every closed-loop round of the two servers of the target ratio; minimal and real above are their medians */
-  closedRounds: { minimal?: LoadResult[]; real?: LoadResult[] };
+  /** the service at --baseline-ref: the round paired with real's median ratio to it */
+  baseline?: LoadResult;
+  /** every closed-loop round of the servers of the target ratios; minimal and real above are their medians */
+  closedRounds: { minimal?: LoadResult[]; real?: LoadResult[]; baseline?: LoadResult[] };
   /** every open-loop round of each server, in order */
   openRounds: Partial<Record<OpenName, LoadResult[]>>;
   signIn?: LoadResult;
@@ -215,6 +230,14 @@ function pairedRounds(rounds: Results['closedRounds']): Array<{ minimal: LoadRes
   return real.slice(0, minimal.length).map((m, i) => ({ real: m, minimal: minimal[i] as LoadResult, ratio: m.rps / (minimal[i] as LoadResult).rps }));
 }
 
+/** The service's rounds paired with the baseline's of the same round; the pair with the median ratio. */
+function baselinePairs(rounds: Results['closedRounds']): { pairs: Array<{ real: LoadResult; baseline: LoadResult; ratio: number }>; median?: { real: LoadResult; baseline: LoadResult; ratio: number } } {
+  const { baseline = [], real = [] } = rounds;
+  const pairs = real.slice(0, baseline.length).map((m, i) => ({ real: m, baseline: baseline[i] as LoadResult, ratio: m.rps / (baseline[i] as LoadResult).rps }));
+  const m = median(pairs, (p) => p.ratio);
+  return m === undefined ? { pairs } : { pairs, median: m };
+}
+
 /** The pair with the median ratio; with one of the two alone, its median round by throughput. */
 function medianPair(rounds: Results['closedRounds']): { minimal: LoadResult | undefined; real: LoadResult | undefined } {
   const pair = median(pairedRounds(rounds), (p) => p.ratio);
@@ -239,6 +262,7 @@ function report(o: Options, r: Results): Record<string, number> {
   row(openLabel(minimalOpen), minimalOpen);
   row(`minimal mint server, ${threads}`, r.minimalThreads);
   row(`POST /persons/{id}/mint-token, sync, ${threads}${medianOf}`, r.real);
+  row(`  the same at ${o.baseline?.ref} (${o.baseline?.commit.slice(0, 10)}), baseline, round paired with the median ratio`, r.baseline);
   row(openLabel(realOpen), realOpen);
   row('POST /persons/{id}/mint-token, sync, signing inline', r.inline);
   row(`POST /persons/{id}/mint-token, nosync, ${threads}`, r.nosync);
@@ -282,6 +306,10 @@ function report(o: Options, r: Results): Record<string, number> {
   line('real_over_sign', r.real && r.sign && r.real.rps / r.sign.node, (v) => `mint-token (sync) / signing ceiling of 1 core:         ${pct(v)}`);
   line('cpu_real_over_minimal', cpuMinimal && cpu(r.real) && (cpu(r.real) as number) / cpuMinimal, (v) => `server CPU per request, sync / minimal inline:          ${v.toFixed(2)}×`);
   line('cpu_inline_over_minimal', cpuMinimal && cpu(r.inline) && (cpu(r.inline) as number) / cpuMinimal, (v) => `server CPU per request, sync inline / minimal inline:   ${v.toFixed(2)}×`);
+  const vsBaseline = baselinePairs(r.closedRounds);
+  const baselineRounds = vsBaseline.pairs.map((p) => pct(p.ratio));
+  line('real_over_baseline', vsBaseline.median?.ratio, (v) => `mint-token (sync) / the same at ${o.baseline?.ref}:   ${pct(v)}   (issue 22: ≥ 97%${baselineRounds.length > 1 ? `; the median of rounds ${baselineRounds.join(', ')}` : ''})`);
+  line('cpu_real_over_baseline', vsBaseline.median && cpu(vsBaseline.median.baseline) && (cpu(vsBaseline.median.real) as number) / (cpu(vsBaseline.median.baseline) as number), (v) => `server CPU per request, current / baseline:             ${v.toFixed(3)}×`);
   line('signin_hook_over_signin', over(r.signInHook, r.signIn), (v) => `password sign-in with a hook / without:              ${pct(v)}`);
   line('node_over_jose', r.sign && r.sign.node / r.sign.jose, (v) => `node:crypto / jose signing:                             ${v.toFixed(2)}×`);
   line('open_p99_ms', realOpen && realOpen.latency.p99_us / 1000, (v) => `mint-token (sync) p99 at half its max rate:             ${v.toFixed(2)} ms   (target < 2 ms)`);
@@ -306,6 +334,15 @@ export async function main(argv: string[]): Promise<void> {
   const o = options(argv);
   if (!o) return console.log(USAGE);
   const env = environment();
+  if (o.baselineRef !== undefined) o.baseline = checkoutBaseline(o.baselineRef);
+  try {
+    await runAll(o, env);
+  } finally {
+    o.baseline?.remove();
+  }
+}
+
+async function runAll(o: Options, env: ReturnType<typeof environment>): Promise<void> {
   const runs: Record<string, { options: Options; results: Results; ratios: Record<string, number> }> = {};
   if (o.pin !== 'only') runs['unpinned'] = { options: o, ...(await measure(o)) };
   if (o.pin !== 'off') {
@@ -319,7 +356,10 @@ export async function main(argv: string[]): Promise<void> {
     }
   }
   console.log(`\n${environmentLine(env)}`);
-  const json = (run: (typeof runs)[string]) => ({ options: { ...run.options, only: [...run.options.only] }, results: run.results, ratios: run.ratios });
+  const json = (run: (typeof runs)[string]) => {
+    const { baseline, ...options } = run.options;
+    return { options: { ...options, only: [...options.only], ...(baseline ? { baseline: { ref: baseline.ref, commit: baseline.commit } } : {}) }, results: run.results, ratios: run.ratios };
+  };
   // Unpinned keeps the shape earlier results have; the pinned run sits beside it.
   const { unpinned, pinned } = runs;
   const path = writeResults('mint', env, { ...(unpinned ? json(unpinned) : {}), ...(pinned ? { pinned: json(pinned) } : {}) });
@@ -336,8 +376,8 @@ async function measure(o: Options): Promise<{ results: Results; ratios: Record<s
     servers.push(s);
     return s;
   };
-  const service = (durability: 'sync' | 'nosync', threads: number, nodeArgs: string[] = [], env: Record<string, string> = {}) =>
-    started(startService({ SERVICE_TOKEN_ALG: o.alg, SERVICE_DURABILITY: durability, SERVICE_SIGNING_THREADS: String(threads), ...env }, { nodeArgs, ...cores }));
+  const service = (durability: 'sync' | 'nosync', threads: number, nodeArgs: string[] = [], env: Record<string, string> = {}, root?: string) =>
+    started(startService({ SERVICE_TOKEN_ALG: o.alg, SERVICE_DURABILITY: durability, SERVICE_SIGNING_THREADS: String(threads), ...env }, { nodeArgs, ...cores, ...(root === undefined ? {} : { root }) }));
   const minimalServer = async (threads: number): Promise<Target> => ({
     server: await started(startServer('bench/minimal-mint-server.ts', { env: { SERVICE_TOKEN_ALG: o.alg, SERVICE_SIGNING_THREADS: String(threads) }, ...cores })),
     requests: mintRequests(placeholders),
@@ -358,8 +398,8 @@ async function measure(o: Options): Promise<{ results: Results; ratios: Record<s
     }
     // Closed loops first. The servers measured again in the open loop stay up until then.
     const openTargets: Array<[OpenName, string, Target]> = [];
-    /** the two closed loops of the target ratio, run again in later rounds */
-    const ratioTargets: Array<['minimal' | 'real', string, Target]> = [];
+    /** the closed loops of the target ratios, run again in later rounds */
+    const ratioTargets: Array<['minimal' | 'real' | 'baseline', string, Target]> = [];
     if (o.only.has('hello')) {
       const hello = { server: await started(startServer('bench/hello-server.ts', cores)), requests: [encodeRequest('127.0.0.1', { method: 'GET', path: '/' })] };
       r.hello = await closed('hello world', hello, o);
@@ -384,6 +424,12 @@ async function measure(o: Options): Promise<{ results: Results; ratios: Record<s
       r.closedRounds.real = [await closed(label, real, o)];
       ratioTargets.push(['real', label, real]);
       openTargets.push(['real', 'mint-token, sync', real]);
+      if (o.baseline) {
+        const baseline = await serviceTarget(await service('sync', o.threads, [], {}, o.baseline.root));
+        const baseLabel = `mint-token, sync, at ${o.baseline.ref}`;
+        r.closedRounds.baseline = [await closed(baseLabel, baseline, o)];
+        ratioTargets.push(['baseline', baseLabel, baseline]);
+      }
     }
     if (o.only.has('inline') && o.threads > 0) {
       const inline = await serviceTarget(await service('sync', 0));
@@ -401,6 +447,8 @@ async function measure(o: Options): Promise<{ results: Results; ratios: Record<s
       for (const [name, label, target] of ratioTargets) r.closedRounds[name]?.push(await closed(`${label} (round ${round} of ${o.rounds})`, target, o));
     }
     Object.assign(r, medianPair(r.closedRounds));
+    const vsBaseline = baselinePairs(r.closedRounds).median;
+    if (vsBaseline) r.baseline = vsBaseline.baseline;
     // Then every one of them at the same fixed rate, in turn, round after round: the machine's tail moves
     // from minute to minute, and taking turns spreads that over all of them alike. Hello world is the floor
     // of the machine's loopback and scheduler; the minimal server that of HTTP plus signing; without fsync,

@@ -24,11 +24,13 @@ export interface StartOptions {
   nodeArgs?: string[];
   /** CPU cores the server is confined to from its start (taskset -c), e.g. '0'; it sees only those */
   cores?: string;
+  /** another checkout of the repository to run the script from (bench/lib/baseline.ts); default: this one */
+  root?: string;
 }
 
 /** Starts `node --import tsx <script>` (a path from the repository root) and waits until it listens. */
 export async function startServer(script: string, options: StartOptions = {}): Promise<ServerProcess> {
-  const child = await spawnNode({ script, env: { SERVICE_HOST: '127.0.0.1', SERVICE_PORT: '0', ...options.env }, ready: LISTENING, timeoutMs: 60_000, ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {}), ...(options.cores === undefined ? {} : { launcher: ['taskset', '-c', options.cores] }) });
+  const child = await spawnNode({ script, env: { SERVICE_HOST: '127.0.0.1', SERVICE_PORT: '0', ...options.env }, ready: LISTENING, timeoutMs: 60_000, ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {}), ...(options.root === undefined ? {} : { cwd: options.root }), ...(options.cores === undefined ? {} : { launcher: ['taskset', '-c', options.cores] }) });
   const port = Number(child.ready[1]);
   let stopping: Promise<void> | undefined;
   return {

@@ -1,7 +1,7 @@
 // The tamper-evident event chain: each organization's events are linked by SHA-256 over the previous link and
 // the event's encoded protobuf bytes, so altering, dropping or reordering any retained event changes every
 // link from it on, and a signed checkpoint of one link vouches for everything before it.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { EventCodec } from './codec.js';
 import type { EventJson } from './event-json.js';
 
@@ -10,7 +10,27 @@ export const ZERO_CHAIN: Buffer = Buffer.alloc(32);
 
 /** SHA-256(previous link ‖ event bytes). */
 export function nextChain(previous: Uint8Array, eventBytes: Uint8Array): Buffer {
-  return createHash('sha256').update(previous).update(eventBytes).digest();
+  return linkWith(Buffer.allocUnsafe(previous.byteLength + eventBytes.byteLength), previous, eventBytes);
+}
+
+/**
+ * nextChain over `scratch` (large enough for both parts). One-shot hash() over one buffer: createHash() builds
+ * a Hash object and its native handle per call, which cost several times the hashing of a few hundred bytes.
+ */
+function linkWith(scratch: Buffer, previous: Uint8Array, eventBytes: Uint8Array): Buffer {
+  scratch.set(previous, 0);
+  scratch.set(eventBytes, previous.byteLength);
+  return hash('sha256', scratch.subarray(0, previous.byteLength + eventBytes.byteLength), 'buffer');
+}
+
+/** nextChain with a buffer of its own reused from call to call (each caller is one thread, one call at a time). */
+export function createLinker(): (previous: Uint8Array, eventBytes: Uint8Array) => Buffer {
+  let scratch = Buffer.allocUnsafe(4096);
+  return (previous, eventBytes) => {
+    const size = previous.byteLength + eventBytes.byteLength;
+    if (size > scratch.byteLength) scratch = Buffer.allocUnsafe(Math.max(size, scratch.byteLength * 2));
+    return linkWith(scratch, previous, eventBytes);
+  };
 }
 
 export function eventNameOf(event: Record<string, unknown>): string {
@@ -21,7 +41,8 @@ export function eventNameOf(event: Record<string, unknown>): string {
 export type Chainer = (previous: Uint8Array, event: Record<string, unknown>) => Buffer;
 
 export function createChainer(codec: Pick<EventCodec, 'encodeEvent'>): Chainer {
-  return (previous, event) => nextChain(previous, chainBytes(codec, event));
+  const link = createLinker();
+  return (previous, event) => link(previous, chainBytes(codec, event));
 }
 
 /**
@@ -81,13 +102,14 @@ export interface ChainedItem {
  * undefined when every link agrees. `links` receives each recomputed link, for comparing checkpoints.
  */
 export function firstDifference(anchor: Uint8Array, items: Iterable<ChainedItem>, links?: Map<number, Buffer>): number | undefined {
+  const next = createLinker();
   let previous: Uint8Array = anchor;
   let expected: number | undefined;
   for (const item of items) {
     if (expected !== undefined && item.offset !== expected) return expected;
     expected = item.offset + 1;
     if (item.bytes === undefined || item.chain === undefined) return item.offset;
-    const link = nextChain(previous, item.bytes);
+    const link = next(previous, item.bytes);
     links?.set(item.offset, link);
     if (!link.equals(item.chain)) return item.offset;
     previous = link;

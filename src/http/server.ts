@@ -335,9 +335,8 @@ export class Front {
       body = x.compiled?.route.errorFormat === 'oauth' ? oauthErrorBody(error) : errorBody(error);
     }
     const written = x.request?.consistency.written;
-    if (written !== undefined && this.options.consistency && (status < 300 || status === 408)) {
-      headers = { ...headers, [CONSISTENCY_TOKEN_HEADER]: this.options.consistency.tokens.mint(written.org, written.offset) };
-    }
+    // Written beside the others rather than merged into a copy of them: a write's answer builds no object for it.
+    const consistencyToken = written !== undefined && this.options.consistency && (status < 300 || status === 408) ? this.options.consistency.tokens.mint(written.org, written.offset) : undefined;
     this.count(x, status);
     if (x.done) return;
     x.done = true;
@@ -348,6 +347,7 @@ export class Front {
       res.writeStatus(statusLine(status));
       if (body !== undefined) res.writeHeader('Content-Type', contentType);
       if (headers) for (const k in headers) res.writeHeader(k, headers[k] as string);
+      if (consistencyToken !== undefined) res.writeHeader(CONSISTENCY_TOKEN_HEADER, consistencyToken);
       if (origin && compiled?.cors && this.cors.allows(origin, x.orgId)) {
         res.writeHeader('Access-Control-Allow-Origin', origin);
         res.writeHeader('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);

@@ -1,7 +1,7 @@
 // Consistency tokens: what a write answers in Service-Consistency-Token, naming its organization and WAL offset,
 // authenticated by an HMAC with a key derived from the service's stored secret, so that a token is only ever one
 // this service issued. Opaque to clients: they hand it back to GET /consistency/{token} or with a read.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 
 export const CONSISTENCY_TOKEN_HEADER = 'Service-Consistency-Token';
 
@@ -20,12 +20,48 @@ export interface ConsistencyTokens {
 /** 128 bits of HMAC-SHA256: forging one is out of reach, and the token stays short. */
 const MAC_BYTES = 16;
 
+/** SHA-256's block size: HMAC pads its key to it. */
+const BLOCK = 64;
+
+/**
+ * HMAC-SHA256 (RFC 2104) under a fixed key of at most one block, as two one-shot hashes over a reused buffer:
+ * H((K ⊕ opad) ‖ H((K ⊕ ipad) ‖ m)). Exactly createHmac's value, without the Hmac object, the key's native
+ * import and the digest's copies that createHmac makes on every call, which cost more than the hashing of
+ * a short body. `m` is hashed as UTF-8, as createHmac's update does with a string: a token presented to open()
+ * may hold any characters, and two different ones must never hash alike.
+ */
+export function createFixedKeyHmac(key: Uint8Array): (text: string) => Buffer {
+  if (key.byteLength > BLOCK) throw new Error('createFixedKeyHmac: the key is longer than one block');
+  // Room for any token open() looks at (256 characters, at most 3 bytes each in UTF-8) without allocating.
+  const inner = Buffer.alloc(BLOCK + 1024);
+  const outer = Buffer.alloc(BLOCK + 32);
+  for (let i = 0; i < BLOCK; i++) {
+    const k = key[i] ?? 0;
+    inner[i] = k ^ 0x36;
+    outer[i] = k ^ 0x5c;
+  }
+  return (text) => {
+    let scratch = inner;
+    if (text.length * 3 > inner.byteLength - BLOCK) {
+      scratch = Buffer.allocUnsafe(BLOCK + Buffer.byteLength(text));
+      inner.copy(scratch, 0, 0, BLOCK);
+    }
+    const n = scratch.write(text, BLOCK, 'utf8');
+    outer.set(hash('sha256', scratch.subarray(0, BLOCK + n), 'buffer'), BLOCK);
+    return hash('sha256', outer, 'buffer');
+  };
+}
+
 export function createConsistencyTokens(secret: Uint8Array): ConsistencyTokens {
   const key = createHmac('sha256', secret).update('consistency-token').digest();
-  const mac = (body: string) => createHmac('sha256', key).update(body).digest().subarray(0, MAC_BYTES);
+  const hmac = createFixedKeyHmac(key);
+  const mac = (body: string) => hmac(body).subarray(0, MAC_BYTES);
+  let scratch = Buffer.allocUnsafe(256);
   return {
     mint(org, offset) {
-      const body = Buffer.from(`${offset}:${org}`).toString('base64url');
+      const text = `${offset}:${org}`;
+      if (text.length * 3 > scratch.byteLength) scratch = Buffer.allocUnsafe(text.length * 3);
+      const body = scratch.toString('base64url', 0, scratch.write(text, 0, 'utf8'));
       return `${body}.${mac(body).toString('base64url')}`;
     },
     open(token) {

@@ -72,9 +72,10 @@ export const SIGN_PARAMS: Readonly<Record<TokenAlg, { digest: string | null; dsa
 };
 
 /** The JWS signature of `input` (ASCII) as base64url, for the key's algorithm, made on this thread. */
-function signature(key: Pick<SigningKey, 'alg' | 'privateKey'>, input: string): string {
+function signature(key: Pick<SigningKey, 'alg' | 'privateKey'>, input: string | Uint8Array): string {
   const { digest, dsaEncoding } = SIGN_PARAMS[key.alg];
-  return sign(digest, Buffer.from(input, 'latin1'), dsaEncoding ? { key: key.privateKey, dsaEncoding } : key.privateKey).toString('base64url');
+  const data = typeof input === 'string' ? Buffer.from(input, 'latin1') : input;
+  return sign(digest, data, dsaEncoding ? { key: key.privateKey, dsaEncoding } : key.privateKey).toString('base64url');
 }
 
 /** Signs on the calling thread: no thread hop, and the caller waits for every signature. */
@@ -89,6 +90,10 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
   const issuer = typeof options.issuer === 'string' ? () => options.issuer as string : options.issuer;
   let lastKey: SigningKey | undefined;
   let header = '';
+  // The claims' UTF-8 and the signing input's bytes are written here, token after token, instead of into a
+  // new Buffer each: both are read before the next token is issued (issue is synchronous up to the signer).
+  let scratch = Buffer.allocUnsafe(4096);
+  const room = (bytes: number): Buffer => (bytes <= scratch.byteLength ? scratch : (scratch = Buffer.allocUnsafe(Math.max(bytes, 2 * scratch.byteLength))));
 
   return {
     ttl,
@@ -106,9 +111,21 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
       claims['iat'] = iat;
       claims['exp'] = exp;
       claims['jti'] = jti;
-      const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-      const signed = signer.sign(key, input);
+      const json = JSON.stringify(claims);
+      const length = room(json.length * 3).write(json, 0, 'utf8');
+      const payload = scratch.toString('base64url', 0, length);
+      const input = `${header}.${payload}`;
       // Rare (the first such token per key and lifetime): the key's longer retention is written first.
+      if (signer === inlineSigner && lifetime <= key.maxTtl) {
+        // On this thread: signed over the scratch bytes, and the token settled at once, with no hop between.
+        // The two parts are written one by one: writing `input` whole would first copy it into a flat string.
+        const bytes = room(header.length + 1 + payload.length);
+        const at = bytes.write(header, 0, 'latin1');
+        bytes[at] = 0x2e; // '.'
+        const sig = signature(key, bytes.subarray(0, at + 1 + bytes.write(payload, at + 1, 'latin1')));
+        return { token: Promise.resolve(`${input}.${sig}`), jti, iat, exp, kid: key.kid };
+      }
+      const signed = signer.sign(key, input);
       const ready = lifetime > key.maxTtl ? Promise.all([keys.retain(key, lifetime), signed]).then(([, sig]) => sig) : signed;
       return { token: ready.then((sig) => `${input}.${sig}`), jti, iat, exp, kid: key.kid };
     },

@@ -31,6 +31,8 @@ export interface SpawnOptions {
   /** a command that execs node, e.g. ['taskset', '-c', '0'] to confine the child to core 0 from its start */
   launcher?: string[];
   env?: Record<string, string>;
+  /** the checkout the script is run from (default: this repository) */
+  cwd?: string;
   /** a line of output that means the child is ready; its match is returned */
   ready: RegExp;
   timeoutMs?: number;
@@ -43,7 +45,7 @@ export async function spawnNode(options: SpawnOptions): Promise<NodeProcess> {
   const argv = [process.execPath, ...(options.nodeArgs ?? []), '--import', 'tsx', options.script, ...(options.args ?? [])];
   const [command, ...args] = [...(options.launcher ?? []), ...argv] as [string, ...string[]];
   const child = spawn(command, args, {
-    cwd: REPO_ROOT,
+    cwd: options.cwd ?? REPO_ROOT,
     env: { ...inherited, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

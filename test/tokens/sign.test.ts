@@ -72,3 +72,17 @@ test('a token may have its own lifetime; without one it has the issuer\'s', asyn
   assert.equal(byDefault.exp - byDefault.iat, 600);
   assert.equal(keys.current().maxTtl, 600, 'a shorter lifetime changes nothing about the key');
 });
+
+test('tokens issued one after another, small and larger than the issuer\'s scratch buffer, with non-ASCII claims, each verify with their own claims', async () => {
+  const clock = movableClock();
+  const keys = await openKeyRing({ meta: createWal(store, () => {}), name: 'keys_scratch', alg: 'ES256', ttl: 600, clock });
+  const issuer = createTokenIssuer({ keys, issuer: () => 'https://id.example', ttl: 600, clock });
+  const key = await importJWK(keys.jwks().keys[0] as Parameters<typeof importJWK>[0], 'ES256');
+  const notes = ['short', 'é€😀'.repeat(700), 'x'.repeat(9000), 'after the large ones'];
+  const issued = notes.map((note) => issuer.issue(identityClaims({ org: 'org-1', person: { person_id: 'p-1', region: 'us-iowa', groups: [] }, authenticated_methods: ['api'], first_token: false, custom_claims: { note } })));
+  for (const [i, pending] of issued.entries()) {
+    const { payload } = await jwtVerify(await pending.token, key, { issuer: 'https://id.example', audience: 'org-1', currentDate: new Date(clock.nowMs()) });
+    assert.equal(payload['note'], notes[i]);
+    assert.equal(payload.jti, pending.jti);
+  }
+});
