@@ -47,6 +47,8 @@ interface Row {
   /** CPU time of the writers' load generator and of the subscribers' process, each as % of one core */
   writer_cpu_percent: number;
   subscriber_cpu_percent: number | null;
+  /** bytes the subscribers read per frame, WebSocket header included */
+  bytes_per_frame: number | null;
   created: number;
   failed: number;
   latency_samples: number;
@@ -86,6 +88,7 @@ async function phase(service: ServiceProcess, subscribers: Subscribers, tag: num
     server_cpu_us_per_person: writes.serverCpuUsPerRequest ?? null,
     writer_cpu_percent: writes.clientCpuPercent,
     subscriber_cpu_percent: counts ? counts.cpuPercent : null,
+    bytes_per_frame: delivered === 0 ? null : Math.round((counts?.bytes ?? 0) / delivered),
     created,
     failed: writes.requests - created,
     latency_samples: l.count,
