@@ -59,6 +59,7 @@ export function openCounter(o: CounterOptions): Promise<FrameCounter> {
   let lastOffset = 0;
   let error: string | undefined;
   let open = false;
+  let closing = false;
   /** bytes of an incomplete frame (or upgrade answer) carried into the next chunk */
   let carry: Buffer | undefined;
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
@@ -84,6 +85,8 @@ export function openCounter(o: CounterOptions): Promise<FrameCounter> {
     } else if (opcode === 9) {
       socket.write(clientFrame(10, buf.subarray(start, end)));
     } else if (opcode === 8) {
+      // Unasked, a close is a failure to report (4008: this client read too slowly); asked, the answer to ours.
+      if (!closing) error ??= `closed by the service: ${end - start >= 2 ? buf.readUInt16BE(start) : 'no code'} ${buf.toString('utf8', start + 2, end)}`;
       socket.end();
     } else if (opcode !== 10) {
       fail(`unexpected frame opcode ${opcode}`);
@@ -124,7 +127,8 @@ export function openCounter(o: CounterOptions): Promise<FrameCounter> {
     bytes: () => bytes,
     error: () => error,
     close() {
-      if (!socket.destroyed) socket.write(clientFrame(8, Buffer.from([0x03, 0xe8])));
+      closing = true;
+      if (!socket.destroyed && socket.writable) socket.write(clientFrame(8, Buffer.from([0x03, 0xe8])));
       return closed;
     },
   };

@@ -57,3 +57,15 @@ test('given a skipped offset or a frame that is not a JSON object, then the gap 
   assert.match(counter.error() ?? '', /not a whole JSON object/);
   assert.equal(counter.received(), 4);
 });
+
+test('given the server closes first, then the close code is reported; given the client closes, then it is not', async () => {
+  const cut = await openCounter({ host: '127.0.0.1', port, path: '/events', headers: {}, sample: () => {}, every: 1, phase: 0 });
+  connected.at(-1)!.socket.close(4008, 'slow consumer; resume with from=7');
+  await until(() => cut.error() !== undefined);
+  assert.equal(cut.error(), 'closed by the service: 4008 slow consumer; resume with from=7');
+  await cut.close();
+
+  const done = await openCounter({ host: '127.0.0.1', port, path: '/events', headers: {}, sample: () => {}, every: 1, phase: 0 });
+  await done.close();
+  assert.equal(done.error(), undefined);
+});
