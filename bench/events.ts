@@ -1,65 +1,35 @@
 // Event fan-out: persons created as fast as possible over HTTP while 0, 1, 10 and 100 WebSocket subscribers
 // receive the PersonCreated events; events per second delivered and latency from stamp to receipt.
-// The service runs as a child process (src/main.ts, durable commits); writers and subscribers run here.
+// The service runs as a child process (src/main.ts, durable commits); the writers run here, the subscribers in a child of their own.
 //   npm run bench -- events [--duration 2] [--warmup 2] [--writers 32] [--subscribers 0,1,10,100]
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import WebSocket from 'ws';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
 import { Histogram } from './lib/histogram.js';
 import { runLoad } from './lib/load.js';
 import { environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
 import { startService, type ServiceProcess } from './lib/server-process.js';
+import { startSubscribers, type Subscribers } from './lib/subscriber-process.js';
 
 const USAGE = `usage: npm run bench -- events [options]   (or: npx tsx bench/events.ts [options])
   --duration S        seconds of writing per phase (default 2; a bare number is the same)
   --warmup S          unmeasured phase with one subscriber before the others (default 2)
   --writers N         HTTP connections creating persons, one request in flight on each (default 32)
-  --subscribers LIST  subscriber counts, one phase each (default 0,1,10,100)`;
+  --subscribers LIST  subscriber counts, one phase each (default 0,1,10,100)
+  --profile           write a CPU profile of the service to bench/results/profiles/ (npm run bench -- profile-summary <file>)`;
 
 interface Settings {
   seconds: number;
   warmup: number;
   writers: number;
   phases: number[];
+  profile: boolean;
 }
 
 const now = () => performance.timeOrigin + performance.now();
-
-/** Milliseconds since the epoch of an RFC 3339 UTC timestamp with up to nine fraction digits. */
-function epochMs(ts: string): number {
-  const dot = ts.indexOf('.', 19);
-  const whole = Date.parse(`${ts.slice(0, 19)}Z`);
-  return dot < 0 ? whole : whole + Number(`0${ts.slice(dot, -1)}`) * 1000;
-}
-
-interface Sub {
-  socket: WebSocket;
-  received: number;
-  lastOffset: number;
-  gaps: number;
-}
-
-/** Subscribers read the offset and timestamp without parsing the whole frame, to keep the client side cheap. */
-async function subscribe(service: ServiceProcess, latency: Histogram, sampleEvery: number): Promise<Sub> {
-  const socket = new WebSocket(`${service.url.replace(/^http/, 'ws')}/events?types=PersonCreated_v1`, { headers: service.auth });
-  const sub: Sub = { socket, received: 0, lastOffset: 0, gaps: 0 };
-  socket.on('message', (data: Buffer) => {
-    const text = data.toString('latin1');
-    const offset = Number(text.slice(10, text.indexOf(',', 10)));
-    if (sub.lastOffset !== 0 && offset !== sub.lastOffset + 1) sub.gaps++;
-    sub.lastOffset = offset;
-    if (sub.received++ % sampleEvery === 0) {
-      const at = text.indexOf('"timestamp":"') + 13;
-      latency.record((now() - epochMs(text.slice(at, text.indexOf('"', at)))) * 1000);
-    }
-  });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('error', reject);
-  });
-  return sub;
-}
 
 const msOrDash = (v: number | null) => ms(v === null ? undefined : v * 1000);
 
@@ -74,14 +44,19 @@ interface Row {
   complete: boolean;
   /** the service's CPU time per person created, fan-out included: steadier than rates on a shared machine */
   server_cpu_us_per_person: number | null;
+  /** CPU time of the writers' load generator and of the subscribers' process, each as % of one core */
+  writer_cpu_percent: number;
+  subscriber_cpu_percent: number | null;
+  /** bytes the subscribers read per frame, WebSocket header included */
+  bytes_per_frame: number | null;
   created: number;
   failed: number;
   latency_samples: number;
 }
 
-async function phase(service: ServiceProcess, tag: number, subscribers: number, seconds: number, writers: number): Promise<Row> {
-  const latency = new Histogram();
-  const subs = await Promise.all(Array.from({ length: subscribers }, () => subscribe(service, latency, Math.max(1, subscribers))));
+async function phase(service: ServiceProcess, subscribers: Subscribers, tag: number, count: number, seconds: number, writers: number): Promise<Row> {
+  const { hostname, port } = new URL(service.url);
+  if (count > 0) await subscribers.open({ host: hostname, port: Number(port), path: '/events?types=PersonCreated_v1', headers: service.auth, count });
   const headers = { ...service.auth, 'Content-Type': 'application/json' };
   const started = now();
   const writes = await runLoad({
@@ -93,23 +68,27 @@ async function phase(service: ServiceProcess, tag: number, subscribers: number, 
     request: (i) => encodeRequest('127.0.0.1', { method: 'POST', path: '/persons', headers, body: JSON.stringify({ handles: [{ type: 'email_address', value: `p${tag}-${i}@example.com` }] }) }),
   });
   const created = writes.statuses['201'] ?? 0;
-  // Let the subscribers drain what is in flight (at most 10 s).
-  const drainUntil = now() + 10_000;
-  while (subs.some((s) => s.received < created) && now() < drainUntil) await new Promise((r) => setTimeout(r, 20));
+  // The subscribers drain what is in flight (at most 10 s).
+  const counts = count > 0 ? await subscribers.finish(created, 10_000) : undefined;
   const deliverSeconds = (now() - started) / 1000;
-  const delivered = subs.reduce((n, s) => n + s.received, 0);
-  await Promise.all(subs.map((s) => new Promise<void>((resolve) => (s.socket.once('close', () => resolve()), s.socket.close()))));
+  const delivered = counts ? counts.received.reduce((n, r) => n + r, 0) : 0;
+  const latency = new Histogram();
+  for (const us of counts?.latencyUs ?? []) latency.record(us);
+  if (counts?.errors.length) console.error(`  ${counts.errors.length} subscriber(s) failed: ${counts.errors[0]}`);
   const l = latency.summary();
   return {
-    subscribers,
+    subscribers: count,
     persons_per_s: Math.round(created / (writes.elapsedMs / 1000)),
     delivered_events_per_s: Math.round(delivered / deliverSeconds),
-    per_subscriber_events_per_s: subscribers === 0 ? 0 : Math.round(delivered / subscribers / deliverSeconds),
+    per_subscriber_events_per_s: count === 0 ? 0 : Math.round(delivered / count / deliverSeconds),
     p50_ms: l.count ? l.p50_us / 1000 : null,
     p99_ms: l.count ? l.p99_us / 1000 : null,
     max_ms: l.count ? l.max_us / 1000 : null,
-    complete: subs.every((s) => s.received === created && s.gaps === 0),
+    complete: !counts || (counts.received.every((r) => r === created) && counts.gaps === 0 && counts.errors.length === 0),
     server_cpu_us_per_person: writes.serverCpuUsPerRequest ?? null,
+    writer_cpu_percent: writes.clientCpuPercent,
+    subscriber_cpu_percent: counts ? counts.cpuPercent : null,
+    bytes_per_frame: delivered === 0 ? null : Math.round((counts?.bytes ?? 0) / delivered),
     created,
     failed: writes.requests - created,
     latency_samples: l.count,
@@ -125,6 +104,7 @@ function settings(argv: string[]): Settings | undefined {
       warmup: { type: 'string', default: '2' },
       writers: { type: 'string', default: '32' },
       subscribers: { type: 'string', default: '0,1,10,100' },
+      profile: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -134,6 +114,7 @@ function settings(argv: string[]): Settings | undefined {
     warmup: numberFlag('warmup', values.warmup, 0, USAGE),
     writers: Math.floor(numberFlag('writers', values.writers, 1, USAGE)),
     phases: values.subscribers.split(',').map((n) => Math.floor(numberFlag('subscribers', n, 0, USAGE))),
+    profile: values.profile,
   };
 }
 
@@ -141,16 +122,20 @@ export async function main(argv: string[]): Promise<void> {
   const s = settings(argv);
   if (!s) return console.log(USAGE);
   const env = environment();
-  const service = await startService();
+  const profileDir = s.profile ? join(fileURLToPath(new URL('..', import.meta.url)), 'bench/results/profiles') : undefined;
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const service = await startService({}, profileDir === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+  const subscribers = startSubscribers();
   const rows: Row[] = [];
   try {
     // The first seconds of a fresh process (JIT, compile caches, LMDB growth) are not measured.
-    if (s.warmup > 0) await phase(service, 0, 1, s.warmup, s.writers);
+    if (s.warmup > 0) await phase(service, subscribers, 0, 1, s.warmup, s.writers);
     for (const [i, n] of s.phases.entries()) {
-      rows.push(await phase(service, i + 1, n, s.seconds, s.writers));
+      rows.push(await phase(service, subscribers, i + 1, n, s.seconds, s.writers));
       console.error(`  ${n} subscriber(s): done`);
     }
   } finally {
+    await subscribers.stop();
     await service.stop();
   }
 
@@ -163,11 +148,15 @@ export async function main(argv: string[]): Promise<void> {
     { title: 'p99_ms', value: (r) => msOrDash(r.p99_ms), align: 'right' },
     { title: 'max_ms', value: (r) => msOrDash(r.max_ms), align: 'right' },
     { title: 'server_cpu_us_per_person', value: (r) => r.server_cpu_us_per_person ?? '-' },
+    { title: 'writer_cpu_%', value: (r) => r.writer_cpu_percent },
+    { title: 'subscriber_cpu_%', value: (r) => r.subscriber_cpu_percent ?? '-' },
     { title: 'complete', value: (r) => String(r.complete) },
   ];
   console.log(`event fan-out: ${s.writers} HTTP writers creating persons for ${s.seconds} s per phase; latency = event timestamp (stamped as its batch is decided, before the durable commit) to receipt`);
+  console.log('subscribers: one process of their own for all of them, each a raw WebSocket client that reads every frame in full, counts it and checks its offset, and decodes the text of one frame in N (N subscribers) for the latency sample');
   console.log(formatTable(columns, rows));
   console.log(`\n${environmentLine(env)}`);
+  if (profileDir) console.log(`CPU profile of the service: ${profileDir} (npm run bench -- profile-summary <file>)`);
   console.log(`written to ${writeResults('events', env, { settings: s, durability: 'sync', rows })}`);
 }
 
