@@ -22,7 +22,10 @@ import { SERVICE_AUTH, startServer, startService, type ServerProcess } from './l
 
 const USAGE = `usage: npm run bench -- gate [options]   (or: npx tsx bench/gate.ts [options])
   --seconds N       measured seconds per case, after 1 s of warm-up (default 3)
-  --connections N   keep-alive connections of the load generator (default 16)`;
+  --connections N   keep-alive connections of the load generator (default 16)
+  --only TEXT       run only the cases whose name contains TEXT (the direct and http-proxy cases always run: they are the baselines)
+  --profile         run each Gate with --cpu-prof; profiles in bench/results/profiles/gate-<case>/
+                    (summarize with: npm run bench -- profile-summary <file>)`;
 
 interface Row {
   name: string;
@@ -35,15 +38,16 @@ interface Row {
   errors: number;
 }
 
-async function spawnGate(dir: string, name: string, doc: unknown): Promise<{ proc: NodeProcess; url: string }> {
+async function spawnGate(dir: string, name: string, doc: unknown, profile: boolean): Promise<{ proc: NodeProcess; url: string }> {
   const file = join(dir, `${name}.yaml`);
   writeFileSync(file, stringify(doc));
-  const proc = await spawnNode({ script: 'src/gate/main.ts', args: ['--config', file], ready: /gate listening on [^:]+:(\d+)/, timeoutMs: 60_000 });
+  const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=bench/results/profiles/gate-${name}`] : [];
+  const proc = await spawnNode({ script: 'src/gate/main.ts', args: ['--config', file], nodeArgs, ready: /gate listening on [^:]+:(\d+)/, timeoutMs: 60_000 });
   return { proc, url: `http://127.0.0.1:${proc.ready[1]}` };
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { seconds: { type: 'string', default: '3' }, connections: { type: 'string', default: '16' }, help: { type: 'boolean', short: 'h', default: false } } });
+  const { values } = parseArgs({ args: argv, options: { seconds: { type: 'string', default: '3' }, connections: { type: 'string', default: '16' }, only: { type: 'string' }, profile: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } } });
   if (values.help) return console.log(USAGE);
   const seconds = numberFlag('seconds', values.seconds, 0.5, USAGE);
   const connections = Math.floor(numberFlag('connections', values.connections, 1, USAGE));
@@ -78,8 +82,8 @@ export async function main(argv: string[]): Promise<void> {
     });
     const jwt = { id: 'jwt', type: 'validate-jwt' };
     const enrich = { id: 'enrich', type: 'token-translation-upgrade', parameters: { map_token_endpoint: mapUrl, header_with_token: 'X-Legacy-Token' } };
-    const start = async (name: string, doc: unknown) => {
-      const g = await spawnGate(dir, name, doc);
+    const start = (name: string, doc: unknown) => async () => {
+      const g = await spawnGate(dir, name, doc, values.profile);
       procs.push(g.proc);
       return g.url;
     };
@@ -87,24 +91,28 @@ export async function main(argv: string[]): Promise<void> {
     servers.push(reference);
 
     const auth = { Authorization: `Bearer ${token}` };
-    const cases: Array<{ name: string; url: string; headers?: Record<string, string>; pid?: number }> = [
-      { name: 'upstream directly', url: upstream.url, pid: upstream.pid },
-      { name: 'http-proxy (reference)', url: reference.url, pid: reference.pid },
-      { name: 'gate, no plugin, events off', url: await start('none-off', gateDoc([], false)) },
-      { name: 'gate, no plugin, events on', url: await start('none-on', gateDoc([], true)) },
-      { name: 'gate, validate-jwt, events off', url: await start('jwt-off', gateDoc([jwt], false)), headers: auth },
-      { name: 'gate, validate-jwt, events on', url: await start('jwt-on', gateDoc([jwt], true)), headers: auth },
-      { name: 'gate, enrichment (cache hit), events off', url: await start('enrich-off', gateDoc([enrich], false)), headers: { 'X-Legacy-Token': 'legacy-bench' } },
+    const fixed = (url: string) => async () => url;
+    const all: Array<{ name: string; url: () => Promise<string>; headers?: Record<string, string> }> = [
+      { name: 'upstream directly', url: fixed(upstream.url) },
+      { name: 'http-proxy (reference)', url: fixed(reference.url) },
+      { name: 'gate, no plugin, events off', url: start('none-off', gateDoc([], false)) },
+      { name: 'gate, no plugin, events on', url: start('none-on', gateDoc([], true)) },
+      { name: 'gate, validate-jwt, events off', url: start('jwt-off', gateDoc([jwt], false)), headers: auth },
+      { name: 'gate, validate-jwt, events on', url: start('jwt-on', gateDoc([jwt], true)), headers: auth },
+      { name: 'gate, enrichment (cache hit), events off', url: start('enrich-off', gateDoc([enrich], false)), headers: { 'X-Legacy-Token': 'legacy-bench' } },
+      { name: 'gate, enrichment (cache hit), events on', url: start('enrich-on', gateDoc([enrich], true)), headers: { 'X-Legacy-Token': 'legacy-bench' } },
     ];
+    const cases = all.filter((c, i) => i <= 1 || values.only === undefined || c.name.includes(values.only));
     const results: Array<{ name: string; result: LoadResult }> = [];
-    for (const c of cases) {
+    for (const c0 of cases) {
+      const c = { ...c0, url: await c0.url() };
       const host = new URL(c.url).host;
       const bytes = encodeRequest(host, { method: 'GET', path: '/api/items', headers: c.headers ?? {} });
       const result = await runLoad({ url: c.url, request: () => bytes, connections, durationMs: seconds * 1000, warmupMs: 1000 });
       results.push({ name: c.name, result });
     }
     const direct = results[0]!.result.latency;
-    const noPlugin = results.find((r) => r.name === 'gate, no plugin, events off')!.result.rps;
+    const noPlugin = results.find((r) => r.name === 'gate, no plugin, events off')?.result.rps ?? Number.NaN;
     const rows: Row[] = results.map(({ name, result }) => ({
       name,
       rps: Math.round(result.rps),
