@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Metrics } from '../lib/metrics.js';
 import type { GateConfig } from './config.js';
-import { redactUrl, requestHandled, type GateEvent, type PluginRecord } from './events.js';
+import { redactUrl, RequestHandledLater, type PluginRecord, type QueuedEvent } from './events.js';
 import { createMatcher, type Route } from './match.js';
 import { createForwarder, VIA } from './proxy.js';
 import type { Decision, GateRequest, Plugin } from './plugins/types.js';
@@ -18,7 +18,7 @@ export interface GateServerDeps {
   http: HttpClient;
   metrics: Metrics;
   /** where GateRequestHandled events go (undefined: events off) */
-  emit?: (event: GateEvent) => void;
+  emit?: (event: QueuedEvent) => void;
   health: () => Record<string, unknown>;
   now?: () => number;
 }
@@ -125,23 +125,27 @@ export async function startGateServer(deps: GateServerDeps): Promise<GateServer>
     return undefined;
   };
 
-  const finish = (g: GateRequest, start: number, status: number, requestLength: number, responseLength: number, records: PluginRecord[]) => {
+  const finish = (g: Incoming, start: number, status: number, requestLength: number, responseLength: number, records: PluginRecord[]) => {
     requests.inc({ status: String(status) });
     if (deps.emit === undefined || !config.events.requestHandled) return;
     const header = g.headers['x-correlation-id'];
+    // The event's JSON (and the URL's parsing) waits for its batch to be sent.
     deps.emit(
-      requestHandled(origin, {
-        correlationId: typeof header === 'string' && /^[0-9a-f-]{36}$/i.test(header) ? header : randomUUID(),
-        ip: g.ip,
-        start,
-        end: now(),
-        method: g.method,
-        url: redactUrl(g.url, config.events.redactQuery),
-        status,
-        requestLength,
-        responseLength,
-        plugins: records,
-      }),
+      new RequestHandledLater(
+        origin,
+        {
+          correlationId: typeof header === 'string' && /^[0-9a-f-]{36}$/i.test(header) ? header : randomUUID(),
+          ip: g.ip,
+          start,
+          end: now(),
+          method: g.method,
+          status,
+          requestLength,
+          responseLength,
+          plugins: records,
+        },
+        () => redactUrl(g.url, config.events.redactQuery),
+      ),
     );
   };
 
