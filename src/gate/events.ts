@@ -159,6 +159,28 @@ export class RequestHandledLater implements QueuedEvent {
   }
 }
 
+// What the WHATWG parser leaves as written: a lower-case DNS name (last label not numeric) or a dotted quad
+// without leading zeros, a port that is not the default, a path without dot segments (%2e included) and only
+// characters it does not percent-encode or rewrite.
+const PLAIN_HOST = /^(?:(?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*|(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))(?::([1-9]\d{0,4}))?$/;
+const PLAIN_TARGET = /^\/[A-Za-z0-9\-._~!$&()*+,;=:@/%?]*$/;
+const DOT_SEGMENT = /\/(?:\.|%2e)/i;
+
+/** `new URL(proto://host rawUrl).href` without parsing when the text is already in that form; undefined otherwise. */
+export function plainHref(proto: string, host: string, rawUrl: string): string | undefined {
+  if (proto !== 'http' && proto !== 'https') return undefined;
+  const h = PLAIN_HOST.exec(host);
+  if (h === null) return undefined;
+  if (h[1] !== undefined) {
+    const port = Number(h[1]);
+    if (port > 65535 || port === (proto === 'http' ? 80 : 443)) return undefined;
+  }
+  if (!PLAIN_TARGET.test(rawUrl)) return undefined;
+  const q = rawUrl.indexOf('?');
+  if (DOT_SEGMENT.test(q < 0 ? rawUrl : rawUrl.slice(0, q))) return undefined;
+  return `${proto}://${host}${rawUrl}`;
+}
+
 /** The URL as received, with the values of the named query parameters replaced by REDACTED. */
 export function redactUrl(url: URL, names: readonly string[]): string {
   if (names.length === 0 || url.search === '') return url.href;

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Metrics } from '../lib/metrics.js';
 import type { GateConfig } from './config.js';
-import { redactUrl, RequestHandledLater, type PluginRecord, type QueuedEvent } from './events.js';
+import { plainHref, redactUrl, RequestHandledLater, type PluginRecord, type QueuedEvent } from './events.js';
 import { createMatcher, type Route } from './match.js';
 import { createForwarder, VIA } from './proxy.js';
 import type { Decision, GateRequest, Plugin } from './plugins/types.js';
@@ -55,6 +55,10 @@ class Incoming implements GateRequest {
   ) {}
   get url(): URL {
     return (this.#url ??= parseUrl(this.proto, this.host, this.rawUrl));
+  }
+  /** the URL as received, as URL.href writes it */
+  get href(): string {
+    return plainHref(this.proto, this.host, this.rawUrl) ?? this.url.href;
   }
 }
 
@@ -144,7 +148,7 @@ export async function startGateServer(deps: GateServerDeps): Promise<GateServer>
           responseLength,
           plugins: records,
         },
-        () => redactUrl(g.url, config.events.redactQuery),
+        () => (config.events.redactQuery.length === 0 ? g.href : redactUrl(g.url, config.events.redactQuery)),
       ),
     );
   };

@@ -2,7 +2,7 @@
 // timestamps keep nine fraction digits across second boundaries.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RequestHandledLater, requestHandled, timestampText, type RequestRecord } from '../../src/gate/events.js';
+import { plainHref, RequestHandledLater, requestHandled, timestampText, type RequestRecord } from '../../src/gate/events.js';
 import { rfc3339Nanos } from '../../src/lib/time-text.js';
 
 const origin = { orgId: 'org-"quoted"' };
@@ -30,4 +30,40 @@ test('timestampText: nine digits, exact at whole seconds and just before the nex
   }
   assert.equal(timestampText(1_764_000_000_000), rfc3339Nanos(1_764_000_000_000_000_000n));
   assert.equal(timestampText(1_764_000_000_123.5), rfc3339Nanos(1_764_000_000_123_500_000n));
+});
+
+test('plainHref is URL.href where it answers, and leaves to URL whatever the parser would rewrite', () => {
+  const cases: Array<[string, string, string]> = [
+    ['http', '127.0.0.1:8080', '/api/items?a=1&b=%20x'],
+    ['http', 'localhost:3000', '/'],
+    ['https', 'api.example.test', '/v1/x;y=1/@z?q=a:b,c'],
+    ['http', 'api.test:80', '/x'],
+    ['https', 'api.test:443', '/x'],
+    ['http', 'API.test', '/x'],
+    ['http', '127.1', '/x'],
+    ['http', '010.0.0.1', '/x'],
+    ['http', 'a.123', '/x'],
+    ['http', '[::1]:8080', '/x'],
+    ['http', 'h:08080', '/x'],
+    ['http', 'h:70000', '/x'],
+    ['http', 'h', '/a/../b'],
+    ['http', 'h', '/a/%2E%2e/b'],
+    ['http', 'h', '/a/./b?x=/../'],
+    ['http', 'h', "/a?x='1'"],
+    ['http', 'h', '/a b'],
+    ['http', 'h', '/a\\b'],
+    ['http', 'h', '/a?'],
+    ['ftp', 'h', '/x'],
+  ];
+  let fast = 0;
+  for (const [proto, host, raw] of cases) {
+    const got = plainHref(proto, host, raw);
+    if (got === undefined) continue;
+    fast += 1;
+    assert.equal(got, new URL(`${proto}://${host}${raw}`).href, `${proto}://${host}${raw}`);
+  }
+  assert.ok(fast >= 4, 'the ordinary cases take the fast path');
+  assert.equal(plainHref('http', 'API.test', '/x'), undefined);
+  assert.equal(plainHref('http', '127.1', '/x'), undefined);
+  assert.equal(plainHref('http', 'h', '/a/%2E%2e/b'), undefined);
 });
