@@ -25,6 +25,8 @@ const USAGE = `usage: npm run bench -- gate [options]   (or: npx tsx bench/gate.
   --seconds N       measured seconds per case, after 1 s of warm-up (default 3)
   --connections N   keep-alive connections of the load generator (default 16)
   --only TEXT       run only the cases whose name contains TEXT (the direct and http-proxy cases always run: they are the baselines)
+  --baseline DIR    also run the no-plugin cases through the Gate of another checkout (DIR/src/gate/main.ts),
+                    e.g. \`git archive <commit> src package.json tsconfig.json | tar -x -C DIR\` with DIR/node_modules linked
   --profile         run each Gate with --cpu-prof; profiles in bench/results/profiles/gate-<case>/
                     (summarize with: npm run bench -- profile-summary <file>)`;
 
@@ -44,16 +46,16 @@ interface Row {
   errors: number;
 }
 
-async function spawnGate(dir: string, name: string, doc: unknown, profile: boolean): Promise<{ proc: NodeProcess; url: string }> {
+async function spawnGate(dir: string, name: string, doc: unknown, profile: boolean, root = '.'): Promise<{ proc: NodeProcess; url: string }> {
   const file = join(dir, `${name}.yaml`);
   writeFileSync(file, stringify(doc));
   const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=bench/results/profiles/gate-${name}`] : [];
-  const proc = await spawnNode({ script: 'src/gate/main.ts', args: ['--config', file], nodeArgs, ready: /gate listening on [^:]+:(\d+)/, timeoutMs: 60_000 });
+  const proc = await spawnNode({ script: join(root, 'src/gate/main.ts'), args: ['--config', file], nodeArgs, ready: /gate listening on [^:]+:(\d+)/, timeoutMs: 60_000 });
   return { proc, url: `http://127.0.0.1:${proc.ready[1]}` };
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { seconds: { type: 'string', default: '3' }, connections: { type: 'string', default: '16' }, only: { type: 'string' }, profile: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } } });
+  const { values } = parseArgs({ args: argv, options: { seconds: { type: 'string', default: '3' }, connections: { type: 'string', default: '16' }, only: { type: 'string' }, baseline: { type: 'string' }, profile: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } } });
   if (values.help) return console.log(USAGE);
   const seconds = numberFlag('seconds', values.seconds, 0.5, USAGE);
   const connections = Math.floor(numberFlag('connections', values.connections, 1, USAGE));
@@ -88,8 +90,8 @@ export async function main(argv: string[]): Promise<void> {
     });
     const jwt = { id: 'jwt', type: 'validate-jwt' };
     const enrich = { id: 'enrich', type: 'token-translation-upgrade', parameters: { map_token_endpoint: mapUrl, header_with_token: 'X-Legacy-Token' } };
-    const start = (name: string, doc: unknown) => async () => {
-      const g = await spawnGate(dir, name, doc, values.profile);
+    const start = (name: string, doc: unknown, root?: string) => async () => {
+      const g = await spawnGate(dir, name, doc, values.profile, root);
       procs.push(g.proc);
       return { url: g.url, pid: g.proc.child.pid as number };
     };
@@ -103,6 +105,12 @@ export async function main(argv: string[]): Promise<void> {
       { name: 'http-proxy (reference)', url: fixed(reference) },
       { name: 'gate, no plugin, events off', url: start('none-off', gateDoc([], false)) },
       { name: 'gate, no plugin, events on', url: start('none-on', gateDoc([], true)) },
+      ...(values.baseline === undefined
+        ? []
+        : [
+            { name: 'baseline gate, no plugin, events off', url: start('base-none-off', gateDoc([], false), values.baseline) },
+            { name: 'baseline gate, no plugin, events on', url: start('base-none-on', gateDoc([], true), values.baseline) },
+          ]),
       { name: 'gate, validate-jwt, events off', url: start('jwt-off', gateDoc([jwt], false)), headers: auth },
       { name: 'gate, validate-jwt, events on', url: start('jwt-on', gateDoc([jwt], true)), headers: auth },
       { name: 'gate, enrichment (cache hit), events off', url: start('enrich-off', gateDoc([enrich], false)), headers: { 'X-Legacy-Token': 'legacy-bench' } },
@@ -173,10 +181,10 @@ export async function main(argv: string[]): Promise<void> {
       ),
     );
     const rpsOf = (name: string) => rows.find((r) => r.name === name)?.rps;
-    for (const kind of ['no plugin', 'validate-jwt', 'enrichment (cache hit)']) {
-      const off = rpsOf(`gate, ${kind}, events off`);
-      const on = rpsOf(`gate, ${kind}, events on`);
-      if (off !== undefined && on !== undefined) console.log(`events on, ${kind}: ${(((off - on) / off) * 100).toFixed(0)}% of throughput`);
+    for (const kind of ['gate, no plugin', 'gate, validate-jwt', 'gate, enrichment (cache hit)', 'baseline gate, no plugin']) {
+      const off = rpsOf(`${kind}, events off`);
+      const on = rpsOf(`${kind}, events on`);
+      if (off !== undefined && on !== undefined) console.log(`events on costs ${kind}: ${(((off - on) / off) * 100).toFixed(0)}% of throughput`);
     }
     console.log(`\nPOST /gate/events ingest: ${ingestRate} events/s (batches of 200, 4 senders)`);
     console.log(`targets: validate-jwt adds <= 0.3 ms at p50; validate-jwt throughput >= 50% of no plugin; gate with no plugin at least`);

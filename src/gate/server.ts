@@ -110,27 +110,52 @@ export async function startGateServer(deps: GateServerDeps): Promise<GateServer>
     return new Incoming(req.method ?? 'GET', proto, host, req.url ?? '/', headers, ip);
   };
 
-  const runPlugins = async (plugins: Plugin[], g: GateRequest, records: PluginRecord[]): Promise<Answer | undefined> => {
-    for (const p of plugins) {
+  const failed = (p: Plugin, error: unknown): Answer => ({
+    action: 'answer',
+    status: 502,
+    body: JSON.stringify({ errors: [{ httpcode: 502, message: `${p.config.type}: ${(error as Error).message}` }] }),
+    metadata: { decision: 'error', reason: (error as Error).message },
+  });
+
+  /** Records a plugin's decision; the answer when it answers, undefined when the chain goes on. */
+  const settle = (p: Plugin, trips: PluginRecord['trips'], start: number, d: Decision, records: PluginRecord[]): Answer | undefined => {
+    const end = now();
+    records.push({ index: p.config.index, id: p.config.id, type: p.config.type, start, end, metadata: d.metadata, trips });
+    decisions.inc({ plugin_id: p.config.id, plugin_type: p.config.type, decision: d.action === 'continue' ? 'continue' : String(d.status) });
+    pluginLatency.observe((end - start) / 1000, { plugin_type: p.config.type });
+    return d.action === 'answer' ? d : undefined;
+  };
+
+  /** The plugins from `from` on, in order: synchronous while their decisions are (cache hits), a promise from the first that is not. */
+  const runPlugins = (plugins: Plugin[], g: GateRequest, records: PluginRecord[], from = 0): Answer | undefined | Promise<Answer | undefined> => {
+    for (let i = from; i < plugins.length; i++) {
+      const p = plugins[i]!;
       const caller = deps.http.caller();
       const start = now();
-      let d: Decision;
+      let d: Decision | Promise<Decision>;
       try {
-        d = await p.handle(g, caller);
+        d = p.handle(g, caller);
       } catch (error) {
-        d = { action: 'answer', status: 502, body: JSON.stringify({ errors: [{ httpcode: 502, message: `${p.config.type}: ${(error as Error).message}` }] }), metadata: { decision: 'error', reason: (error as Error).message } };
+        d = failed(p, error);
       }
-      const end = now();
-      records.push({ index: p.config.index, id: p.config.id, type: p.config.type, start, end, metadata: d.metadata, trips: caller.trips });
-      decisions.inc({ plugin_id: p.config.id, plugin_type: p.config.type, decision: d.action === 'continue' ? 'continue' : String(d.status) });
-      pluginLatency.observe((end - start) / 1000, { plugin_type: p.config.type });
-      if (d.action === 'answer') return d;
+      if (d instanceof Promise) {
+        return d.then(
+          (x) => settle(p, caller.trips, start, x, records) ?? runPlugins(plugins, g, records, i + 1),
+          (error: unknown) => settle(p, caller.trips, start, failed(p, error), records),
+        );
+      }
+      const answer = settle(p, caller.trips, start, d, records);
+      if (answer !== undefined) return answer;
     }
     return undefined;
   };
 
+  // One bound series per status seen, so that counting a request writes no label text.
+  const byStatus = new Map<number, { inc(): void }>();
   const finish = (g: Incoming, start: number, status: number, requestLength: number, responseLength: number, records: PluginRecord[]) => {
-    requests.inc({ status: String(status) });
+    let counter = byStatus.get(status);
+    if (counter === undefined) byStatus.set(status, (counter = requests.bind({ status: String(status) })));
+    counter.inc();
     if (deps.emit === undefined || !config.events.requestHandled) return;
     const header = g.headers['x-correlation-id'];
     // The event's JSON (and the URL's parsing) waits for its batch to be sent.
@@ -199,7 +224,20 @@ export async function startGateServer(deps: GateServerDeps): Promise<GateServer>
     forwarder.forward(req, res, { target: targetOf(target), method: g.method, path: g.rawUrl, headers: g.headers, clientIp: g.ip, proto: g.proto, host: g.host }, (r) => finish(g, start, r.status, counted.n, r.responseLength, records));
   };
 
+  const fail = (res: ServerResponse) => {
+    if (!res.headersSent) res.writeHead(500);
+    res.end();
+  };
+
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    try {
+      handleRequest(req, res);
+    } catch {
+      fail(res);
+    }
+  };
+
+  const handleRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (own(req, res)) return;
     const start = now();
     const g = describe(req);
@@ -216,13 +254,10 @@ export async function startGateServer(deps: GateServerDeps): Promise<GateServer>
       forward(req, res, g, start, route.target, records, counted);
       return;
     }
-    void runPlugins(route.plugins, g, records).then(
-      (d) => (d !== undefined ? answerPlugin(req, res, g, start, d, records, counted) : forward(req, res, g, start, route.target, records, counted)),
-      () => {
-        if (!res.headersSent) res.writeHead(500);
-        res.end();
-      },
-    );
+    const next = (d: Answer | undefined) => (d !== undefined ? answerPlugin(req, res, g, start, d, records, counted) : forward(req, res, g, start, route.target, records, counted));
+    const d = runPlugins(route.plugins, g, records);
+    if (!(d instanceof Promise)) return next(d);
+    d.then(next).catch(() => fail(res));
   };
 
   const onUpgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
