@@ -104,7 +104,13 @@ export function createEventSender(o: SenderOptions): EventSender {
       if (closed) return;
       if (queue.length >= o.bufferLimit) {
         // Drop the oldest request event that is not in flight.
-        const at = queue.findIndex((e, i) => i >= inFlight && e.event_metadata.event_name === 'GateRequestHandled_v1');
+        let at = -1;
+        for (let i = inFlight; i < queue.length; i++) {
+          if (queue[i]!.event_metadata.event_name === 'GateRequestHandled_v1') {
+            at = i;
+            break;
+          }
+        }
         if (at < 0) {
           dropped.inc({ reason: 'queue_full' });
           if (event.event_metadata.event_name === 'GateRequestHandled_v1') return;
