@@ -2,6 +2,7 @@
 // 502 when the upstream cannot be reached, 504 when it does not answer in time, WebSocket upgrades piped.
 import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { Pool, type Dispatcher } from 'undici';
 
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
 
@@ -57,7 +58,8 @@ export interface ForwardResult {
 }
 
 export interface Forwarder {
-  forward(req: IncomingMessage, res: ServerResponse, f: ForwardInput): Promise<ForwardResult>;
+  /** forwards one request and calls done once, when the exchange is over (answered, failed or abandoned) */
+  forward(req: IncomingMessage, res: ServerResponse, f: ForwardInput, done: (r: ForwardResult) => void): void;
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, f: ForwardInput): Promise<ForwardResult>;
   close(): void;
 }
@@ -73,70 +75,157 @@ function answer(res: ServerResponse, status: number, message: string): ForwardRe
   return { status: res.statusCode, responseLength: 0 };
 }
 
+const HOP = new Set(HOP_BY_HOP);
+/** undici refuses `expect`; Node's server has already answered 100-continue itself */
+const NOT_FORWARDED = new Set([...HOP_BY_HOP, 'expect']);
+
+/** Names listed in a Connection header (lower case), or undefined when it names none beyond close/keep-alive. */
+function connectionNamed(value: string | string[] | undefined): Set<string> | undefined {
+  if (value === undefined) return undefined;
+  let named: Set<string> | undefined;
+  for (const part of String(value).split(',')) {
+    const n = part.trim().toLowerCase();
+    if (n !== '' && n !== 'close' && n !== 'keep-alive') (named ??= new Set()).add(n);
+  }
+  return named;
+}
+
+/** The upstream request's headers in one pass, as a flat [name, value, …] list: end-to-end ones, X-Forwarded-*, Via. */
+function upstreamList(f: ForwardInput): string[] {
+  const h = f.headers;
+  const named = connectionNamed(h.connection);
+  const out: string[] = [];
+  for (const name in h) {
+    if (NOT_FORWARDED.has(name) || name === 'x-forwarded-for' || name === 'x-forwarded-host' || name === 'x-forwarded-proto' || name === 'via') continue;
+    if (named !== undefined && named.has(name)) continue;
+    const v = h[name];
+    if (v === undefined) continue;
+    if (typeof v === 'string') out.push(name, v);
+    else for (const one of v) out.push(name, one);
+  }
+  const xff = h['x-forwarded-for'];
+  out.push('x-forwarded-for', xff ? `${Array.isArray(xff) ? xff.join(', ') : xff}, ${f.clientIp}` : f.clientIp);
+  out.push('x-forwarded-host', f.host, 'x-forwarded-proto', f.proto, 'via', appendVia(h.via));
+  return out;
+}
+
+/** The upstream's response headers as a flat list for writeHead: hop-by-hop ones out, our Via appended. */
+function downstreamList(raw: Buffer[]): string[] {
+  const out: string[] = [];
+  let via: string | undefined;
+  let connection: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toString('latin1');
+    const lower = name.toLowerCase();
+    const value = raw[i + 1]!.toString('latin1');
+    if (lower === 'connection') connection = connection === undefined ? value : `${connection}, ${value}`;
+    else if (lower === 'via') via = via === undefined ? value : `${via}, ${value}`;
+    else if (!HOP.has(lower)) out.push(name, value);
+  }
+  out.push('via', appendVia(via));
+  const named = connectionNamed(connection);
+  if (named === undefined) return out;
+  const kept: string[] = [];
+  for (let i = 0; i < out.length; i += 2) if (!named.has(out[i]!.toLowerCase())) kept.push(out[i]!, out[i + 1]!);
+  return kept;
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  const te = req.headers['transfer-encoding'];
+  if (te !== undefined) return true;
+  const cl = req.headers['content-length'];
+  return cl !== undefined && cl !== '0';
+}
+
+/**
+ * One forwarded exchange, as an undici dispatch handler: the response streams to the client with undici's own
+ * back-pressure (onData returns false until the client drains), and done is called exactly once.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  status = 0;
+  bytes = 0;
+  settled = false;
+  abort: ((err?: Error) => void) | undefined;
+  resume: (() => void) | undefined;
+  constructor(
+    readonly res: ServerResponse,
+    readonly done: (r: ForwardResult) => void,
+  ) {
+    res.once('close', this.onClientClose);
+  }
+
+  finish(r: ForwardResult): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.done(r);
+  }
+
+  // The client went away before the exchange was over: give up on the upstream.
+  onClientClose = (): void => {
+    if (this.settled) return;
+    this.abort?.(new Error('client closed'));
+    this.finish(this.status === 0 ? { status: 499, responseLength: 0 } : { status: this.status, responseLength: this.bytes });
+  };
+
+  onDrain = (): void => this.resume?.();
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    if (this.settled) abort();
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    if (statusCode < 200) return true;
+    this.status = statusCode;
+    this.resume = resume;
+    this.res.writeHead(statusCode, downstreamList(rawHeaders));
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.bytes += chunk.length;
+    if (this.res.write(chunk)) return true;
+    this.res.once('drain', this.onDrain);
+    return false;
+  }
+
+  onComplete(): void {
+    this.res.end();
+    this.finish({ status: this.status, responseLength: this.bytes });
+  }
+
+  onError(err: Error): void {
+    if (this.settled) return;
+    if (this.status !== 0) {
+      this.res.destroy();
+      this.finish({ status: this.status, responseLength: this.bytes });
+      return;
+    }
+    const code = (err as { code?: string }).code;
+    this.finish(code === 'UND_ERR_HEADERS_TIMEOUT' ? answer(this.res, 504, 'the upstream did not answer in time') : answer(this.res, 502, 'the upstream could not be reached'));
+  }
+}
+
 export function createForwarder(timeoutMs: number): Forwarder {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 });
+  // One undici pool per upstream origin: kept-alive connections, no per-request timer (undici's own timeouts).
+  const pools = new Map<string, { pool: Pool; base: string }>();
+  const poolOf = (target: URL) => {
+    let p = pools.get(target.origin);
+    if (p === undefined) {
+      p = { pool: new Pool(target.origin, { connections: 512, keepAliveTimeout: 10_000, headersTimeout: timeoutMs, bodyTimeout: 0 }), base: target.pathname.replace(/\/$/, '') };
+      pools.set(target.origin, p);
+    }
+    return p;
+  };
   return {
-    forward(req, res, f) {
-      return new Promise((resolve) => {
-        let settled = false;
-        const done = (r: ForwardResult) => {
-          if (!settled) {
-            settled = true;
-            resolve(r);
-          }
-        };
-        const up = http.request({
-          host: f.target.hostname,
-          port: f.target.port || 80,
-          method: f.method,
-          path: upstreamPath(f.target, f.path),
-          headers: upstreamHeaders(f),
-          agent,
-        });
-        const timer = setTimeout(() => {
-          up.destroy(new Error('upstream timeout'));
-          done(answer(res, 504, 'the upstream did not answer in time'));
-        }, timeoutMs);
-        up.on('error', () => {
-          clearTimeout(timer);
-          done(answer(res, 502, 'the upstream could not be reached'));
-        });
-        up.on('response', (ur) => {
-          clearTimeout(timer);
-          const headers = endToEnd(ur.headers);
-          headers['via'] = appendVia(ur.headers.via);
-          res.writeHead(ur.statusCode ?? 502, headers);
-          let bytes = 0;
-          ur.on('data', (chunk: Buffer) => {
-            bytes += chunk.length;
-            if (!res.write(chunk)) {
-              ur.pause();
-              res.once('drain', () => ur.resume());
-            }
-          });
-          ur.on('end', () => {
-            res.end();
-            done({ status: ur.statusCode ?? 502, responseLength: bytes });
-          });
-          ur.on('error', () => {
-            res.destroy();
-            done({ status: ur.statusCode ?? 502, responseLength: bytes });
-          });
-          res.on('close', () => {
-            if (!ur.complete) ur.destroy();
-            done({ status: ur.statusCode ?? 502, responseLength: bytes });
-          });
-        });
-        // The client went away before the upstream answered: give up on it.
-        res.on('close', () => {
-          if (!res.writableFinished && !settled) {
-            clearTimeout(timer);
-            up.destroy();
-            done({ status: 499, responseLength: 0 });
-          }
-        });
-        req.pipe(up);
-      });
+    forward(req, res, f, done) {
+      const exchange = new Exchange(res, done);
+      const { pool, base } = poolOf(f.target);
+      try {
+        pool.dispatch({ path: base + f.path, method: f.method as Dispatcher.HttpMethod, headers: upstreamList(f), body: hasBody(req) ? req : null, headersTimeout: timeoutMs, bodyTimeout: 0 }, exchange);
+      } catch {
+        exchange.onError(new Error('the request could not be forwarded'));
+      }
     },
 
     upgrade(_req, socket, head, f) {
@@ -191,6 +280,8 @@ export function createForwarder(timeoutMs: number): Forwarder {
       });
     },
 
-    close: () => agent.destroy(),
+    close: () => {
+      for (const p of pools.values()) void p.pool.destroy();
+    },
   };
 }

@@ -1,7 +1,7 @@
 // Delivery of Gate's events to POST /gate/events: a bounded queue sent in batches, never in the way of traffic.
 import { Agent, request } from 'undici';
 import type { Metrics } from '../lib/metrics.js';
-import type { GateEvent } from './events.js';
+import { encodeEvent, type GateEvent, type QueuedEvent } from './events.js';
 
 export interface SenderOptions {
   baseUrl: string;
@@ -16,7 +16,7 @@ export interface SenderOptions {
 
 export interface EventSender {
   /** queues an event; a full queue drops the oldest GateRequestHandled first (ServerStarted is never dropped) */
-  enqueue(event: GateEvent): void;
+  enqueue(event: QueuedEvent): void;
   /** sends one event alone, once: resolves true when the service took it (heartbeats: never retried) */
   sendOnce(event: GateEvent): Promise<boolean>;
   queued(): number;
@@ -29,7 +29,7 @@ const BACKOFF_MAX_MS = 2000;
 
 export function createEventSender(o: SenderOptions): EventSender {
   const agent = new Agent({ keepAliveTimeout: 10_000, connections: 4 });
-  const queue: GateEvent[] = [];
+  const queue: QueuedEvent[] = [];
   const queuedGauge = o.metrics.gauge('gate_events_queued', 'Events waiting to be sent to the service');
   const sent = o.metrics.counter('gate_events_sent_total', 'Events the service accepted (duplicates included)');
   const dropped = o.metrics.counter('gate_events_dropped_total', 'Events dropped: the queue was full, or the service refused the batch');
@@ -43,11 +43,12 @@ export function createEventSender(o: SenderOptions): EventSender {
   let backoff = 0;
   let idle: Array<() => void> = [];
 
-  const post = async (events: GateEvent[]): Promise<number> => {
+  const post = async (events: readonly QueuedEvent[]): Promise<number> => {
     const res = await request(`${o.baseUrl}/gate/events`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'service-orgid': o.orgId, 'service-api-key': o.apiKey },
-      body: JSON.stringify(events),
+      // Events that write their own JSON do it here, once per send, not once per request.
+      body: `[${events.map(encodeEvent).join(',')}]`,
       dispatcher: agent,
       headersTimeout: 10_000,
       bodyTimeout: 10_000,
@@ -103,7 +104,13 @@ export function createEventSender(o: SenderOptions): EventSender {
       if (closed) return;
       if (queue.length >= o.bufferLimit) {
         // Drop the oldest request event that is not in flight.
-        const at = queue.findIndex((e, i) => i >= inFlight && e.event_metadata.event_name === 'GateRequestHandled_v1');
+        let at = -1;
+        for (let i = inFlight; i < queue.length; i++) {
+          if (queue[i]!.event_metadata.event_name === 'GateRequestHandled_v1') {
+            at = i;
+            break;
+          }
+        }
         if (at < 0) {
           dropped.inc({ reason: 'queue_full' });
           if (event.event_metadata.event_name === 'GateRequestHandled_v1') return;

@@ -23,8 +23,11 @@ export type Decision =
 
 export interface Plugin {
   readonly config: PluginConfig;
-  /** runs the plugin; every outbound HTTP call goes through `http`, so that it is recorded as a round trip */
-  handle(req: GateRequest, http: HttpCaller): Promise<Decision>;
+  /**
+   * runs the plugin; every outbound HTTP call goes through `http`, so that it is recorded as a round trip. A
+   * decision known at once (a cache hit) is returned as is: the chain then goes on without a promise.
+   */
+  handle(req: GateRequest, http: HttpCaller): Decision | Promise<Decision>;
 }
 
 /** Parameters a plugin declares; any other name is a start-up error naming it. */

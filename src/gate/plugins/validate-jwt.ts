@@ -120,7 +120,7 @@ export function createValidateJwt(config: PluginConfig, service: ServiceRef | un
 
   const plugin: Plugin = {
     config,
-    async handle(req, http) {
+    handle(req, http) {
       if (req.method === 'OPTIONS') return { action: 'continue', metadata: { decision: 'skip', reason: 'OPTIONS requests are not validated' } };
       const token = tokenOf(req, header, cookie);
       if (token === undefined) return unauthorized('no token', true);
@@ -129,57 +129,62 @@ export function createValidateJwt(config: PluginConfig, service: ServiceRef | un
         if (hit.until > now()) return admit(req, hit.payload, true);
         verified.delete(token);
       }
-      let kid: string | undefined;
-      let alg: string | undefined;
-      try {
-        const h = decodeProtectedHeader(token);
-        kid = h.kid;
-        alg = h.alg;
-      } catch {
-        return unauthorized('malformed token');
-      }
-      if (alg === undefined || !algorithms.includes(alg)) return unauthorized(`algorithm ${String(alg)} not accepted`);
-      if (kid === undefined) return unauthorized('no kid');
-      const jwk = await keyFor(kid, http);
-      if (jwk === undefined) return unauthorized(set === undefined ? 'key set unavailable' : 'unknown kid');
-      // The key's own algorithm, never the token's choice.
-      const keyAlg = jwk.alg;
-      if (keyAlg === undefined || keyAlg !== alg) return unauthorized(`algorithm ${alg} does not match the key's`);
-      let key = imported.get(kid);
-      if (key === undefined) {
-        key = await importJWK(jwk, keyAlg);
-        imported.set(kid, key);
-      }
-      let payload: JWTPayload;
-      try {
-        ({ payload } = await jwtVerify(token, key, {
-          algorithms: [keyAlg],
-          requiredClaims: ['exp'],
-          clockTolerance: leewaySec,
-          currentDate: new Date(now()),
-          ...(issuer !== undefined ? { issuer } : {}),
-          ...(audience !== undefined ? { audience } : {}),
-        }));
-      } catch (error) {
-        return unauthorized((error as { code?: string }).code ?? 'invalid');
-      }
-      if (!thirdParty) {
-        const org = typeof payload['oid'] === 'string' ? payload['oid'] : payload.aud;
-        if (org !== orgId) return unauthorized('token of another organization');
-        if (issuer === undefined) return unauthorized('issuer unknown');
-      }
-      if (revocationCheck) {
-        const refused = await askService(token, http);
-        if (refused !== undefined) return unauthorized(refused);
-      }
-      if (cacheSize > 0) {
-        verified.set(token, { payload, until: Math.min(now() + cacheTtlMs, (payload.exp as number) * 1000 + leewaySec * 1000) });
-        if (verified.size > cacheSize) verified.delete(verified.keys().next().value as string);
-      }
-      return admit(req, payload, false);
+      return verify(req, token, http);
     },
   };
   return plugin;
+
+  /** A token not in the cache of verified ones: header, key (fetched if new), signature and claims. */
+  async function verify(req: GateRequest, token: string, http: HttpCaller): Promise<Decision> {
+    let kid: string | undefined;
+    let alg: string | undefined;
+    try {
+      const h = decodeProtectedHeader(token);
+      kid = h.kid;
+      alg = h.alg;
+    } catch {
+      return unauthorized('malformed token');
+    }
+    if (alg === undefined || !algorithms.includes(alg)) return unauthorized(`algorithm ${String(alg)} not accepted`);
+    if (kid === undefined) return unauthorized('no kid');
+    const jwk = await keyFor(kid, http);
+    if (jwk === undefined) return unauthorized(set === undefined ? 'key set unavailable' : 'unknown kid');
+    // The key's own algorithm, never the token's choice.
+    const keyAlg = jwk.alg;
+    if (keyAlg === undefined || keyAlg !== alg) return unauthorized(`algorithm ${alg} does not match the key's`);
+    let key = imported.get(kid);
+    if (key === undefined) {
+      key = await importJWK(jwk, keyAlg);
+      imported.set(kid, key);
+    }
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, key, {
+        algorithms: [keyAlg],
+        requiredClaims: ['exp'],
+        clockTolerance: leewaySec,
+        currentDate: new Date(now()),
+        ...(issuer !== undefined ? { issuer } : {}),
+        ...(audience !== undefined ? { audience } : {}),
+      }));
+    } catch (error) {
+      return unauthorized((error as { code?: string }).code ?? 'invalid');
+    }
+    if (!thirdParty) {
+      const org = typeof payload['oid'] === 'string' ? payload['oid'] : payload.aud;
+      if (org !== orgId) return unauthorized('token of another organization');
+      if (issuer === undefined) return unauthorized('issuer unknown');
+    }
+    if (revocationCheck) {
+      const refused = await askService(token, http);
+      if (refused !== undefined) return unauthorized(refused);
+    }
+    if (cacheSize > 0) {
+      verified.set(token, { payload, until: Math.min(now() + cacheTtlMs, (payload.exp as number) * 1000 + leewaySec * 1000) });
+      if (verified.size > cacheSize) verified.delete(verified.keys().next().value as string);
+    }
+    return admit(req, payload, false);
+  }
 
   /** Whether the service still holds the token valid (revoked, person deactivated): a reason to refuse, or
    * undefined. An unreachable service refuses too: a revocation check that fails open would check nothing. */
