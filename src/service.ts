@@ -249,6 +249,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       front.close();
       await cloud.inventory.stop();
       await cloud.billing.stop();
+      cloud.clients.close();
       // Calls in flight are aborted, not awaited: their events are delivered again after the restart.
       await webhooks.outbox.stop();
       await events.log.stop();
@@ -460,12 +461,13 @@ function buildCloud({ config, clock, ids, warn }: Base, registry: Registry) {
   const clients = createClients(sealer);
   const orgs = () => registry.all();
   return {
-    connections: createCloudConnections({ sealer, queue, uuid: () => ids.uuid(), allowInsecure: config.webhookAllowInsecure, regions: config.regions }),
+    connections: createCloudConnections({ sealer, queue, clients, uuid: () => ids.uuid(), allowInsecure: config.webhookAllowInsecure, regions: config.regions }),
     aws: createAwsChanges({ clients, queue }),
     ad: createAdChanges({ clients, queue }),
     gcp: createGcpUseCases({ clients, queue }),
     inventory: createInventory({ clients, clock, orgs, warn }),
     billing: createBilling({ clock, orgs, warn }),
+    clients,
   };
 }
 

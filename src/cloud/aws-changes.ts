@@ -36,13 +36,9 @@ export function createAwsChanges(deps: AwsChangesDeps) {
     deps.queue.run(org.id, async () => {
       const connection = requireCloudConnection(org.state, connectionId);
       const { client, account } = deps.clients.aws(org.id, connection);
-      try {
-        const body = await call(createAwsRoles(client, account));
-        const outcome = await org.execute({ kind: 'RecordCloudChange', connection_id: connectionId, event: { name: event, body } });
-        return { outcome, body };
-      } finally {
-        client.destroy();
-      }
+      const body = await call(createAwsRoles(client, account));
+      const outcome = await org.execute({ kind: 'RecordCloudChange', connection_id: connectionId, event: { name: event, body } });
+      return { outcome, body };
     });
 
   return {

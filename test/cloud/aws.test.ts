@@ -248,4 +248,23 @@ describe('AWS IAM roles through the service, against moto', { skip }, () => {
     assert.equal((await server.client.get(`/cloud/connections/${id}`)).status, 404);
     assert.equal((await server.client.post(`/cloud/connections/${id}/aws/roles`, { role_name: 'x', assume_role_policy_doc: trust })).status, 404);
   });
+
+  test("a connection's client is reused, and built anew once its config changes: the next change reaches the new account", async () => {
+    const other = '345678901234';
+    const made = await server.client.post('/cloud/connections', { name: 'moving', type: 'aws', config: { account_id: ACCOUNT, endpoint: moto.url }, credentials: { access_key_id: ACCESS_KEY, secret_access_key: SECRET } });
+    assert.equal(made.status, 201, made.text);
+    const id = made.body.result.connection_id;
+    const create = (name: string) => server.client.post(`/cloud/connections/${id}/aws/roles`, { role_name: name, assume_role_policy_doc: trust });
+    assert.equal((await create('before-move')).status, 201);
+    assert.equal((await create('before-move-2')).status, 201);
+    const moved = await server.client.patch(`/cloud/connections/${id}`, { config: { account_id: other, endpoint: moto.url } });
+    assert.equal(moved.status, 200, moved.text);
+    const after = await create('after-move');
+    assert.equal(after.status, 201, after.text);
+    assert.match(after.body.result.role_arn, new RegExp(`^arn:aws:iam::${other}:role/after-move$`));
+    const first = ((await iam.send(new ListRolesCommand({}))).Roles ?? []).map((r) => r.RoleName).sort();
+    assert.deepEqual(first, ['before-move', 'before-move-2']);
+    assert.equal((await server.client.delete(`/cloud/connections/${id}/aws/roles/after-move`)).status, 204);
+    assert.equal((await server.client.delete(`/cloud/connections/${id}`)).status, 204);
+  });
 });
