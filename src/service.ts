@@ -455,16 +455,18 @@ interface Wings {
 type CloudWing = ReturnType<typeof buildCloud>;
 
 /** Cloud connections, the changes made through them, snapshots and billing counts. */
-function buildCloud({ config, clock, ids, warn }: Base, registry: Registry) {
+function buildCloud({ config, clock, ids, metrics, warn }: Base, registry: Registry) {
   const sealer = createCredentialSealer(config.secretsKey, config.secretsKeyPrevious);
   const queue = createSerialQueue();
+  const phases = metrics.histogram('cloud_change_phase_seconds', 'changes made at a cloud provider: waiting in the organization\'s cloud queue, the provider\'s calls, the commit of the event');
+  const changes = { queue, observe: (phase: string, seconds: number) => phases.observe(seconds, { phase }) };
   const clients = createClients(sealer);
   const orgs = () => registry.all();
   return {
     connections: createCloudConnections({ sealer, queue, clients, uuid: () => ids.uuid(), allowInsecure: config.webhookAllowInsecure, regions: config.regions }),
-    aws: createAwsChanges({ clients, queue }),
-    ad: createAdChanges({ clients, queue }),
-    gcp: createGcpUseCases({ clients, queue }),
+    aws: createAwsChanges({ clients, ...changes }),
+    ad: createAdChanges({ clients, ...changes }),
+    gcp: createGcpUseCases({ clients, ...changes }),
     inventory: createInventory({ clients, clock, orgs, warn }),
     billing: createBilling({ clock, orgs, warn }),
     clients,

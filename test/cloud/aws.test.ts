@@ -103,7 +103,8 @@ describe('AWS IAM roles through the service, against moto', { skip }, () => {
   });
 
   test('CreateRole: AWSIAMRoleCreated_v1 carries what GetRole and the policy lists then return', async () => {
-    const managed = await iam.send(new CreatePolicyCommand({ PolicyName: 'ReadOnly', PolicyDocument: policy('s3:GetObject') }));
+    // a policy under a path: its name is the ARN's last segment
+    const managed = await iam.send(new CreatePolicyCommand({ PolicyName: 'ReadOnly', Path: '/team/', PolicyDocument: policy('s3:GetObject') }));
     const boundary = await iam.send(new CreatePolicyCommand({ PolicyName: 'Boundary', PolicyDocument: policy('s3:*') }));
     const r = await server.client.post(roles(), {
       role_name: 'app-reader',
@@ -139,6 +140,9 @@ describe('AWS IAM roles through the service, against moto', { skip }, () => {
     assert.equal((event['event_metadata'] as { source: string }).source, 'Cloud');
     assert.equal(r.body.result.role_arn, role.Arn);
     assert.ok(!JSON.stringify(events()).includes(SECRET));
+    // where the change's time went, by phase
+    const metrics = (await server.client.get('/metrics')).text;
+    for (const phase of ['queue', 'provider', 'commit']) assert.match(metrics, new RegExp(`^cloud_change_phase_seconds_count\\{phase="${phase}"\\} [1-9]`, 'm'));
   });
 
   test('our validation refuses bad names, paths, durations and policy JSON before anything reaches the provider', async () => {
