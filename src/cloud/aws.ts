@@ -162,7 +162,7 @@ const policyNameOf = (arn: string) => arn.slice(arn.lastIndexOf('/') + 1);
 /**
  * AWSIAMRoleCreated_v1's fields from CreateRole's own answer (ARN, role id, creation time, path, trust policy,
  * boundary, duration, tags: the whole Role, as GetRole would return it) and the policies the provider has just
- * accepted on the new role, so no read-back is needed: nothing else could have changed a role this old.
+ * accepted on the role this request created: a read-back would repeat the same answer at the cost of three calls.
  */
 function createdBody(account: string, role: Role, input: RoleInput): EventBody {
   const inline = [...(input.inline_policies ?? [])].sort((a, b) => (a.policy_name < b.policy_name ? -1 : 1));
