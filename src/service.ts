@@ -249,6 +249,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       front.close();
       await cloud.inventory.stop();
       await cloud.billing.stop();
+      cloud.clients.close();
       // Calls in flight are aborted, not awaited: their events are delivered again after the restart.
       await webhooks.outbox.stop();
       await events.log.stop();
@@ -454,18 +455,21 @@ interface Wings {
 type CloudWing = ReturnType<typeof buildCloud>;
 
 /** Cloud connections, the changes made through them, snapshots and billing counts. */
-function buildCloud({ config, clock, ids, warn }: Base, registry: Registry) {
+function buildCloud({ config, clock, ids, metrics, warn }: Base, registry: Registry) {
   const sealer = createCredentialSealer(config.secretsKey, config.secretsKeyPrevious);
   const queue = createSerialQueue();
+  const phases = metrics.histogram('cloud_change_phase_seconds', 'changes made at a cloud provider: waiting in the organization\'s cloud queue, the provider\'s calls, the commit of the event');
+  const changes = { queue, observe: (phase: string, seconds: number) => phases.observe(seconds, { phase }) };
   const clients = createClients(sealer);
   const orgs = () => registry.all();
   return {
-    connections: createCloudConnections({ sealer, queue, uuid: () => ids.uuid(), allowInsecure: config.webhookAllowInsecure, regions: config.regions }),
-    aws: createAwsChanges({ clients, queue }),
-    ad: createAdChanges({ clients, queue }),
-    gcp: createGcpUseCases({ clients, queue }),
+    connections: createCloudConnections({ sealer, queue, clients, uuid: () => ids.uuid(), allowInsecure: config.webhookAllowInsecure, regions: config.regions }),
+    aws: createAwsChanges({ clients, ...changes }),
+    ad: createAdChanges({ clients, ...changes }),
+    gcp: createGcpUseCases({ clients, ...changes }),
     inventory: createInventory({ clients, clock, orgs, warn }),
     billing: createBilling({ clock, orgs, warn }),
+    clients,
   };
 }
 

@@ -1,13 +1,11 @@
 // The Active Directory SPN changes of API.md's table as use cases: SPN syntax, account and group names checked
 // by us, the change made in the directory, then the event committed with the account as the directory reports
 // it, in the organization's cloud queue from the directory call to the commit.
-import { requireCloudConnection } from '../domain/cloud.js';
 import { badRequest, quote } from '../errors.js';
 import { createAdSpns, withDirectory } from './ad.js';
 import type { EventBody } from './aws.js';
-import type { Change } from './aws-changes.js';
+import { runChange, type Change, type ChangeDeps } from './change.js';
 import type { Clients, OrgPort } from './connections.js';
-import type { SerialQueue } from './serial.js';
 
 const SERVICE_CLASS = /^[A-Za-z][A-Za-z0-9-]{0,63}$/;
 /** host[:port]; the three-part form (class/host:port/service-name) is not taken */
@@ -26,13 +24,11 @@ export function checkAccountName(name: string, field: string): void {
   if (!ACCOUNT.test(name)) throw badRequest(`${field}: ${quote(name)} is not a sAMAccountName (1 to 20 characters, none of "/\\[]:;|=,+*?<>@)`);
 }
 
-export function createAdChanges(deps: { clients: Clients; queue: SerialQueue }) {
+export function createAdChanges(deps: ChangeDeps & { clients: Clients }) {
   const perform = (org: OrgPort, connectionId: string, event: string, call: (spns: ReturnType<typeof createAdSpns>) => Promise<EventBody>): Promise<Change> =>
-    deps.queue.run(org.id, async () => {
-      const { config, credentials } = deps.clients.ad(org.id, requireCloudConnection(org.state, connectionId));
-      const body = await withDirectory(config, credentials, (client) => call(createAdSpns(client, config)));
-      const outcome = await org.execute({ kind: 'RecordCloudChange', connection_id: connectionId, event: { name: event, body } });
-      return { outcome, body };
+    runChange(deps, org, connectionId, event, (connection) => {
+      const { config, credentials } = deps.clients.ad(org.id, connection);
+      return withDirectory(config, credentials, (client) => call(createAdSpns(client, config)));
     });
   return {
     createSpn(org: OrgPort, connectionId: string, input: { account_name: string; service_class: string; service_name: string }): Promise<Change> {

@@ -1,21 +1,15 @@
 // The AWS role changes of API.md's table as use cases: validated by us, made at the provider, then the event
 // committed with the provider's answer. Each runs in the organization's cloud queue from the provider call to
 // the commit; a provider refusal throws before anything is recorded.
-import { requireCloudConnection } from '../domain/cloud.js';
-import type { Outcome } from '../org/actor.js';
 import { checkDescription, checkInlinePolicies, checkManagedPolicies, checkMaxSessionDuration, checkPolicyArn, checkPolicyDocument, checkRoleName, checkRolePath, checkTags, type InlinePolicy } from './aws-rules.js';
 import { createAwsRoles, type EventBody, type RoleInput } from './aws.js';
+import { runChange, type Change, type ChangeDeps } from './change.js';
 import type { Clients, OrgPort } from './connections.js';
-import type { SerialQueue } from './serial.js';
 
-export interface AwsChangesDeps {
+export type { Change } from './change.js';
+
+export interface AwsChangesDeps extends ChangeDeps {
   clients: Clients;
-  queue: SerialQueue;
-}
-
-export interface Change {
-  outcome: Outcome;
-  body: EventBody;
 }
 
 export function checkRoleInput(input: RoleInput): void {
@@ -33,16 +27,9 @@ export function checkRoleInput(input: RoleInput): void {
 export function createAwsChanges(deps: AwsChangesDeps) {
   /** Provider call and commit, alone in the organization's queue. */
   const perform = (org: OrgPort, connectionId: string, event: string, call: (roles: ReturnType<typeof createAwsRoles>) => Promise<EventBody>): Promise<Change> =>
-    deps.queue.run(org.id, async () => {
-      const connection = requireCloudConnection(org.state, connectionId);
+    runChange(deps, org, connectionId, event, (connection) => {
       const { client, account } = deps.clients.aws(org.id, connection);
-      try {
-        const body = await call(createAwsRoles(client, account));
-        const outcome = await org.execute({ kind: 'RecordCloudChange', connection_id: connectionId, event: { name: event, body } });
-        return { outcome, body };
-      } finally {
-        client.destroy();
-      }
+      return call(createAwsRoles(client, account));
     });
 
   return {

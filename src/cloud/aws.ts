@@ -105,17 +105,36 @@ async function listAll<T>(page: (marker: string | undefined) => Promise<{ items:
   return out;
 }
 
-async function inlinePolicies(client: IAMClient, role: string): Promise<InlinePolicy[]> {
+/** Provider calls at most this many at a time, where they do not depend on each other. */
+const PARALLEL = 8;
+
+/** Runs `f` on every item, at most `limit` at a time; the first failure is thrown once all have settled. */
+export async function eachBounded<T, R>(items: readonly T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await f(items[i] as T);
+  };
+  const settled = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return out;
+}
+
+async function inlinePolicyNames(client: IAMClient, role: string): Promise<string[]> {
   const names = await listAll(async (Marker) => {
     const r = await aws(() => client.send(new ListRolePoliciesCommand({ RoleName: role, Marker })));
     return { items: r.PolicyNames ?? [], marker: r.IsTruncated ? r.Marker : undefined };
   });
-  const out: InlinePolicy[] = [];
-  for (const name of names.sort()) {
+  return names.sort();
+}
+
+async function inlinePolicies(client: IAMClient, role: string): Promise<InlinePolicy[]> {
+  const names = await inlinePolicyNames(client, role);
+  return eachBounded(names, PARALLEL, async (name) => {
     const p = await aws(() => client.send(new GetRolePolicyCommand({ RoleName: role, PolicyName: name })));
-    out.push({ policy_name: name, policy_document: decodeDocument(p.PolicyDocument) });
-  }
-  return out;
+    return { policy_name: name, policy_document: decodeDocument(p.PolicyDocument) };
+  });
 }
 
 async function attachedPolicies(client: IAMClient, role: string): Promise<Array<{ policy_name: string; policy_arn: string }>> {
@@ -137,37 +156,54 @@ function boundaryOf(role: Role) {
   return { permissions_boundary_arn: b?.PermissionsBoundaryArn ?? '', permissions_boundary_type: b?.PermissionsBoundaryType ?? '' };
 }
 
-/** AWSIAMRoleCreated_v1's fields, every one as the provider now reports it. */
-async function roleBody(client: IAMClient, account: string, name: string): Promise<EventBody> {
-  const role = await getRole(client, name);
+/** A managed policy's name is the last segment of its ARN (arn:aws:iam::aws:policy/service-role/Name). */
+const policyNameOf = (arn: string) => arn.slice(arn.lastIndexOf('/') + 1);
+
+/**
+ * AWSIAMRoleCreated_v1's fields from CreateRole's own answer (ARN, role id, creation time, path, trust policy,
+ * boundary, duration, tags: the whole Role, as GetRole would return it) and the policies the provider has just
+ * accepted on the role this request created: a read-back would repeat the same answer at the cost of three calls.
+ */
+function createdBody(account: string, role: Role, input: RoleInput): EventBody {
+  const inline = [...(input.inline_policies ?? [])].sort((a, b) => (a.policy_name < b.policy_name ? -1 : 1));
+  const attached = [...new Set(input.attached_managed_policies ?? [])].sort().map((arn) => ({ policy_name: policyNameOf(arn), policy_arn: arn }));
   const body: EventBody = {
     account_id: account,
-    role_name: role.RoleName ?? name,
+    role_name: role.RoleName ?? input.role_name,
     role_arn: role.Arn ?? '',
-    role_path: role.Path ?? '/',
+    role_path: role.Path ?? input.path ?? '/',
     role_id: role.RoleId ?? '',
     description: role.Description ?? '',
-    inline_policies: await inlinePolicies(client, name),
-    attached_managed_policies: await attachedPolicies(client, name),
-    assume_role_policy_doc: decodeDocument(role.AssumeRolePolicyDocument),
+    inline_policies: inline.map((p) => ({ policy_name: p.policy_name, policy_document: p.policy_document })),
+    attached_managed_policies: attached,
+    assume_role_policy_doc: decodeDocument(role.AssumeRolePolicyDocument ?? input.assume_role_policy_doc),
     permissions_boundary: boundaryOf(role),
-    max_session_duration: role.MaxSessionDuration ?? 3600,
+    max_session_duration: role.MaxSessionDuration ?? input.max_session_duration ?? 3600,
     tags: (role.Tags ?? []).map((t) => ({ key: t.Key ?? '', value: t.Value ?? '' })),
   };
   if (role.CreateDate) body['created_at'] = role.CreateDate.toISOString();
-  if (role.RoleLastUsed?.LastUsedDate) body['last_used_at'] = role.RoleLastUsed.LastUsedDate.toISOString();
-  if (role.RoleLastUsed?.Region) body['last_used_region'] = role.RoleLastUsed.Region;
   return body;
 }
 
+/**
+ * DeleteRole refuses while the role has instance profiles, attached or inline policies: the three lists are
+ * read at once (each answers NoSuchEntity for a missing role), the removals made at once, then the role deleted.
+ */
 async function removeRole(client: IAMClient, name: string): Promise<void> {
-  const profiles = await listAll(async (Marker) => {
-    const r = await aws(() => client.send(new ListInstanceProfilesForRoleCommand({ RoleName: name, Marker })));
-    return { items: r.InstanceProfiles ?? [], marker: r.IsTruncated ? r.Marker : undefined };
-  });
-  for (const p of profiles) await aws(() => client.send(new RemoveRoleFromInstanceProfileCommand({ RoleName: name, InstanceProfileName: p.InstanceProfileName })));
-  for (const p of await attachedPolicies(client, name)) await aws(() => client.send(new DetachRolePolicyCommand({ RoleName: name, PolicyArn: p.policy_arn })));
-  for (const p of await inlinePolicies(client, name)) await aws(() => client.send(new DeleteRolePolicyCommand({ RoleName: name, PolicyName: p.policy_name })));
+  const [profiles, attached, inline] = await Promise.all([
+    listAll(async (Marker) => {
+      const r = await aws(() => client.send(new ListInstanceProfilesForRoleCommand({ RoleName: name, Marker })));
+      return { items: r.InstanceProfiles ?? [], marker: r.IsTruncated ? r.Marker : undefined };
+    }),
+    attachedPolicies(client, name),
+    inlinePolicyNames(client, name),
+  ]);
+  const removals: Array<() => Promise<unknown>> = [
+    ...profiles.map((p) => () => client.send(new RemoveRoleFromInstanceProfileCommand({ RoleName: name, InstanceProfileName: p.InstanceProfileName }))),
+    ...attached.map((p) => () => client.send(new DetachRolePolicyCommand({ RoleName: name, PolicyArn: p.policy_arn }))),
+    ...inline.map((policy) => () => client.send(new DeleteRolePolicyCommand({ RoleName: name, PolicyName: policy }))),
+  ];
+  await eachBounded(removals, PARALLEL, (call) => aws(call));
   await aws(() => client.send(new DeleteRoleCommand({ RoleName: name })));
 }
 
@@ -179,7 +215,7 @@ export function createAwsRoles(client: IAMClient, account: string) {
      */
     async create(input: RoleInput): Promise<EventBody> {
       const name = input.role_name;
-      await aws(() =>
+      const created = await aws(() =>
         client.send(
           new CreateRoleCommand({
             RoleName: name,
@@ -192,14 +228,18 @@ export function createAwsRoles(client: IAMClient, account: string) {
           }),
         ),
       );
+      if (!created.Role) throw providerError('AWS', 'EmptyResponse', 'CreateRole returned no role', 502);
       try {
-        for (const p of input.inline_policies ?? []) await aws(() => client.send(new PutRolePolicyCommand({ RoleName: name, PolicyName: p.policy_name, PolicyDocument: p.policy_document })));
-        for (const arn of input.attached_managed_policies ?? []) await aws(() => client.send(new AttachRolePolicyCommand({ RoleName: name, PolicyArn: arn })));
+        const puts: Array<() => Promise<unknown>> = [
+          ...(input.inline_policies ?? []).map((p) => () => client.send(new PutRolePolicyCommand({ RoleName: name, PolicyName: p.policy_name, PolicyDocument: p.policy_document }))),
+          ...(input.attached_managed_policies ?? []).map((arn) => () => client.send(new AttachRolePolicyCommand({ RoleName: name, PolicyArn: arn }))),
+        ];
+        await eachBounded(puts, PARALLEL, (call) => aws(call));
       } catch (error) {
         await removeRole(client, name).catch(() => undefined);
         throw error;
       }
-      return roleBody(client, account, name);
+      return createdBody(account, created.Role, input);
     },
 
     /** The role's whole set of inline policies: added, changed, removed. */
@@ -240,7 +280,6 @@ export function createAwsRoles(client: IAMClient, account: string) {
 
     /** Instance profiles, attached and inline policies go first, as AWS requires. */
     async delete(name: string): Promise<EventBody> {
-      await getRole(client, name);
       await removeRole(client, name);
       return { account_id: account, role_name: name };
     },
@@ -252,23 +291,25 @@ export async function testAws(client: IAMClient): Promise<void> {
   await aws(() => client.send(new ListRolesCommand({ MaxItems: 1 })));
 }
 
-/** Distinct identities of each class: IAM users, IAM roles, access keys. */
+/** Distinct identities of each class: IAM users, IAM roles, access keys. Users and roles are listed at once. */
 export async function inventoryAws(client: IAMClient): Promise<{ user_identities: number; non_human_identities: number; credentials: number }> {
-  const users = await listAll(async (Marker) => {
-    const r = await aws(() => client.send(new ListUsersCommand({ Marker, MaxItems: 1000 })));
-    return { items: r.Users ?? [], marker: r.IsTruncated ? r.Marker : undefined };
-  });
-  const roles = await listAll(async (Marker) => {
-    const r = await aws(() => client.send(new ListRolesCommand({ Marker, MaxItems: 1000 })));
-    return { items: (r.Roles ?? []).map((x) => x.RoleId ?? x.Arn ?? ''), marker: r.IsTruncated ? r.Marker : undefined };
-  });
-  let keys = 0;
-  for (const u of users) {
+  const [users, roles] = await Promise.all([
+    listAll(async (Marker) => {
+      const r = await aws(() => client.send(new ListUsersCommand({ Marker, MaxItems: 1000 })));
+      return { items: r.Users ?? [], marker: r.IsTruncated ? r.Marker : undefined };
+    }),
+    listAll(async (Marker) => {
+      const r = await aws(() => client.send(new ListRolesCommand({ Marker, MaxItems: 1000 })));
+      return { items: (r.Roles ?? []).map((x) => x.RoleId ?? x.Arn ?? ''), marker: r.IsTruncated ? r.Marker : undefined };
+    }),
+  ]);
+  // Access keys are listed per user (the only call that returns them), PARALLEL users at a time.
+  const keys = await eachBounded(users, PARALLEL, async (u) => {
     const list = await listAll(async (Marker) => {
       const r = await aws(() => client.send(new ListAccessKeysCommand({ UserName: u.UserName, Marker })));
       return { items: r.AccessKeyMetadata ?? [], marker: r.IsTruncated ? r.Marker : undefined };
     });
-    keys += list.length;
-  }
-  return { user_identities: new Set(users.map((u) => u.UserId)).size, non_human_identities: new Set(roles).size, credentials: keys };
+    return list.length;
+  });
+  return { user_identities: new Set(users.map((u) => u.UserId)).size, non_human_identities: new Set(roles).size, credentials: keys.reduce((a, b) => a + b, 0) };
 }

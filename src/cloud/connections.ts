@@ -37,31 +37,73 @@ export interface PatchConnectionBody {
 export interface CloudConnectionsDeps extends ConnectionRules {
   sealer: CredentialSealer;
   queue: SerialQueue;
+  clients: Pick<Clients, 'forget'>;
   /** fresh connection ids: UUIDv7, so key order is creation order */
   uuid(): string;
 }
 
 export interface Clients {
+  /** the connection's IAM client, built once and reused by every change and snapshot through it */
   aws(org: string, c: CloudConnection): { client: IAMClient; account: string };
   ad(org: string, c: CloudConnection): { config: AdConfig; credentials: AdCredentials };
+  /** the connection's GCP clients, built once like the IAM client */
   gcp(org: string, c: CloudConnection): { clients: ReturnType<typeof gcpClients>; project: string };
+  /** a deleted connection's clients are closed */
+  forget(org: string, connectionId: string): void;
+  /** closes every client, at the service's stop */
+  close(): void;
 }
 
+interface Cached<T> {
+  /** the type, config and (sealed) credentials the clients were built from */
+  version: string;
+  value: T;
+  close(): void;
+}
+
+/**
+ * A provider client holds the connection's keep-alive sockets and signing setup, so it is built once per
+ * connection (not per change: that opened a new connection to the provider for each) and rebuilt when the
+ * connection's config or credentials change: a PATCH reseals the credentials, so their sealed form is the version.
+ */
 export function createClients(sealer: CredentialSealer): Clients {
+  const cache = new Map<string, Cached<unknown>>();
+  const keyOf = (org: string, id: string) => `${org}\u0000${id}`;
+  const cached = <T>(org: string, c: CloudConnection, build: () => T, close: (value: T) => void): T => {
+    const key = keyOf(org, c.connection_id);
+    const version = JSON.stringify([c.type, c.config, c.credentials]);
+    const hit = cache.get(key);
+    if (hit?.version === version) return hit.value as T;
+    hit?.close();
+    const value = build();
+    cache.set(key, { version, value, close: () => close(value) });
+    return value;
+  };
   return {
     aws(org, c) {
       if (c.type !== 'aws') throw badRequest(`cloud connection ${c.connection_id} is of type ${c.type}, not aws`);
       const config = c.config as unknown as AwsConfig;
-      return { client: awsClient(config, sealer.open(org, c.connection_id, c.credentials) as unknown as AwsCredentials), account: config.account_id };
+      const client = cached(org, c, () => awsClient(config, sealer.open(org, c.connection_id, c.credentials) as unknown as AwsCredentials), (x) => x.destroy());
+      return { client, account: config.account_id };
     },
     gcp(org, c) {
       if (c.type !== 'gcp') throw badRequest(`cloud connection ${c.connection_id} is of type ${c.type}, not gcp`);
       const config = c.config as unknown as GcpConfig;
-      return { clients: gcpClients(config, sealer.open(org, c.connection_id, c.credentials) as unknown as GcpKey), project: config.project_id };
+      const clients = cached(org, c, () => gcpClients(config, sealer.open(org, c.connection_id, c.credentials) as unknown as GcpKey), () => undefined);
+      return { clients, project: config.project_id };
     },
     ad(org, c) {
       if (c.type !== 'active_directory') throw badRequest(`cloud connection ${c.connection_id} is of type ${c.type}, not active_directory`);
       return { config: c.config as unknown as AdConfig, credentials: sealer.open(org, c.connection_id, c.credentials) as unknown as AdCredentials };
+    },
+    forget(org, connectionId) {
+      const key = keyOf(org, connectionId);
+      cache.get(key)?.close();
+      cache.delete(key);
+    },
+    close() {
+      for (const c of cache.values()) c.close();
+      cache.clear();
     },
   };
 }
@@ -118,7 +160,11 @@ export function createCloudConnections(deps: CloudConnectionsDeps) {
     },
 
     async delete(org: OrgPort, id: string): Promise<Outcome<null>> {
-      return deps.queue.run(org.id, () => org.execute<null>({ kind: 'DeleteCloudConnection', connection_id: id }));
+      return deps.queue.run(org.id, async () => {
+        const outcome = await org.execute<null>({ kind: 'DeleteCloudConnection', connection_id: id });
+        deps.clients.forget(org.id, id);
+        return outcome;
+      });
     },
   };
 }

@@ -1,13 +1,11 @@
 // The GCP changes of API.md's table as use cases: account ids, display names, principals, role names and
 // conditions checked by us, the change made through Google's client libraries, then the event committed with
 // the provider's answer, in the organization's cloud queue from the provider call to the commit.
-import { requireCloudConnection } from '../domain/cloud.js';
 import { badRequest, quote } from '../errors.js';
 import type { EventBody } from './aws.js';
-import type { Change } from './aws-changes.js';
+import { runChange, type Change, type ChangeDeps } from './change.js';
 import type { Clients, OrgPort } from './connections.js';
 import { createGcpChanges, type GcpBinding } from './gcp.js';
-import type { SerialQueue } from './serial.js';
 
 const ACCOUNT_ID = /^[a-z](?:[-a-z0-9]{4,28}[a-z0-9])$/;
 const EMAIL = /^[^@\s]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/;
@@ -54,13 +52,11 @@ function balanced(expression: string): boolean {
   return depth === 0 && quote === undefined;
 }
 
-export function createGcpUseCases(deps: { clients: Clients; queue: SerialQueue }) {
+export function createGcpUseCases(deps: ChangeDeps & { clients: Clients }) {
   const perform = (org: OrgPort, connectionId: string, event: string, call: (g: ReturnType<typeof createGcpChanges>) => Promise<EventBody>): Promise<Change> =>
-    deps.queue.run(org.id, async () => {
-      const { clients, project } = deps.clients.gcp(org.id, requireCloudConnection(org.state, connectionId));
-      const body = await call(createGcpChanges(clients, project));
-      const outcome = await org.execute({ kind: 'RecordCloudChange', connection_id: connectionId, event: { name: event, body } });
-      return { outcome, body };
+    runChange(deps, org, connectionId, event, (connection) => {
+      const { clients, project } = deps.clients.gcp(org.id, connection);
+      return call(createGcpChanges(clients, project));
     });
   return {
     createServiceAccount(org: OrgPort, connectionId: string, input: { account_id: string; display_name?: string; description?: string }): Promise<Change> {

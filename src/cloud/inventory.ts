@@ -28,12 +28,7 @@ export function createInventory(deps: InventoryDeps) {
       const { clients, project } = deps.clients.gcp(org.id, connection);
       counts = await inventoryGcp(clients, project);
     } else {
-      const { client } = deps.clients.aws(org.id, connection);
-      try {
-        counts = await inventoryAws(client);
-      } finally {
-        client.destroy();
-      }
+      counts = await inventoryAws(deps.clients.aws(org.id, connection).client);
     }
     // The snapshot's time is when the inventory was complete.
     const snapshot: CloudSnapshot = { connection_id: connectionId, region: connection.region, at_ms: deps.clock.nowMs(), ...counts };

@@ -103,7 +103,8 @@ describe('AWS IAM roles through the service, against moto', { skip }, () => {
   });
 
   test('CreateRole: AWSIAMRoleCreated_v1 carries what GetRole and the policy lists then return', async () => {
-    const managed = await iam.send(new CreatePolicyCommand({ PolicyName: 'ReadOnly', PolicyDocument: policy('s3:GetObject') }));
+    // a policy under a path: its name is the ARN's last segment
+    const managed = await iam.send(new CreatePolicyCommand({ PolicyName: 'ReadOnly', Path: '/team/', PolicyDocument: policy('s3:GetObject') }));
     const boundary = await iam.send(new CreatePolicyCommand({ PolicyName: 'Boundary', PolicyDocument: policy('s3:*') }));
     const r = await server.client.post(roles(), {
       role_name: 'app-reader',
@@ -139,6 +140,9 @@ describe('AWS IAM roles through the service, against moto', { skip }, () => {
     assert.equal((event['event_metadata'] as { source: string }).source, 'Cloud');
     assert.equal(r.body.result.role_arn, role.Arn);
     assert.ok(!JSON.stringify(events()).includes(SECRET));
+    // where the change's time went, by phase
+    const metrics = (await server.client.get('/metrics')).text;
+    for (const phase of ['queue', 'provider', 'commit']) assert.match(metrics, new RegExp(`^cloud_change_phase_seconds_count\\{phase="${phase}"\\} [1-9]`, 'm'));
   });
 
   test('our validation refuses bad names, paths, durations and policy JSON before anything reaches the provider', async () => {
@@ -247,5 +251,24 @@ describe('AWS IAM roles through the service, against moto', { skip }, () => {
     assert.equal((await server.client.delete(`/cloud/connections/${id}`)).status, 204);
     assert.equal((await server.client.get(`/cloud/connections/${id}`)).status, 404);
     assert.equal((await server.client.post(`/cloud/connections/${id}/aws/roles`, { role_name: 'x', assume_role_policy_doc: trust })).status, 404);
+  });
+
+  test("a connection's client is reused, and built anew once its config changes: the next change reaches the new account", async () => {
+    const other = '345678901234';
+    const made = await server.client.post('/cloud/connections', { name: 'moving', type: 'aws', config: { account_id: ACCOUNT, endpoint: moto.url }, credentials: { access_key_id: ACCESS_KEY, secret_access_key: SECRET } });
+    assert.equal(made.status, 201, made.text);
+    const id = made.body.result.connection_id;
+    const create = (name: string) => server.client.post(`/cloud/connections/${id}/aws/roles`, { role_name: name, assume_role_policy_doc: trust });
+    assert.equal((await create('before-move')).status, 201);
+    assert.equal((await create('before-move-2')).status, 201);
+    const moved = await server.client.patch(`/cloud/connections/${id}`, { config: { account_id: other, endpoint: moto.url } });
+    assert.equal(moved.status, 200, moved.text);
+    const after = await create('after-move');
+    assert.equal(after.status, 201, after.text);
+    assert.match(after.body.result.role_arn, new RegExp(`^arn:aws:iam::${other}:role/after-move$`));
+    const first = ((await iam.send(new ListRolesCommand({}))).Roles ?? []).map((r) => r.RoleName).sort();
+    assert.deepEqual(first, ['before-move', 'before-move-2']);
+    assert.equal((await server.client.delete(`/cloud/connections/${id}/aws/roles/after-move`)).status, 204);
+    assert.equal((await server.client.delete(`/cloud/connections/${id}`)).status, 204);
   });
 });
