@@ -40,6 +40,12 @@ interface Ready {
 
 /** Batches in flight to the stream at once: enough to keep a long link busy, few enough to resend cheaply. */
 const PUBLISH_WINDOW = 64;
+/**
+ * Entries per organization a link may have unacknowledged. An acknowledgement comes back through the stream,
+ * a mirror, a consumer and a replica's flush, several times the simulated link's round trip: with the link's
+ * default of 4096 that round trip, not the transport, bounded the sustained rate (bench regions --only transport).
+ */
+const LINK_WINDOW_ENTRIES = 16_384;
 /** Past this many batches waiting (the stream unreachable for long), new ones are dropped: the links resend them. */
 const MAX_QUEUED = 4096;
 
@@ -216,7 +222,7 @@ export function connectJetStream(options: OriginOptions): { connect: ConnectRegi
   });
   const publisher = createPublisher(() => current, whenReady, options.origin, options.warn);
   return {
-    connect: async (region) => ({ transport: createOriginTransport(() => current, whenReady, publisher, options.origin, region, options.warn), close: async () => {} }),
+    connect: async (region) => ({ transport: createOriginTransport(() => current, whenReady, publisher, options.origin, region, options.warn), windowEntries: LINK_WINDOW_ENTRIES, close: async () => {} }),
     async close() {
       stopped = true;
       publisher.close();
