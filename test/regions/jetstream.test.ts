@@ -136,13 +136,16 @@ test('kill -9 of a replica region process, under load', { skip }, async () => {
   await waitFor(caughtUp, 60_000, 'caught up after the replica restarted');
 });
 
-// Once in eight full runs here a replica had not caught up 90 s after the hub restarted (it had by the later
-// tests): a stall after the hub's restart, under investigation; the case runs on request until it is found.
-const hubSkip = skip || (process.env['JETSTREAM_HUB_KILL'] === '1' ? false : 'kill -9 of the hub nats-server runs with JETSTREAM_HUB_KILL=1 (a rare catch-up stall after the hub restarts is still open)');
-
-test('kill -9 of the hub nats-server, under load', { skip: hubSkip }, async () => {
+// Once in eight full runs this case stalled past its 90 s. What the origin allowed then: a publish lost with
+// the hub while a later one, buffered by the client through the reconnect, was stored; the replica skipped that
+// later batch as a gap, and a resend of it with the same boundaries, and so the same Msg-Id, was dropped as a
+// duplicate for the stream's two-minute window. Every publish now has its own Msg-Id, and the origin publishes
+// again, in order, from any failed publish (jetstream-publisher.test.ts), so the case runs by default again.
+test('kill -9 of the hub nats-server, under load', { skip }, async () => {
   const hub = nats.servers.get(ORIGIN)!;
   await underLoad(async () => {
+    // Shipping in full flow when the hub dies, so that publishes are in flight and buffered through the reconnect.
+    await new Promise((r) => setTimeout(r, 1500));
     await hub.kill();
     await new Promise((r) => setTimeout(r, 1000));
     await hub.start();
