@@ -11,7 +11,7 @@ test('a batch and an acknowledgement round-trip; the Msg-Id is the organization,
   assert.deepEqual(back, batch);
   assert.ok(Buffer.isBuffer(back.entries[0]?.record));
   assert.deepEqual(decodeBatch(encodeBatch({ org: 'ünï', session: 0, entries: [] })), { org: 'ünï', session: 0, entries: [] });
-  assert.equal(msgId(batch, 12), `org-1:7-${2 ** 40}/12`);
+  assert.equal(msgId('org-1', 7, 2 ** 40, 12), `org-1:7-${2 ** 40}/12`);
   assert.equal(walSubject('europe-belgium', 'org-1'), 'wal.europe-belgium.org-1');
   assert.deepEqual(decodeAck(encodeAck({ org: 'org-1', session: 3, offset: 8 })), { org: 'org-1', session: 3, offset: 8 });
 });

@@ -46,11 +46,13 @@ const PUBLISH_WINDOW = 64;
  * default of 4096 that round trip, not the transport, bounded the sustained rate (bench regions --only transport).
  */
 const LINK_WINDOW_ENTRIES = 16_384;
-/** Past this many batches waiting (the stream unreachable for long), new ones are dropped: the links resend them. */
-const MAX_QUEUED = 4096;
+/** Past this many bytes waiting (the stream unreachable for long), new batches are dropped: the links resend them. */
+const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 
 interface Publication {
-  batch: Batch;
+  org: string;
+  first: number;
+  last: number;
   data: Uint8Array;
   /** undefined while in flight */
   ok?: boolean;
@@ -76,6 +78,7 @@ export function createPublisher(ready: () => Ready | undefined, whenReady: Promi
   const queue: Publication[] = [];
   const inFlight: Publication[] = [];
   const highest = new Map<string, number>();
+  let queuedBytes = 0;
   let publishes = 0;
   let failing = false;
   let pauseMs = 0;
@@ -88,9 +91,10 @@ export function createPublisher(ready: () => Ready | undefined, whenReady: Promi
     if (closed || failing || !r) return;
     while (inFlight.length < PUBLISH_WINDOW && queue.length > 0) {
       const p = queue.shift() as Publication;
+      queuedBytes -= p.data.length;
       p.ok = undefined;
       inFlight.push(p);
-      r.js.publish(walSubject(origin, p.batch.org), p.data, { msgID: msgId(p.batch, ++publishes) }).then(
+      r.js.publish(walSubject(origin, p.org), p.data, { msgID: msgId(p.org, p.first, p.last, ++publishes) }).then(
         () => settle(p, true),
         (error: unknown) => settle(p, false, error),
       );
@@ -113,8 +117,9 @@ export function createPublisher(ready: () => Ready | undefined, whenReady: Promi
     }
     if (inFlight.some((q) => q.ok === undefined)) return;
     // Everything in flight has settled: go back to the first failure and start over from there.
-    const first = inFlight.findIndex((q) => q.ok === false);
-    queue.unshift(...inFlight.slice(first));
+    const again = inFlight.slice(inFlight.findIndex((q) => q.ok === false));
+    for (const q of again) queuedBytes += q.data.length;
+    queue.unshift(...again);
     inFlight.length = 0;
     pauseMs = Math.min(2000, Math.max(250, pauseMs * 2));
     retry = setTimeout(() => {
@@ -127,15 +132,18 @@ export function createPublisher(ready: () => Ready | undefined, whenReady: Promi
   return {
     publish(batch) {
       if (closed) return;
-      if (queue.length >= MAX_QUEUED) {
-        if (!dropped) warn(`${MAX_QUEUED} batches wait for ${streamName(origin)}; newer ones are dropped until it takes them (the links resend)`);
+      if (queuedBytes >= MAX_QUEUED_BYTES) {
+        if (!dropped) warn(`${MAX_QUEUED_BYTES >> 20} MiB of batches wait for ${streamName(origin)}; newer ones are dropped until it takes them (the links resend)`);
         dropped = true;
         return;
       }
       dropped = false;
-      const last = batch.entries[batch.entries.length - 1]?.offset ?? 0;
+      const first = (batch.entries[0] as ShippedEntry).offset;
+      const last = (batch.entries[batch.entries.length - 1] as ShippedEntry).offset;
       if (last > (highest.get(batch.org) ?? 0)) highest.set(batch.org, last);
-      queue.push({ batch, data: encodeBatch(batch) });
+      const data = encodeBatch(batch);
+      queuedBytes += data.length;
+      queue.push({ org: batch.org, first, last, data });
       pump();
     },
     published: (org) => highest.get(org) ?? 0,
@@ -144,6 +152,7 @@ export function createPublisher(ready: () => Ready | undefined, whenReady: Promi
       clearTimeout(retry);
       queue.length = 0;
       inFlight.length = 0;
+      queuedBytes = 0;
     },
   };
 }

@@ -18,11 +18,7 @@ export const consumerName = (region: string) => `apply_${region}`;
  * may be one the replicas could not use (stored after a later batch when a publish failed, so the replica
  * saw a gap); the replicas' apply by offset skips the copies they already have.
  */
-export const msgId = (batch: Batch, publish: number) => {
-  const first = batch.entries[0]?.offset ?? 0;
-  const last = batch.entries[batch.entries.length - 1]?.offset ?? 0;
-  return `${batch.org}:${first}-${last}/${publish}`;
-};
+export const msgId = (org: string, first: number, last: number, publish: number) => `${org}:${first}-${last}/${publish}`;
 
 // A batch is framed in binary: its records are bytes already (checksummed inside), and a batch of 512 of
 // them spent more on JSON and base64 than on anything else the replica does with it. Layout: the version
