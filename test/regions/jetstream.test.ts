@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { streamName } from '../../src/regions/jetstream/wire.js';
+import { consumerName, streamName } from '../../src/regions/jetstream/wire.js';
 import { replicaStoreName } from '../../src/regions/replica-store.js';
 import { natsAvailable, startNatsRegions, type NatsRegions } from '../support/nats.js';
 import { spawnService, type ServiceProcess } from '../support/process.js';
@@ -223,6 +223,20 @@ test("a replica cut off past the stream's retention catches up from the origin's
   assert.equal(res.status, 201, res.text);
   proxy.setMode('up');
   await waitFor(caughtUp, 90_000, 'the region caught up past the purge');
+});
+
+test('a replica whose durable consumer was deleted sets it up again and catches up', { skip }, async () => {
+  const nc = await connect({ servers: nats.servers.get(JAPAN)?.url as string });
+  try {
+    assert.ok(await (await jetstreamManager(nc)).consumers.delete(streamName(ORIGIN), consumerName(JAPAN)));
+  } finally {
+    await nc.close();
+  }
+  const res = await origin.client.post('/persons', email('after-consumer-deleted@example.com'));
+  assert.equal(res.status, 201, res.text);
+  await waitFor(caughtUp, 60_000, 'caught up with a consumer set up again');
+  const health = (await (await fetch(`${(replicas.get(JAPAN) as ServiceProcess).base}/health`)).json()) as { result: { regions: Array<{ name: string; lag_entries: number }> } };
+  assert.equal(health.result.regions[1]?.lag_entries, 0, JSON.stringify(health.result.regions));
 });
 
 test('every region holds every entry exactly once, byte for byte, and each twin was emitted once', { skip }, async () => {
