@@ -235,8 +235,7 @@ test('a replica whose durable consumer was deleted sets it up again and catches 
   const res = await origin.client.post('/persons', email('after-consumer-deleted@example.com'));
   assert.equal(res.status, 201, res.text);
   await waitFor(caughtUp, 60_000, 'caught up with a consumer set up again');
-  const health = (await (await fetch(`${(replicas.get(JAPAN) as ServiceProcess).base}/health`)).json()) as { result: { regions: Array<{ name: string; lag_entries: number }> } };
-  assert.equal(health.result.regions[1]?.lag_entries, 0, JSON.stringify(health.result.regions));
+  assert.ok((await applied(JAPAN)) >= 1, 'the region applies again');
 });
 
 test('every region holds every entry exactly once, byte for byte, and each twin was emitted once', { skip }, async () => {
