@@ -2,9 +2,13 @@
 // local_region and all_regions, over three regions at 0 ms and 25 ms simulated one-way latency, with a
 // single-region run as the baseline. The service runs as its own process so the load has the other core.
 // With nats-server on PATH, the same rows again over JetStream: three nats-servers (leafnodes through our
-// delay proxies), the origin's service process and two replica region processes, and a sustained row: many
-// writers at local_region, timed until every region applied what they wrote (entries/s end to end, batched).
-//   npm run bench -- regions [--duration 2] [--warmup 1] [--connections 32] [--sustained-connections 256] [--only latency|sustained]
+// delay proxies), the origin's service process and two replica region processes, and two sustained rows, each
+// timed until every region applied what was written (entries/s, batched): end to end (many HTTP writers at
+// local_region, so the origin's front bounds it) and the transport (the origin's service in this process, its
+// writes issued straight to the organization's actor: group commit, one stream message per batch and
+// organization, mirrors, the replicas' consumers and LMDB apply; what SCALE.md §3.2 measured).
+//   npm run bench -- regions [--duration 2] [--warmup 1] [--connections 32] [--sustained-connections 256]
+//                            [--transport-writes 4096] [--only latency|sustained|transport]
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -15,14 +19,16 @@ import { runLoad, type LoadResult } from './lib/load.js';
 import { environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
 import { SERVICE_AUTH, startService, type ServiceProcess } from './lib/server-process.js';
 import { natsAvailable, startNatsRegions } from '../test/support/nats.js';
-import { removeDir, tempDir } from '../test/support/server.js';
+import { removeDir, ROOT_ORG, startTestServer, tempDir } from '../test/support/server.js';
 
 const USAGE = `usage: npm run bench -- regions [options]   (or: npx tsx bench/regions.ts [options])
   --duration S      measured seconds per row (default 2; --seconds is the same)
   --warmup S        unmeasured seconds before each row (default 1)
   --connections N   keep-alive connections, one request in flight on each (default 32)
-  --sustained-connections N   writers of the sustained JetStream row (default 256)
-  --only ROWS       latency (the consistency rows) or sustained (the JetStream entries/s row); default both`;
+  --sustained-connections N   writers of the end-to-end sustained JetStream row (default 256)
+  --transport-writes N        writes in flight in the transport row (default 4096)
+  --only ROWS       latency (the consistency rows), sustained (both JetStream entries/s rows) or transport
+                    (only the transport's entries/s row); default all`;
 
 type Consistency = 'local_region' | 'all_regions';
 
@@ -116,6 +122,9 @@ function measure(service: ServiceProcess, consistency: Consistency, s: { duratio
 }
 
 interface SustainedRow {
+  /** http: writers over the origin's front; actor: writes issued to the origin's actor in this process */
+  driven: 'http' | 'actor';
+  /** HTTP connections, or writes kept in flight at the actor */
   connections: number;
   /** writes answered 2xx over the window, and their rate at the origin */
   written: number;
@@ -133,10 +142,10 @@ interface SustainedRow {
 const ORG = SERVICE_AUTH['Service-OrgID'] as string;
 
 /** The lowest offset of the root organization applied across the replica regions. */
-async function appliedEverywhere(replicas: ServiceProcess[]): Promise<number> {
+async function appliedEverywhere(replicas: ServiceProcess[], org = ORG): Promise<number> {
   const offsets = await Promise.all(
     replicas.map(async (r) => {
-      const res = await fetch(`${r.url}/replica/organizations/${ORG}`);
+      const res = await fetch(`${r.url}/replica/organizations/${org}`);
       return res.status === 200 ? ((await res.json()) as { result: { offset: number } }).result.offset : 0;
     }),
   );
@@ -170,6 +179,7 @@ async function sustained(deployment: Deployment, s: { durationMs: number; warmup
   const elapsed = performance.now() - t0;
   const applied = (await appliedEverywhere(replicas)) - floor0;
   return {
+    driven: 'http',
     connections: s.connections,
     written: load.requests - load.errors,
     origin_rps: load.rps,
@@ -181,6 +191,93 @@ async function sustained(deployment: Deployment, s: { durationMs: number; warmup
   };
 }
 
+/**
+ * The transport alone, as SCALE.md §3.2 measured it: the origin's service runs in this process and its
+ * writes go straight to the root organization's actor, `inFlight` at a time, so no HTTP front bounds them.
+ * Everything after the actor is the real path: group commit to the LMDB WAL, the links, one stream message
+ * per (group-commit batch, organization), the mirrors, the replica processes' consumers, LMDB apply and
+ * flush, and their acknowledgements. Timed like the end-to-end row, until every region applied it all.
+ */
+async function transportSustained(s: { durationMs: number; warmupMs: number }, inFlight: number): Promise<SustainedRow> {
+  const regions = THREE.split(',');
+  const origin = regions[0] as string;
+  const dir = tempDir('identity-bench-nats-');
+  const nats = await startNatsRegions(regions, dir);
+  const env = (region: string) => ({ SERVICE_REGIONS: THREE, SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_REGION: region, SERVICE_NATS_URL: nats.servers.get(region)?.url as string });
+  const replicas: ServiceProcess[] = [];
+  let server: Awaited<ReturnType<typeof startTestServer>> | undefined;
+  try {
+    for (const region of regions.slice(1)) replicas.push(await startService(env(region)));
+    server = await startTestServer({ ...env(origin), SERVICE_HOST: '127.0.0.1' }, { warn: (m) => console.error(`  origin: ${m}`) });
+    const { service } = server;
+    const actor = service.registry.get(ROOT_ORG);
+    if (!actor) throw new Error('the root organization is missing');
+    const settled = async (timeoutMs = 180_000) => {
+      const deadline = performance.now() + timeoutMs;
+      while (!service.regions.views().every((r) => r.state === 'local' || r.lag_entries === 0)) {
+        if (performance.now() > deadline) throw new Error(`the replica regions did not catch up within ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    let counter = 0;
+    let errors = 0;
+    const write = () => actor.execute({ kind: 'SetAttributes', bucket: 'end_user_read_write', attributes: { counter: counter++, note: 'bench' }, replace: true }).then(
+      () => {},
+      () => void errors++,
+    );
+    /** `inFlight` writers, each issuing its next write when the last is durable locally, for `ms`. */
+    const drive = async (ms: number) => {
+      const until = performance.now() + ms;
+      let written = 0;
+      await Promise.all(
+        Array.from({ length: inFlight }, async () => {
+          while (performance.now() < until) {
+            await write();
+            written++;
+          }
+        }),
+      );
+      return written;
+    };
+    if (s.warmupMs > 0) await drive(s.warmupMs);
+    await settled();
+    const streamMessages = async () => {
+      const nc = await connect({ servers: nats.servers.get(origin)?.url as string });
+      try {
+        return (await (await jetstreamManager(nc)).streams.info(streamName(origin))).state.messages;
+      } finally {
+        await nc.close();
+      }
+    };
+    const floor0 = await appliedEverywhere(replicas, ROOT_ORG);
+    const messages0 = await streamMessages();
+    const errors0 = errors;
+    const t0 = performance.now();
+    const written = await drive(s.durationMs);
+    const writeMs = performance.now() - t0;
+    await settled();
+    const elapsed = performance.now() - t0;
+    const applied = (await appliedEverywhere(replicas, ROOT_ORG)) - floor0;
+    return {
+      driven: 'actor',
+      connections: inFlight,
+      written: written - (errors - errors0),
+      origin_rps: Math.round(written / (writeMs / 1000)),
+      errors: errors - errors0,
+      applied_everywhere: applied,
+      elapsed_ms: Math.round(elapsed),
+      entries_per_s: Math.round(applied / (elapsed / 1000)),
+      messages: (await streamMessages()) - messages0,
+    };
+  } finally {
+    await server?.stop();
+    for (const r of replicas) await r.stop();
+    await nats.stop();
+    removeDir(dir);
+    if (server) removeDir(server.dataDir);
+  }
+}
+
 export async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
@@ -190,6 +287,7 @@ export async function main(argv: string[]): Promise<void> {
       warmup: { type: 'string', default: '1' },
       connections: { type: 'string', default: '32' },
       'sustained-connections': { type: 'string', default: '256' },
+      'transport-writes': { type: 'string', default: '4096' },
       only: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -201,11 +299,12 @@ export async function main(argv: string[]): Promise<void> {
     connections: Math.floor(numberFlag('connections', values.connections, 1, USAGE)),
   };
   const only = values.only;
-  if (only !== undefined && only !== 'latency' && only !== 'sustained') throw new Error(`--only takes latency or sustained, got "${only}"\n${USAGE}`);
+  if (only !== undefined && only !== 'latency' && only !== 'sustained' && only !== 'transport') throw new Error(`--only takes latency, sustained or transport, got "${only}"\n${USAGE}`);
   const sustainedConnections = Math.floor(numberFlag('sustained-connections', values['sustained-connections'], 1, USAGE));
+  const transportWrites = Math.floor(numberFlag('transport-writes', values['transport-writes'], 1, USAGE));
   const env = environment();
   const rows: Row[] = [];
-  for (const scenario of only === 'sustained' ? [] : SCENARIOS) {
+  for (const scenario of only === 'sustained' || only === 'transport' ? [] : SCENARIOS) {
     const regions = scenario.regions.split(',').length;
     const deployment = await deploy(scenario);
     try {
@@ -221,15 +320,21 @@ export async function main(argv: string[]): Promise<void> {
   const baseline = rows[0] as Row | undefined;
   for (const r of rows) r.vsOneRegion = baseline ? r.rps / baseline.rps : NaN;
 
-  let sustainedRow: SustainedRow | undefined;
+  const sustainedRows: SustainedRow[] = [];
   if (only !== 'latency' && natsAvailable) {
-    const deployment = await deploy({ transport: 'jetstream', regions: THREE, latencyMs: 0, levels: ['local_region'] });
-    try {
-      sustainedRow = await sustained(deployment, { ...s, connections: sustainedConnections });
-      console.error(`  jetstream sustained, ${sustainedConnections} writers: ${sustainedRow.entries_per_s} entries/s applied in every region`);
-    } finally {
-      await deployment.stop();
+    if (only !== 'transport') {
+      const deployment = await deploy({ transport: 'jetstream', regions: THREE, latencyMs: 0, levels: ['local_region'] });
+      try {
+        const row = await sustained(deployment, { ...s, connections: sustainedConnections });
+        sustainedRows.push(row);
+        console.error(`  jetstream sustained over HTTP, ${sustainedConnections} writers: ${row.entries_per_s} entries/s applied in every region`);
+      } finally {
+        await deployment.stop();
+      }
     }
+    const row = await transportSustained(s, transportWrites);
+    sustainedRows.push(row);
+    console.error(`  jetstream transport, ${transportWrites} writes in flight at the actor: ${row.entries_per_s} entries/s applied in every region`);
   } else if (only !== 'latency') console.error('  jetstream sustained row skipped: nats-server is not on PATH');
 
   const columns: Column<Row>[] = [
@@ -249,11 +354,12 @@ export async function main(argv: string[]): Promise<void> {
     console.log(`\nPUT /organizations/attributes/{bucket}: ${s.connections} keep-alive connections, ${s.durationMs / 1000} s per row, durable commits\n`);
     console.log(formatTable(columns, rows));
   }
-  if (sustainedRow) {
+  if (sustainedRows.length > 0) {
     const sustainedColumns: Column<SustainedRow>[] = [
+      { title: 'measures', value: (r) => (r.driven === 'http' ? 'end to end (HTTP front)' : 'transport (writes at the actor)') },
       { title: 'writers', value: (r) => r.connections },
       { title: 'written', value: (r) => r.written },
-      { title: 'origin req/s', value: (r) => r.origin_rps },
+      { title: 'origin writes/s', value: (r) => r.origin_rps },
       { title: 'errors', value: (r) => r.errors },
       { title: 'applied everywhere', value: (r) => r.applied_everywhere },
       { title: 'until caught up', value: (r) => `${(r.elapsed_ms / 1000).toFixed(1)} s`, align: 'right' },
@@ -261,11 +367,11 @@ export async function main(argv: string[]): Promise<void> {
       { title: 'stream msgs', value: (r) => r.messages },
       { title: 'entries/msg', value: (r) => (r.messages ? (r.applied_everywhere / r.messages).toFixed(1) : '-'), align: 'right' },
     ];
-    console.log(`\nJetStream, 3 regions, 0 ms links: local_region PUTs for ${s.durationMs / 1000} s, timed until every region applied them\n`);
-    console.log(formatTable(sustainedColumns, [sustainedRow]));
+    console.log(`\nJetStream, 3 regions, 0 ms links: local_region attribute writes for ${s.durationMs / 1000} s, timed until every region applied them (end to end: PUTs from ${sustainedConnections} HTTP writers; transport: ${transportWrites} writes in flight at the origin's actor, in process)\n`);
+    console.log(formatTable(sustainedColumns, sustainedRows));
   }
   console.log(`\n${environmentLine(env)}`);
-  console.log(`written to ${writeResults('regions', env, { settings: { ...s, sustainedConnections, only }, rows, sustained: sustainedRow })}`);
+  console.log(`written to ${writeResults('regions', env, { settings: { ...s, sustainedConnections, transportWrites, only }, rows, sustained: sustainedRows })}`);
 }
 
 runIfMain(import.meta.url, main);

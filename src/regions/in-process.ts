@@ -14,6 +14,8 @@ export interface RegionEnd {
   faults?: FaultInjection;
   /** the replica, when it lives in this process (tests and /health read it) */
   replica?: Replica;
+  /** unacknowledged entries per organization the link may have in flight, when the link's default is too few */
+  windowEntries?: number;
   /** Closes what the end holds; called after the link has stopped. */
   close(): Promise<void>;
 }

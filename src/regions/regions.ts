@@ -73,7 +73,7 @@ export async function startRegions(deps: RegionsDeps): Promise<Regions> {
   for (const region of config.regions.slice(1)) {
     const end = await connect(region);
     ends.set(region, end);
-    links.set(region, new ReplicationLink({ region, wal: deps.wal, transport: end.transport, clock, warn: deps.warn }));
+    links.set(region, new ReplicationLink({ region, wal: deps.wal, transport: end.transport, clock, warn: deps.warn, ...(end.windowEntries ? { windowEntries: end.windowEntries } : {}) }));
   }
 
   const waitLatency = deps.metrics.histogram('consistency_wait_seconds', 'Time a write waited for its consistency level after the local commit, by level and outcome');

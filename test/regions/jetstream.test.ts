@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { streamName } from '../../src/regions/jetstream/wire.js';
+import { consumerName, streamName } from '../../src/regions/jetstream/wire.js';
 import { replicaStoreName } from '../../src/regions/replica-store.js';
 import { createWal } from '../../src/wal/log.js';
 import { openStore } from '../../src/wal/store.js';
@@ -148,13 +148,16 @@ test('kill -9 of a replica region process, under load', { skip }, async () => {
   await waitFor(caughtUp, 60_000, 'caught up after the replica restarted');
 });
 
-// Once in eight full runs here a replica had not caught up 90 s after the hub restarted (it had by the later
-// tests): a stall after the hub's restart, under investigation; the case runs on request until it is found.
-const hubSkip = skip || (process.env['JETSTREAM_HUB_KILL'] === '1' ? false : 'kill -9 of the hub nats-server runs with JETSTREAM_HUB_KILL=1 (a rare catch-up stall after the hub restarts is still open)');
-
-test('kill -9 of the hub nats-server, under load', { skip: hubSkip }, async () => {
+// Once in eight full runs this case stalled past its 90 s. What the origin allowed then: a publish lost with
+// the hub while a later one, buffered by the client through the reconnect, was stored; the replica skipped that
+// later batch as a gap, and a resend of it with the same boundaries, and so the same Msg-Id, was dropped as a
+// duplicate for the stream's two-minute window. Every publish now has its own Msg-Id, and the origin publishes
+// again, in order, from any failed publish (jetstream-publisher.test.ts), so the case runs by default again.
+test('kill -9 of the hub nats-server, under load', { skip }, async () => {
   const hub = nats.servers.get(ORIGIN)!;
   await underLoad(async () => {
+    // Shipping in full flow when the hub dies, so that publishes are in flight and buffered through the reconnect.
+    await new Promise((r) => setTimeout(r, 1500));
     await hub.kill();
     await new Promise((r) => setTimeout(r, 1000));
     await hub.start();
@@ -232,6 +235,19 @@ test("a replica cut off past the stream's retention catches up (the origin's WAL
   assert.equal(res.status, 201, res.text);
   proxy.setMode('up');
   await waitFor(caughtUp, 90_000, 'the region caught up past the purge');
+});
+
+test('a replica whose durable consumer was deleted sets it up again and catches up', { skip }, async () => {
+  const nc = await connect({ servers: nats.servers.get(JAPAN)?.url as string });
+  try {
+    assert.ok(await (await jetstreamManager(nc)).consumers.delete(streamName(ORIGIN), consumerName(JAPAN)));
+  } finally {
+    await nc.close();
+  }
+  const res = await origin.client.post('/persons', email('after-consumer-deleted@example.com'));
+  assert.equal(res.status, 201, res.text);
+  await waitFor(caughtUp, 60_000, 'caught up with a consumer set up again');
+  assert.ok((await applied(JAPAN)) >= 1, 'the region applies again');
 });
 
 test('every region holds every entry exactly once, byte for byte, and each twin was emitted once', { skip }, async () => {

@@ -5,7 +5,7 @@
 import { jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { ConnectRegion } from '../in-process.js';
-import type { Ack, Transport } from '../transport.js';
+import type { Ack, Batch, ShippedEntry, Transport } from '../transport.js';
 import type { Wal } from '../../wal/log.js';
 import { openNats, retry } from './connection.js';
 import { serveSnapshots } from './snapshot-source.js';
@@ -36,17 +36,142 @@ export async function ensureWalStream(nc: NatsConnection, origin: string, retent
   }, warn, stopped);
 }
 
-/** The connection and the stream, once they exist; until then sends are dropped and the link resends them. */
+/** The connection and the stream, once they exist; until then batches wait in the publisher's queue. */
 interface Ready {
   nc: NatsConnection;
   js: JetStreamClient;
 }
 
-export function createOriginTransport(ready: () => Ready | undefined, whenReady: Promise<Ready>, origin: string, region: string, warn: (m: string) => void): Transport {
+/** Batches in flight to the stream at once: enough to keep a long link busy, few enough to resend cheaply. */
+const PUBLISH_WINDOW = 64;
+/**
+ * Entries per organization a link may have unacknowledged. An acknowledgement comes back through the stream,
+ * a mirror, a consumer and a replica's flush, several times the simulated link's round trip: with the link's
+ * default of 4096 that round trip, not the transport, bounded the sustained rate (bench regions --only transport).
+ */
+const LINK_WINDOW_ENTRIES = 16_384;
+/** Past this many bytes waiting (the stream unreachable for long), new batches are dropped: the links resend them. */
+const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+
+interface Publication {
+  org: string;
+  first: number;
+  last: number;
+  data: Uint8Array;
+  /** undefined while in flight */
+  ok?: boolean;
+}
+
+/**
+ * The origin's one writer to its stream, shared by every replica region's link: the stream holds each batch
+ * once, however many regions read it. Publishes are pipelined on one connection, so they reach the stream in
+ * the order sent. When one fails (the hub restarting, JetStream not ready), nothing more is sent until every
+ * publish in flight has settled; then everything from the failed one on is published again, in order (go-back-N,
+ * SCALE.md §2), with growing pauses until the stream takes it. So a failed publish never leaves a replica with
+ * a gap to wait out until its link's resend timer fires: a later batch stored before it is stored again after it.
+ */
+export interface Publisher {
+  /** Queues a batch (at least one entry) for the stream. */
+  publish(batch: Batch): void;
+  /** the highest offset of the organization queued or published so far in this process */
+  published(org: string): number;
+  close(): void;
+}
+
+export function createPublisher(ready: () => Ready | undefined, whenReady: Promise<Ready>, origin: string, warn: (m: string) => void): Publisher {
+  const queue: Publication[] = [];
+  const inFlight: Publication[] = [];
+  const highest = new Map<string, number>();
+  let queuedBytes = 0;
+  let publishes = 0;
+  let failing = false;
+  let pauseMs = 0;
+  let retry: NodeJS.Timeout | undefined;
+  let dropped = false;
+  let closed = false;
+
+  const pump = () => {
+    const r = ready();
+    if (closed || failing || !r) return;
+    while (inFlight.length < PUBLISH_WINDOW && queue.length > 0) {
+      const p = queue.shift() as Publication;
+      queuedBytes -= p.data.length;
+      p.ok = undefined;
+      inFlight.push(p);
+      r.js.publish(walSubject(origin, p.org), p.data, { msgID: msgId(p.org, p.first, p.last, ++publishes) }).then(
+        () => settle(p, true),
+        (error: unknown) => settle(p, false, error),
+      );
+    }
+  };
+
+  const settle = (p: Publication, ok: boolean, error?: unknown) => {
+    if (closed) return;
+    p.ok = ok;
+    if (!ok && !failing) {
+      failing = true;
+      if (pauseMs === 0) warn(`publishing to ${streamName(origin)} failed (${(error as Error).message}); publishing again from that batch, in order`);
+    }
+    if (!failing) {
+      // Acknowledged in order: drop the settled ones from the head, keep the window full.
+      while (inFlight[0]?.ok === true) inFlight.shift();
+      pauseMs = 0;
+      pump();
+      return;
+    }
+    if (inFlight.some((q) => q.ok === undefined)) return;
+    // Everything in flight has settled: go back to the first failure and start over from there.
+    const again = inFlight.slice(inFlight.findIndex((q) => q.ok === false));
+    for (const q of again) queuedBytes += q.data.length;
+    queue.unshift(...again);
+    inFlight.length = 0;
+    pauseMs = Math.min(2000, Math.max(250, pauseMs * 2));
+    retry = setTimeout(() => {
+      failing = false;
+      pump();
+    }, pauseMs);
+  };
+
+  whenReady.then(pump, () => {}); // connectJetStream warns
+  return {
+    publish(batch) {
+      if (closed) return;
+      if (queuedBytes >= MAX_QUEUED_BYTES) {
+        if (!dropped) warn(`${MAX_QUEUED_BYTES >> 20} MiB of batches wait for ${streamName(origin)}; newer ones are dropped until it takes them (the links resend)`);
+        dropped = true;
+        return;
+      }
+      dropped = false;
+      const first = (batch.entries[0] as ShippedEntry).offset;
+      const last = (batch.entries[batch.entries.length - 1] as ShippedEntry).offset;
+      if (last > (highest.get(batch.org) ?? 0)) highest.set(batch.org, last);
+      const data = encodeBatch(batch);
+      queuedBytes += data.length;
+      queue.push({ org: batch.org, first, last, data });
+      pump();
+    },
+    published: (org) => highest.get(org) ?? 0,
+    close() {
+      closed = true;
+      clearTimeout(retry);
+      queue.length = 0;
+      inFlight.length = 0;
+      queuedBytes = 0;
+    },
+  };
+}
+
+/**
+ * One replica region's transport: its probes and acknowledgements over core NATS, its batches through the
+ * shared publisher. A batch that carries entries this link has sent before is a resend (something was lost
+ * on the way): all of it is published again. Otherwise only the entries no other link has had published
+ * yet go out; the rest are in the stream already, or on their way, and this region's replica reads them there.
+ */
+export function createOriginTransport(ready: () => Ready | undefined, whenReady: Promise<Ready>, publisher: Publisher, origin: string, region: string, warn: (m: string) => void): Transport {
   let listener: (ack: Ack) => void = () => {};
   let closed = false;
-  let failures = 0;
   let sub: Subscription | undefined;
+  const sent = new Map<string, number>();
   whenReady.then(({ nc }) => {
     if (closed) return;
     sub = nc.subscribe(ackSubject(origin, region), {
@@ -62,20 +187,20 @@ export function createOriginTransport(ready: () => Ready | undefined, whenReady:
   }, () => {}); // connectJetStream warns
   return {
     send(batch) {
-      const r = ready();
-      if (closed || !r) return;
+      if (closed) return;
       if (batch.entries.length === 0) {
-        r.nc.publish(probeSubject(origin, region), encodeBatch(batch));
+        // A probe: dropped while the connection is not up yet, like anything on a cut link; the link asks again.
+        ready()?.nc.publish(probeSubject(origin, region), encodeBatch(batch));
         return;
       }
-      // Not awaited: publishes on one connection reach the stream in order. A failed one is resent by the
-      // link from the replica's acknowledgement, so only the first of a run of failures is worth a warning.
-      r.js.publish(walSubject(origin, batch.org), encodeBatch(batch), { msgID: msgId(batch) }).then(
-        () => (failures = 0),
-        (error: unknown) => {
-          if (failures++ === 0) warn(`publishing to ${streamName(origin)} failed (${(error as Error).message}); the link resends`);
-        },
-      );
+      const first = (batch.entries[0] as ShippedEntry).offset;
+      const last = (batch.entries[batch.entries.length - 1] as ShippedEntry).offset;
+      const before = sent.get(batch.org) ?? 0;
+      if (last > before) sent.set(batch.org, last);
+      if (first <= before) return publisher.publish(batch);
+      const published = publisher.published(batch.org);
+      const entries = published < first ? batch.entries : batch.entries.filter((e) => e.offset > published);
+      if (entries.length > 0) publisher.publish(entries === batch.entries ? batch : { ...batch, entries });
     },
     onAck(l) {
       listener = l;
@@ -88,9 +213,9 @@ export function createOriginTransport(ready: () => Ready | undefined, whenReady:
 }
 
 /**
- * ConnectRegion over JetStream: one connection and one stream for every replica region of this origin.
- * The service does not wait for them: local writes never depend on NATS. Until the connection and the
- * stream exist, nothing is shipped, and the links' resends catch up once they do.
+ * ConnectRegion over JetStream: one connection, one stream and one publisher for every replica region of
+ * this origin. The service does not wait for them: local writes never depend on NATS. Until the connection
+ * and the stream exist, batches wait in the publisher's queue (bounded; the links resend what it drops).
  */
 export function connectJetStream(options: OriginOptions): { connect: ConnectRegion; close(): Promise<void> } {
   let current: Ready | undefined;
@@ -109,10 +234,12 @@ export function connectJetStream(options: OriginOptions): { connect: ConnectRegi
   whenReady.catch((error: unknown) => {
     if (!stopped) options.warn(`JetStream replication did not start: ${(error as Error).message}`);
   });
+  const publisher = createPublisher(() => current, whenReady, options.origin, options.warn);
   return {
-    connect: async (region) => ({ transport: createOriginTransport(() => current, whenReady, options.origin, region, options.warn), close: async () => {} }),
+    connect: async (region) => ({ transport: createOriginTransport(() => current, whenReady, publisher, options.origin, region, options.warn), windowEntries: LINK_WINDOW_ENTRIES, close: async () => {} }),
     async close() {
       stopped = true;
+      publisher.close();
       await current?.nc.drain();
     },
   };

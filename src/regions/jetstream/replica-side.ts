@@ -37,7 +37,7 @@ export interface ReplicaSide {
 }
 
 /** A mirror in this region's domain keeps the origin's sequence numbers and outlives any partition shorter than the retention. */
-async function ensureMirror(jsm: JetStreamManager, origin: string, retentionMs: number, warn: (m: string) => void): Promise<void> {
+async function ensureMirror(jsm: JetStreamManager, origin: string, retentionMs: number, warn: (m: string) => void, stopped: () => boolean = () => false): Promise<void> {
   const name = streamName(origin);
   await retry(`mirror ${name}`, async () => {
     try {
@@ -46,7 +46,7 @@ async function ensureMirror(jsm: JetStreamManager, origin: string, retentionMs: 
       if (!/not found/i.test((error as Error).message)) throw error;
       await jsm.streams.add({ name, mirror: { name, external: { api: `$JS.${origin}.API`, deliver: '' } }, max_age: retentionMs * 1_000_000 } as Parameters<JetStreamManager['streams']['add']>[0]);
     }
-  }, warn);
+  }, warn, stopped);
 }
 
 /**
@@ -54,7 +54,7 @@ async function ensureMirror(jsm: JetStreamManager, origin: string, retentionMs: 
  * just past its acknowledged floor (acknowledged = durably applied here), instead of letting the dead
  * instance's messages come back after ack_wait behind newer ones (a storm of redeliveries, SCALE.md §5.5).
  */
-async function ensureConsumer(jsm: JetStreamManager, origin: string, region: string, warn: (m: string) => void): Promise<void> {
+async function ensureConsumer(jsm: JetStreamManager, origin: string, region: string, warn: (m: string) => void, stopped: () => boolean = () => false): Promise<void> {
   const stream = streamName(origin);
   const durable = consumerName(region);
   const base: Partial<ConsumerConfig> = { durable_name: durable, ack_policy: AckPolicy.Explicit, max_ack_pending: 4096, ack_wait: 30_000_000_000 };
@@ -74,7 +74,7 @@ async function ensureConsumer(jsm: JetStreamManager, origin: string, region: str
     } else {
       await jsm.consumers.add(stream, { ...base, deliver_policy: DeliverPolicy.All });
     }
-  }, warn);
+  }, warn, stopped);
 }
 
 export async function startReplicaSide(options: ReplicaSideOptions): Promise<ReplicaSide> {
@@ -101,12 +101,30 @@ export async function startReplicaSide(options: ReplicaSideOptions): Promise<Rep
   const catchUp = createCatchUp({ nc, jsm, origin, region, replica, warn });
   const js = jetstream(nc);
   let current: { stop(): void; closed(): Promise<unknown> } | undefined;
+  let setUpAgain = false;
   const loop = (async () => {
     while (!stopped) {
       try {
+        if (setUpAgain) {
+          await ensureMirror(jsm, origin, options.retentionMs, warn, () => stopped);
+          await ensureConsumer(jsm, origin, region, warn, () => stopped);
+          setUpAgain = false;
+        }
         const consumer = await js.consumers.get(streamName(origin), consumerName(region));
         const messages = await consumer.consume({ expires: options.pullExpiresMs, max_messages: 1024 });
         current = messages;
+        // The client keeps pulling from a consumer that is gone (deleted, or lost with its server's store) and
+        // sits idle when its server stops answering; its README's advice for both is to stop and set up again.
+        void (async () => {
+          for await (const s of messages.status()) {
+            const lost = s.type === 'consumer_deleted' || s.type === 'stream_not_found' || (s.type === 'consumer_not_found' && s.count >= 2) || (s.type === 'heartbeats_missed' && s.count >= 2);
+            if (!lost || stopped) continue;
+            warn(`consuming ${streamName(origin)}: ${s.type}; setting the mirror and the consumer up again`);
+            setUpAgain = true;
+            messages.stop();
+            return;
+          }
+        })();
         for await (const m of messages) {
           let batch;
           try {
