@@ -17,6 +17,7 @@ const BENCHES: Record<string, Entry> = {
   oauth2: { about: 'client_credentials access tokens per second and p50/p99 beside mint-token, and beside oidc-provider doing the same grant', load: () => import('./oauth2.js') },
   gate: { about: 'what Gate adds over the upstream (no plugin, validate-jwt, enrichment; events on and off) beside http-proxy; /gate/events ingest rate', load: () => import('./gate.js') },
   scale: { about: 'one organization of N persons and M organizations of P: heap per person, RSS, start-up after stop and kill -9, WAL replay rate, reads and mints at size', load: () => import('./scale.js') },
+  'snapshot-block': { about: 'in process: how long one snapshot of N persons holds the event loop, one pack against the sliced writer', load: () => import('./snapshot-block.js') },
   sdk: { about: 'the browser side: POST /actions/sdk events/s beside POST /test-events and POST /persons, GET /mitm/{token}.png beside hello world; ratios per round', load: () => import('./sdk.js') },
   cloud: { about: 'IAM role create + delete through the service against moto beside the same SDK calls directly (added p50 latency); time to snapshot --roles roles', load: () => import('./cloud.js') },
   codec: { about: 'event protobuf encode/decode/validate against JSON.stringify/parse, in process', load: () => import('./codec.js') },

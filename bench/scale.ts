@@ -1,9 +1,11 @@
 // How cost grows with size: one organization of N persons, and M organizations of P persons each (every person with
 // an email handle, two groups and a small attribute bucket). For each: heap per person after a full GC, resident
 // memory, data dir size, start-to-serving time after a clean stop, after kill -9 and with no snapshot (the WAL
-// replay rate), and GET /persons/{id} and mint-token at that size beside an organization with nothing in it, in
-// the same process.
-//   npm run bench -- scale [--persons 20000] [--orgs 50] [--org-persons 100] [--writers 32] [--duration 2]
+// replay rate), the longest event-loop block while persons are created one by one at that size (a periodic
+// snapshot), and GET /persons/{id} and mint-token at that size beside an organization with nothing in it, in
+// the same process. The bulk of the persons go in through POST /persons/bulk-import (the fastest path a client
+// has: 1,000 rows share one WAL entry), the tail one POST /persons each.
+//   npm run bench -- scale [--persons 20000] [--orgs 50] [--org-persons 100] [--tail 10000] [--writers 32] [--duration 2]
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,6 +22,8 @@ const USAGE = `usage: npm run bench -- scale [options]   (or: npx tsx bench/scal
   --persons N       persons of the one large organization (default 20000; the issue's size is 1000000; 0 skips it)
   --orgs M          organizations of the many-organizations case (default 50; the issue's size is 10000; 0 skips it)
   --org-persons P   persons in each of those (default 100)
+  --tail T          persons created one POST /persons each after the bulk import, at size (default 10000, the
+                    snapshot interval, so one periodic snapshot falls in it); half as many again before kill -9
   --writers N       HTTP connections creating persons (default 32)
   --duration S      seconds of each GET and mint measurement (default 2)`;
 
@@ -27,6 +31,7 @@ interface Settings {
   persons: number;
   orgs: number;
   orgPersons: number;
+  tail: number;
   writers: number;
   seconds: number;
 }
@@ -35,6 +40,8 @@ const HOST = '127.0.0.1';
 const LISTENING = /^listening on http:\/\/[^\s]+:(\d+)/;
 const GROUPS = Array.from({ length: 20 }, (_, i) => `team-${i}`);
 const PROBES = 200;
+/** rows of one bulk-import file: well under the 1 MB body limit (about 110 bytes a row) */
+const FILE_ROWS = 5000;
 
 interface Booted {
   proc: NodeProcess;
@@ -69,6 +76,8 @@ interface Memory {
   rss: number;
   external: number;
   arrayBuffers: number;
+  /** the longest event-loop block since the previous probe */
+  loopMaxMs: number;
 }
 
 /** The service's memory after a full GC, printed by bench/lib/heap-probe.mjs on SIGUSR2. */
@@ -102,6 +111,54 @@ function personBody(i: number, tag: string): string {
     groups: [GROUPS[i % GROUPS.length], GROUPS[(i * 7 + 3) % GROUPS.length] === GROUPS[i % GROUPS.length] ? GROUPS[(i + 1) % GROUPS.length] : GROUPS[(i * 7 + 3) % GROUPS.length]],
     attributes: { end_user_read_write: { plan: i % 3 === 0 ? 'pro' : 'free', seats: i % 50 } },
   });
+}
+
+const csvField = (v: string) => `"${v.replace(/"/g, '""')}"`;
+
+function personRow(i: number, tag: string): string {
+  const p = JSON.parse(personBody(i, tag)) as { handles: Array<{ value: string }>; groups: string[]; attributes: unknown };
+  return [p.handles[0]?.value as string, p.groups.join(','), JSON.stringify(p.attributes)].map(csvField).join(',');
+}
+
+const BOUNDARY = 'scale-bench-boundary';
+
+/** A multipart/form-data POST /persons/bulk-import of persons `from` … `to` - 1. */
+function importRequest(from: number, to: number, tag: string, auth: Record<string, string>): Buffer {
+  const rows: string[] = ['"service:emails","service:groups","service:attributes"'];
+  for (let i = from; i < to; i++) rows.push(personRow(i, tag));
+  const body = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="persons"; filename="persons.csv"\r\nContent-Type: text/csv\r\n\r\n${rows.join('\n')}\n\r\n--${BOUNDARY}--\r\n`;
+  return encodeRequest(HOST, { method: 'POST', path: '/persons/bulk-import', headers: { ...auth, 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` }, body });
+}
+
+/**
+ * Sends `requests` (built lazily, index by index) over `writers` keep-alive connections, each expecting
+ * `status`; reports progress every `every` requests. Returns the seconds it took.
+ */
+async function send(port: number, count: number, writers: number, status: number, what: string, every: number, request: (i: number) => Buffer): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(writers, count) }, async () => {
+      const conn = new Connection(HOST, port);
+      await conn.ready;
+      while (next < count) {
+        const i = next++;
+        const got = await conn.send(request(i));
+        if (got !== status) throw new Error(`${what} ${i}: status ${got}`);
+        if (++done % every === 0) console.error(`  ${what}: ${done} of ${count}, ${Math.round((performance.now() - started) / 1000)} s`);
+      }
+      conn.close();
+    }),
+  );
+  return (performance.now() - started) / 1000;
+}
+
+/** Imports persons 0 … count - 1 into one organization, FILE_ROWS a file, a few files at once. */
+async function bulkImport(port: number, count: number, tag: string, auth: Record<string, string>): Promise<number> {
+  const files = Math.ceil(count / FILE_ROWS);
+  const seconds = await send(port, files, 4, 200, `bulk import ${tag}`, 20, (f) => importRequest(f * FILE_ROWS, Math.min(count, (f + 1) * FILE_ROWS), tag, auth));
+  return Math.round(count / seconds);
 }
 
 /** Creates `count` persons over `writers` keep-alive connections; `auth(i)` names the organization of person i. */
@@ -182,7 +239,14 @@ interface Row {
   case: string;
   persons: number;
   orgs: number;
+  /** how the bulk went in: persons/s through POST /persons/bulk-import */
+  bulk_import_per_s: number;
+  /** persons/s of the tail, one POST /persons each, at size */
   create_per_s: number;
+  /** the longest event-loop block while the bulk import ran, and while the tail ran (its periodic snapshot) */
+  loop_max_ms: { bulk: number; tail: number };
+  /** SIGTERM to exit: the final snapshot of each organization is written in it */
+  stop_s: number;
   heap_mb: number;
   heap_bytes_per_person: number;
   rss_mb: number;
@@ -198,6 +262,8 @@ interface Row {
   replayed: Record<'clean' | 'kill9' | 'nosnapshot', number>;
   wal_entries: number;
   replay_entries_per_s: number;
+  /** persons rebuilt per second by the start without snapshots */
+  replay_persons_per_s: number;
   get_rps: number;
   get_rps_empty: number;
   get_p99_ms: number;
@@ -209,7 +275,7 @@ interface Row {
 }
 
 /** Fills one data dir through `fill`, then takes every figure of the row from it. */
-async function runCase(name: string, persons: number, orgs: number, s: Settings, fill: (b: Booted) => Promise<{ createPerS: number; auth: Record<string, string>; ids: string[] }>): Promise<Row> {
+async function runCase(name: string, persons: number, orgs: number, s: Settings, fill: (b: Booted) => Promise<{ createPerS: number; auth: Record<string, string>; ids: string[]; authOf?: (i: number) => Record<string, string> }>): Promise<Row> {
   const dataDir = tempDir('identity-scale-');
   let current: Booted | undefined;
   const boot = async (dir: string) => (current = await bootService(dir));
@@ -222,20 +288,30 @@ async function runCase(name: string, persons: number, orgs: number, s: Settings,
     await createGroups(b.url, emptyAuth);
     const emptyIds = await probes(b.url, emptyAuth, 'empty');
     const filled = await fill(b);
+    const afterFill = await memory(b);
+    // One POST /persons each, at size: each is its own WAL entry, so a periodic snapshot of the whole
+    // organization falls in this stretch, and the probe after it reports the longest block of the loop.
+    console.error(`  ${name}: ${s.tail} persons one by one`);
+    const tailPerS = s.tail > 0 ? await populate(b.port, s.tail, s.writers, 'tail', filled.authOf ?? (() => filled.auth)) : 0;
     const full = await memory(b);
     console.error(`  ${name}: measuring reads and mints`);
     const atSize = await measure(b, filled.auth, filled.ids, s.seconds);
     const atEmpty = await measure(b, emptyAuth, emptyIds, s.seconds);
-    await b.proc.kill('SIGTERM', 120_000);
+    const stopping = performance.now();
+    await b.proc.kill('SIGTERM', 30 * 60_000);
+    const stopS = (performance.now() - stopping) / 1000;
     const dataBytes = dirBytes(dataDir);
 
     console.error(`  ${name}: restarts`);
     b = await boot(dataDir);
     const clean = b;
+    // kill -9 with entries since the last snapshot (the stop's): the restart loads it and replays them.
+    const since = Math.floor(s.tail / 2);
+    if (since > 0) await populate(b.port, since, s.writers, 'since', filled.authOf ?? (() => filled.auth));
     await b.proc.kill('SIGKILL');
     b = await boot(dataDir);
     const killed = b;
-    await b.proc.kill('SIGTERM', 120_000);
+    await b.proc.kill('SIGTERM', 30 * 60_000);
     const entries = await walEntries(dataDir);
     await dropSnapshots(dataDir);
     b = await boot(dataDir);
@@ -248,11 +324,14 @@ async function runCase(name: string, persons: number, orgs: number, s: Settings,
       case: name,
       persons,
       orgs,
-      create_per_s: filled.createPerS,
+      bulk_import_per_s: filled.createPerS,
+      create_per_s: tailPerS,
+      loop_max_ms: { bulk: afterFill.loopMaxMs, tail: full.loopMaxMs },
+      stop_s: Math.round(stopS * 100) / 100,
       heap_mb: mb(full.heapUsed),
-      heap_bytes_per_person: Math.round((full.heapUsed - empty.heapUsed) / persons),
+      heap_bytes_per_person: Math.round((full.heapUsed - empty.heapUsed) / (persons + s.tail)),
       rss_mb: mb(full.rss),
-      rss_bytes_per_person: Math.round((full.rss - empty.rss) / persons),
+      rss_bytes_per_person: Math.round((full.rss - empty.rss) / (persons + s.tail)),
       data_dir_mb: mb(dataBytes),
       empty_start_s: emptyStart.startMs / 1000,
       clean_start_s: clean.startMs / 1000,
@@ -263,6 +342,7 @@ async function runCase(name: string, persons: number, orgs: number, s: Settings,
       wal_entries: entries,
       // Start-up beyond an empty dir's is the replay (and the index rebuilds that go with it).
       replay_entries_per_s: Math.round(noSnapshot.replayed / Math.max(0.001, (noSnapshot.startMs - emptyStart.startMs) / 1000)),
+      replay_persons_per_s: Math.round((persons + 2 * PROBES + s.tail + Math.floor(s.tail / 2)) / Math.max(0.001, (noSnapshot.startMs - emptyStart.startMs) / 1000)),
       get_rps: Math.round(atSize.get.rps),
       get_rps_empty: Math.round(atEmpty.get.rps),
       get_p99_ms: p99(atSize.get),
@@ -283,7 +363,7 @@ function oneOrg(s: Settings): Promise<Row> {
   return runCase(`one organization of ${s.persons} persons`, s.persons, 1, s, async (b) => {
     const auth = await newOrg(b.url, 'large');
     await createGroups(b.url, auth);
-    const createPerS = await populate(b.port, s.persons, s.writers, 'large', () => auth);
+    const createPerS = await bulkImport(b.port, s.persons, 'large', auth);
     return { createPerS, auth, ids: await probes(b.url, auth, 'probe') };
   });
 }
@@ -291,17 +371,27 @@ function oneOrg(s: Settings): Promise<Row> {
 function manyOrgs(s: Settings): Promise<Row> {
   const persons = s.orgs * s.orgPersons;
   return runCase(`${s.orgs} organizations of ${s.orgPersons} persons`, persons, s.orgs, s, async (b) => {
-    const auths: Array<Record<string, string>> = [];
-    for (let o = 0; o < s.orgs; o++) {
-      const auth = await newOrg(b.url, `org-${o}`);
-      await createGroups(b.url, auth);
-      auths.push(auth);
-      if ((o + 1) % 1000 === 0) console.error(`  ${o + 1} organizations`);
-    }
-    // Person i goes to organization i mod M: every organization grows at once, as under real traffic.
-    const createPerS = await populate(b.port, persons, s.writers, 'many', (i) => auths[i % auths.length] as Record<string, string>);
+    const auths: Array<Record<string, string>> = new Array(s.orgs);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(8, s.orgs) }, async () => {
+        while (next < s.orgs) {
+          const o = next++;
+          auths[o] = await newOrg(b.url, `org-${o}`);
+          if ((o + 1) % 1000 === 0) console.error(`  ${o + 1} organizations`);
+        }
+      }),
+    );
+    const groups = auths.flatMap((auth) => GROUPS.map((name) => ({ auth, name })));
+    await send(b.port, groups.length, s.writers, 201, 'groups', 50_000, (i) => {
+      const g = groups[i] as (typeof groups)[number];
+      return encodeRequest(HOST, { method: 'POST', path: '/groups', headers: { ...g.auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: g.name }) });
+    });
+    // One file per organization, several organizations importing at once.
+    const seconds = await send(b.port, s.orgs, s.writers, 200, 'bulk import', 1000, (o) => importRequest(o * s.orgPersons, (o + 1) * s.orgPersons, 'many', auths[o] as Record<string, string>));
     const last = auths.at(-1) as Record<string, string>;
-    return { createPerS, auth: last, ids: await probes(b.url, last, 'probe') };
+    // The tail goes round the organizations, as traffic to many small ones would.
+    return { createPerS: Math.round(persons / seconds), auth: last, ids: await probes(b.url, last, 'probe'), authOf: (i: number) => auths[i % auths.length] as Record<string, string> };
   });
 }
 
@@ -312,6 +402,7 @@ function settings(argv: string[]): Settings | undefined {
       persons: { type: 'string', default: '20000' },
       orgs: { type: 'string', default: '50' },
       'org-persons': { type: 'string', default: '100' },
+      tail: { type: 'string', default: '10000' },
       writers: { type: 'string', default: '32' },
       duration: { type: 'string', default: '2' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -322,6 +413,7 @@ function settings(argv: string[]): Settings | undefined {
     persons: Math.floor(numberFlag('persons', values.persons, 0, USAGE)),
     orgs: Math.floor(numberFlag('orgs', values.orgs, 0, USAGE)),
     orgPersons: Math.floor(numberFlag('org-persons', values['org-persons'], 1, USAGE)),
+    tail: Math.floor(numberFlag('tail', values.tail, 0, USAGE)),
     writers: Math.floor(numberFlag('writers', values.writers, 1, USAGE)),
     seconds: numberFlag('duration', values.duration, 0.5, USAGE),
   };
@@ -341,11 +433,14 @@ export async function main(argv: string[]): Promise<void> {
     { title: 'case', value: (r) => r.case },
     { title: 'heap_B/person', value: (r) => r.heap_bytes_per_person },
     { title: 'heap_MB', value: (r) => r.heap_mb },
+    { title: 'import/s', value: (r) => r.bulk_import_per_s },
+    { title: 'loop max ms bulk/tail', value: (r) => `${r.loop_max_ms.bulk}/${r.loop_max_ms.tail}` },
+    { title: 'stop_s', value: (r) => sec(r.stop_s) },
     { title: 'rss_MB', value: (r) => r.rss_mb },
     { title: 'data_MB', value: (r) => r.data_dir_mb },
     { title: 'service start_s empty/clean/kill9/nosnap', value: (r) => `${sec(r.empty_start_s)}/${sec(r.clean_start_s)}/${sec(r.kill9_start_s)}/${sec(r.nosnapshot_start_s)}` },
     { title: 'replayed clean/kill9/nosnap', value: (r) => `${r.replayed.clean}/${r.replayed.kill9}/${r.replayed.nosnapshot}` },
-    { title: 'replay/s', value: (r) => r.replay_entries_per_s },
+    { title: 'replay entries/s (persons/s)', value: (r) => `${r.replay_entries_per_s} (${r.replay_persons_per_s})` },
     { title: 'GET rps (vs empty)', value: (r) => `${r.get_rps} (${ratio(r.get_rps, r.get_rps_empty)})` },
     { title: 'GET p99 (empty)', value: (r) => `${ms(r.get_p99_ms * 1000)} (${ms(r.get_p99_ms_empty * 1000)})`, align: 'right' },
     { title: 'mint rps (vs empty)', value: (r) => `${r.mint_rps} (${ratio(r.mint_rps, r.mint_rps_empty)})` },

@@ -5,6 +5,7 @@ import type { Change } from './changes.js';
 import { billingKey, monthStart, monthText } from './cloud.js';
 import { withDefaults } from './org-config.js';
 import { withRevoked } from './oauth-clients.js';
+import { keepBeforeChange } from './snapshot-hold.js';
 import { emptyState, handleKey, lowerBound, HANDLE_TYPES, type AttributeSet, type GdprConsent, type Handle, type OrgState, type Person } from './state.js';
 
 // Per-person memory: a million persons each holding their own copy of the same few strings ("email_address",
@@ -43,7 +44,7 @@ export function adoptPerson(state: OrgState, person: Person): Person {
 
 function attributeHome(state: OrgState, personId: string | undefined): { get(b: string): AttributeSet | undefined; set(b: string, a: AttributeSet): void; delete(b: string): void } | undefined {
   if (personId === undefined) return state.attributes;
-  const person = state.persons.get(personId);
+  const person = changing(state, personId);
   if (!person) return undefined;
   const attrs = person.attributes;
   return {
@@ -51,6 +52,13 @@ function attributeHome(state: OrgState, personId: string | undefined): { get(b: 
     set: (b, a) => void (attrs[b] = a),
     delete: (b) => void delete attrs[b],
   };
+}
+
+/** The person apply() is about to change in place, handed first to a snapshot still packing (snapshot-hold.ts). */
+function changing(state: OrgState, personId: string): Person | undefined {
+  const p = state.persons.get(personId);
+  if (p !== undefined) keepBeforeChange(state, p);
+  return p;
 }
 
 /** What applyEntry needs of a WAL entry: its changes, its offset, and the event offset once it is applied. */
@@ -95,12 +103,12 @@ export function apply(state: OrgState, change: Change): OrgState {
       return state;
     }
     case 'PersonActiveSet': {
-      const p = state.persons.get(change.person_id);
+      const p = changing(state, change.person_id);
       if (p) p.active = change.active;
       return state;
     }
     case 'PersonHandlesAdded': {
-      const p = state.persons.get(change.person_id);
+      const p = changing(state, change.person_id);
       if (!p) return state;
       for (const h of change.handles) {
         p.handles.push(h);
@@ -109,7 +117,7 @@ export function apply(state: OrgState, change: Change): OrgState {
       return state;
     }
     case 'PersonHandleRemoved': {
-      const p = state.persons.get(change.person_id);
+      const p = changing(state, change.person_id);
       if (!p) return state;
       const key = handleKey(change.handle);
       p.handles = p.handles.filter((h) => handleKey(h) !== key);
@@ -123,7 +131,7 @@ export function apply(state: OrgState, change: Change): OrgState {
       state.mitm_tokens.delete(change.token);
       return state;
     case 'AnonymousPersonUpgraded': {
-      const p = state.persons.get(change.person_id);
+      const p = changing(state, change.person_id);
       if (!p) return state;
       p.person_type = 'regular';
       delete p.anonymous_expires_ms;
@@ -132,7 +140,7 @@ export function apply(state: OrgState, change: Change): OrgState {
       return state;
     }
     case 'PersonDeleted': {
-      const p = state.persons.get(change.person_id);
+      const p = changing(state, change.person_id);
       if (!p) return state;
       state.persons.delete(p.person_id);
       const at = lowerBound(state.person_order, p.person_id);
@@ -148,14 +156,14 @@ export function apply(state: OrgState, change: Change): OrgState {
       const g = state.groups.get(change.name);
       if (!g) return state;
       for (const id of g.members) {
-        const p = state.persons.get(id);
+        const p = changing(state, id);
         if (p) p.groups = p.groups.filter((n) => n !== change.name);
       }
       state.groups.delete(change.name);
       return state;
     }
     case 'PersonGroupsSet': {
-      const p = state.persons.get(change.person_id);
+      const p = changing(state, change.person_id);
       if (!p) return state;
       for (const g of p.groups) state.groups.get(g)?.members.delete(p.person_id);
       p.groups = change.groups;
@@ -171,7 +179,7 @@ export function apply(state: OrgState, change: Change): OrgState {
       return state;
     }
     case 'GdprConsentsSet': {
-      const p = state.persons.get(change.person_id);
+      const p = changing(state, change.person_id);
       if (p) p.gdpr_consents = change.consents;
       return state;
     }
@@ -191,7 +199,7 @@ export function apply(state: OrgState, change: Change): OrgState {
       return state;
     }
     case 'PersonPasswordSet': {
-      const p = state.persons.get(change.person_id);
+      const p = changing(state, change.person_id);
       if (!p) return state;
       p.password_hash = change.password_hash;
       if (change.credential_id === undefined) delete p.password_credential_id;
@@ -199,7 +207,7 @@ export function apply(state: OrgState, change: Change): OrgState {
       return state;
     }
     case 'PersonPasswordRemoved': {
-      const p = state.persons.get(change.person_id);
+      const p = changing(state, change.person_id);
       if (!p) return state;
       delete p.password_hash;
       delete p.password_credential_id;
@@ -212,7 +220,7 @@ export function apply(state: OrgState, change: Change): OrgState {
       state.message_templates.set(change.name, change.template);
       return state;
     case 'PersonTokenMinted': {
-      const p = state.persons.get(change.person_id);
+      const p = changing(state, change.person_id);
       if (!p) return state;
       p.last_token_id = change.token_id;
       p.token_count = (p.token_count ?? 0) + 1;
@@ -275,12 +283,12 @@ export function apply(state: OrgState, change: Change): OrgState {
       state.roles.delete(change.name);
       return state;
     case 'PersonRolesSet': {
-      const p = state.persons.get(change.person_id);
+      const p = changing(state, change.person_id);
       if (p) p.roles = [...change.roles];
       return state;
     }
     case 'PersonAdditionalPermissionsSet': {
-      const p = state.persons.get(change.person_id);
+      const p = changing(state, change.person_id);
       if (p) p.additional_permissions = [...change.permissions];
       return state;
     }

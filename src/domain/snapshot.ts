@@ -2,6 +2,7 @@
 // version the form is stored in and the steps that upgrade snapshots written by earlier versions.
 import { adoptPerson, personOf } from './apply.js';
 import { billingKey } from './cloud.js';
+import { holdPersons, type HeldPersons } from './snapshot-hold.js';
 import { withDefaults, type OrgConfig } from './org-config.js';
 import { currentVersion, upgrade, type Format, type StoredRecord } from '../lib/versions.js';
 import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role, type SsoCredential, type OAuthClient, type DirectId, type MitmToken } from './state.js';
@@ -109,6 +110,26 @@ export function toSnapshot(s: OrgState): StateSnapshot {
     cloud_snapshots: [...cloud_snapshots],
     billing_rows: [...billing_rows.values()],
   };
+}
+
+interface SlicedGroups {
+  readonly length: number;
+  readonly per: number;
+  slice(from: number, to: number): StateSnapshot['groups'];
+}
+
+/**
+ * toSnapshot for packing over many turns of the event loop while the organization goes on changing: `snapshot`
+ * is everything but the groups and persons, which it ends with as empty arrays; `lists` are the groups (copied
+ * now) and the persons (held as they are now, copied only if changed before release), in that order, for the
+ * writer to pack a slice at a time and splice in. release() once written.
+ */
+export function heldSnapshot(s: OrgState): { snapshot: StateSnapshot; lists: [SlicedGroups, HeldPersons]; release(): void } {
+  const persons = holdPersons(s);
+  const { groups, persons: _none, ...rest } = toSnapshot({ ...s, person_order: [] });
+  // A group at a time: one group may list most of the persons.
+  const sliced: SlicedGroups = { length: groups.length, per: 1, slice: (from, to) => groups.slice(from, to) };
+  return { snapshot: { ...rest, groups: [], persons: [] }, lists: [sliced, persons], release: persons.release };
 }
 
 /**

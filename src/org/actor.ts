@@ -10,7 +10,7 @@ import type { Change } from '../domain/changes.js';
 import type { Command } from '../domain/commands.js';
 import { decide } from '../domain/decide.js';
 import type { DecideContext } from '../domain/decision.js';
-import { toSnapshot } from '../domain/snapshot.js';
+import { heldSnapshot } from '../domain/snapshot.js';
 import type { OrgGenesis, OrgState } from '../domain/state.js';
 import type { LoggedEvent } from '../events/log.js';
 import { ZERO_CHAIN, type Chainer } from '../events/chain.js';
@@ -244,10 +244,14 @@ export class OrgActor {
 
   private async writeSnapshot(): Promise<void> {
     this.snapshotOffset = this.state.offset;
+    // Packed a slice at a time, so that commands go on being answered meanwhile (seconds at a million persons).
+    const held = heldSnapshot(this.state);
     try {
-      await this.deps.wal.saveSnapshot(this.state.id, { offset: this.state.offset, event_offset: this.state.event_offset, state: toSnapshot(this.state) });
+      await this.deps.wal.saveSnapshot(this.state.id, { offset: this.state.offset, event_offset: this.state.event_offset, state: held.snapshot }, held.lists);
     } catch (error) {
       this.deps.warn(`snapshot of ${this.state.id} failed: ${String(error)}`);
+    } finally {
+      held.release();
     }
   }
 }

@@ -1,6 +1,6 @@
 // The write-ahead log: per-organization entries with consecutive offsets, events beside them, snapshots.
 // One append is one LMDB transaction; in durable mode it resolves only once the commit is flushed to disk.
-import { decodeRecord, encodeRecord, CorruptRecordError } from './codec.js';
+import { decodeRecord, encodeRecord, encodeRecordInSlices, CorruptRecordError, type SlicedList } from './codec.js';
 import { decodeEntry, encodeEntry, type WalEntry } from './entry.js';
 import type { Store } from './store.js';
 
@@ -34,7 +34,11 @@ export interface Wal {
   append(writes: EncodedWrite[], newOrgs?: string[]): Promise<void>;
   organizations(): string[];
   loadSnapshot<S>(org: string): Snapshot<S> | undefined;
-  saveSnapshot(org: string, snapshot: Snapshot): Promise<void>;
+  /**
+   * Stores a snapshot. With `lists`, the last fields of snapshot.state are empty arrays that stand for them, and
+   * the lists are packed a slice at a time with the event loop free between slices (see encodeRecordInSlices).
+   */
+  saveSnapshot(org: string, snapshot: Snapshot, lists?: readonly SlicedList[]): Promise<void>;
   /** Calls fn for every entry after `after`, in order; cuts a corrupt or torn tail, with a warning. */
   replay<C>(org: string, after: number, afterEvent: number, fn: (offset: number, entry: WalEntry<C>) => void): Promise<ReplayResult>;
   entries<C>(org: string, after: number, limit: number): Array<{ offset: number; entry: WalEntry<C> }>;
@@ -61,6 +65,8 @@ export function createWal(store: Store, warn: (message: string) => void): Wal {
   async function durable(commit: Promise<unknown>): Promise<void> {
     await commit;
   }
+  /** org → the offset of the newest snapshot stored by this process */
+  const written = new Map<string, number>();
 
   return {
     encodeEntry,
@@ -99,8 +105,14 @@ export function createWal(store: Store, warn: (message: string) => void): Wal {
       }
     },
 
-    saveSnapshot(org, snapshot) {
-      return durable(store.snapshots.put(org, encodeRecord(snapshot, 'records')));
+    async saveSnapshot(org, snapshot, lists) {
+      // state last, so its last fields are the last bytes packed, where the lists are spliced in
+      const bytes = lists === undefined ? encodeRecord(snapshot, 'records') : await encodeRecordInSlices({ offset: snapshot.offset, event_offset: snapshot.event_offset, state: snapshot.state }, lists);
+      // Two snapshots of one organization may be packed at once (a periodic one still packing when the stop's
+      // starts): the older must not replace the newer.
+      if ((written.get(org) ?? -1) > snapshot.offset) return;
+      written.set(org, snapshot.offset);
+      return durable(store.snapshots.put(org, bytes));
     },
 
     async replay<C>(org: string, after: number, afterEvent: number, fn: (offset: number, entry: WalEntry<C>) => void) {

@@ -3,6 +3,10 @@ import assert from 'node:assert/strict';
 import { createWal, type EncodedWrite, type Wal } from '../../src/wal/log.js';
 import { openStore, type Store } from '../../src/wal/store.js';
 import { removeDir, tempDir } from '../support/server.js';
+import { aGroup, aPerson, given } from '../support/domain.js';
+import { apply } from '../../src/domain/apply.js';
+import { fromSnapshot, heldSnapshot, toSnapshot, type StateSnapshot } from '../../src/domain/snapshot.js';
+import type { Change } from '../../src/domain/changes.js';
 
 const dirs: string[] = [];
 after(() => dirs.forEach(removeDir));
@@ -122,5 +126,44 @@ test('given appends issued back to back without waiting, then each resolves in o
     await Promise.all(pending);
     assert.deepEqual(resolved, Array.from({ length: 39 }, (_, i) => i + 2));
     assert.deepEqual((await replayAll(wal, 'a')).seen.length, 40);
+  });
+});
+
+test('given a held snapshot of more persons than one slice, when the organization changes while it is packed, then it loads as it was when saved, and the event loop ran meanwhile', async () => {
+  await withWal(async (wal) => {
+    let state = given(aGroup('g'), aGroup('h'));
+    for (let i = 0; i < 12_000; i++) state = apply(state, aPerson(`p${String(i).padStart(5, '0')}`, { groups: ['g'], attributes: { b: { n: i } } }));
+    const expected: unknown = JSON.parse(JSON.stringify({ offset: 9, event_offset: 4, state: toSnapshot(state) }));
+    let turns = 0;
+    const ticking = setInterval(() => turns++, 0);
+    const held = heldSnapshot(state);
+    const saving = wal.saveSnapshot('big', { offset: 9, event_offset: 4, state: held.snapshot }, held.lists);
+    // Changes after the save began, of every kind that reaches into a person or the groups: none may show.
+    const late: Change[] = [
+      { t: 'PersonHandlesAdded', person_id: 'p11999', handles: [{ type: 'username', value: 'late' }] },
+      { t: 'AttributesSet', person_id: 'p00000', bucket: 'b', attributes: { n: -1 }, replace: true },
+      { t: 'PersonActiveSet', person_id: 'p00005', active: false },
+      { t: 'PersonGroupsSet', person_id: 'p00006', groups: ['h'] },
+      { t: 'PersonDeleted', person_id: 'p00007' },
+      { t: 'GroupDeleted', name: 'g' },
+      aPerson('p-late'),
+    ];
+    for (const c of late) apply(state, c);
+    await saving;
+    held.release();
+    clearInterval(ticking);
+    const loaded = wal.loadSnapshot<StateSnapshot>('big');
+    assert.deepEqual(loaded, expected);
+    assert.equal(fromSnapshot(loaded?.state as StateSnapshot, true).persons.size, 12_000);
+    assert.ok(turns > 0, 'the event loop never ran while the snapshot was packed');
+  });
+});
+
+test('given two snapshots of one organization packed at once, when the older finishes last, then the newer stays', async () => {
+  await withWal(async (wal) => {
+    const older = wal.saveSnapshot('a', { offset: 5, event_offset: 2, state: { persons: [] } }, [Array.from({ length: 20_000 }, (_, i) => ({ i }))]);
+    const newer = wal.saveSnapshot('a', { offset: 6, event_offset: 3, state: { persons: [] } });
+    await Promise.all([older, newer]);
+    assert.equal(wal.loadSnapshot('a')?.offset, 6);
   });
 });
