@@ -1,0 +1,112 @@
+// What the tamper-evident chain and the consistency token add to one write, in process, by part: the event's
+// protobuf encoding (the bytes it is chained by), the link's SHA-256, the link's own LMDB put beside the
+// event's, and the Service-Consistency-Token of the answer. CPU µs per event, the best of --rounds, so that the
+// figures hold on a busy machine; against them, what one mint-token costs the server (the mint benchmark).
+//   npm run bench -- chain-costs [--rounds 5] [--events 100000]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createEventCodec } from '../src/events/codec.js';
+import type { EventJson } from '../src/events/event-json.js';
+import { createLinker, ZERO_CHAIN } from '../src/events/chain.js';
+import { createConsistencyTokens } from '../src/regions/consistency-token.js';
+import { encodeRecord } from '../src/wal/codec.js';
+import { openStore } from '../src/wal/store.js';
+import { numberFlag, runIfMain } from './lib/cli.js';
+import { environment, environmentLine, formatTable, writeResults } from './lib/report.js';
+
+const USAGE = `usage: npm run bench -- chain-costs [--rounds 5] [--events 100000]`;
+
+/** A TokenMinted_v1 as mint-token emits it: the write the chain's cost matters most to. */
+const EVENT = {
+  event_metadata: { is_test_event: false, event_id: '0190a0b1-0000-7000-8000-000000000001', timestamp: '2026-11-25T16:00:00.123456789Z', source: 'Cloud', event_type: 'TokenMinted', event_name: 'TokenMinted_v1', event_version: 1, organization_id: '0190a0b1-aaaa-7000-8000-000000000000', root_organization_id: '0190a0b1-aaaa-7000-8000-000000000000' },
+  analytics_metadata: { analytics_correlation_id: '0190a0b1-0000-7000-8000-000000000002' },
+  token_id: '0190a0b1-0000-7000-8000-000000000003',
+  person_id: 'pid:0190a0b1-0000-7000-8000-000000000004',
+  mint_token_api: true,
+  issued_at: '2026-11-25T16:00:00.123456789Z',
+  expires_at: '2026-11-25T17:00:00.123456789Z',
+  first_token: false,
+  authentications: [],
+} as unknown as EventJson;
+
+const cpuUs = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+
+/** CPU µs per call of f over n calls, the best of `rounds` (after a warm-up). */
+function perCall(n: number, rounds: number, f: (i: number) => void): number {
+  for (let i = 0; i < 10_000; i++) f(i);
+  let best = Infinity;
+  for (let r = 0; r < rounds; r++) {
+    const c = cpuUs();
+    for (let i = 0; i < n; i++) f(i);
+    best = Math.min(best, (cpuUs() - c) / n);
+  }
+  return best;
+}
+
+/** CPU µs per event of committing n events in batches of 50 (the mint benchmark's batch size), with or without a link each. */
+async function perPut(n: number, rounds: number, withLink: boolean): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'chain-costs-'));
+  const store = openStore(dir, 'local', false);
+  const record = encodeRecord(EVENT);
+  const link = Buffer.alloc(32, 7);
+  let offset = 0;
+  let best = Infinity;
+  try {
+    for (let r = 0; r <= rounds; r++) {
+      const c = cpuUs();
+      for (let b = 0; b < n / 50; b++) {
+        await store.root.batch(() => {
+          for (let i = 0; i < 50; i++) {
+            offset++;
+            void store.events.put(['org', offset], record);
+            if (withLink) void store.chains.put(['org', offset], link);
+          }
+        });
+      }
+      if (r > 0) best = Math.min(best, (cpuUs() - c) / n); // round 0 warms up
+    }
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return best;
+}
+
+interface Part {
+  part: string;
+  us: number;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { rounds: { type: 'string', default: '5' }, events: { type: 'string', default: '100000' }, help: { type: 'boolean', short: 'h', default: false } } });
+  if (values.help) return console.log(USAGE);
+  const rounds = Math.floor(numberFlag('rounds', values.rounds, 1, USAGE));
+  const n = Math.floor(numberFlag('events', values.events, 1000, USAGE));
+  const env = environment();
+  const codec = createEventCodec();
+  const bytes = codec.encodeEvent('TokenMinted_v1', EVENT);
+  const link = createLinker();
+  let head: Buffer = ZERO_CHAIN;
+  const tokens = createConsistencyTokens(Buffer.alloc(32, 1));
+  const put = await perPut(n, rounds, false);
+  const putWithLink = await perPut(n, rounds, true);
+  const parts: Part[] = [
+    { part: 'protobuf encoding of the event (the bytes it is chained by)', us: perCall(n, rounds, () => void codec.encodeEvent('TokenMinted_v1', EVENT)) },
+    { part: `SHA-256 link over the previous link and ${bytes.byteLength} event bytes`, us: perCall(n, rounds, () => void (head = link(head, bytes))) },
+    { part: "the link's LMDB put beside the event's, in a batch of 50", us: putWithLink - put },
+    { part: 'Service-Consistency-Token of the answer (HMAC-SHA256)', us: perCall(n, rounds, (i) => void tokens.mint('0190a0b1-aaaa-7000-8000-000000000000', i)) },
+  ];
+  const total = parts.reduce((s, p) => s + p.us, 0);
+  console.log(`what the chain and the consistency token add to one TokenMinted write, CPU µs (best of ${rounds} rounds of ${n})`);
+  console.log(formatTable([{ title: 'part', value: (p: Part) => p.part }, { title: 'µs', value: (p) => p.us.toFixed(2) }], [...parts, { part: 'total', us: total }]));
+  console.log(`for scale: the event's own LMDB put costs ${put.toFixed(2)} µs here; one mint-token costs its server about 80–90 µs of CPU (npm run bench -- mint)`);
+  console.log(environmentLine(env));
+  console.log(`written to ${writeResults('chain-costs', env, { rounds, events: n, event_bytes: bytes.byteLength, event_put_us: put, parts, total_us: total })}`);
+}
+
+runIfMain(import.meta.url, main);
