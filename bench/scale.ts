@@ -163,27 +163,8 @@ async function bulkImport(port: number, count: number, tag: string, auth: Record
 
 /** Creates `count` persons over `writers` keep-alive connections; `auth(i)` names the organization of person i. */
 async function populate(port: number, count: number, writers: number, tag: string, auth: (i: number) => Record<string, string>): Promise<number> {
-  const started = performance.now();
-  let next = 0;
-  let done = 0;
-  let reported = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(writers, count) }, async () => {
-      const conn = new Connection(HOST, port);
-      await conn.ready;
-      while (next < count) {
-        const i = next++;
-        const status = await conn.send(encodeRequest(HOST, { method: 'POST', path: '/persons', headers: { ...auth(i), 'Content-Type': 'application/json' }, body: personBody(i, tag) }));
-        if (status !== 201) throw new Error(`creating person ${i} of ${tag}: status ${status}`);
-        if (++done - reported >= 100_000) {
-          reported = done;
-          console.error(`  ${tag}: ${done} persons, ${Math.round(done / ((performance.now() - started) / 1000))}/s`);
-        }
-      }
-      conn.close();
-    }),
-  );
-  return Math.round(count / ((performance.now() - started) / 1000));
+  const seconds = await send(port, count, writers, 201, `creating persons of ${tag}`, 100_000, (i) => encodeRequest(HOST, { method: 'POST', path: '/persons', headers: { ...auth(i), 'Content-Type': 'application/json' }, body: personBody(i, tag) }));
+  return Math.round(count / seconds);
 }
 
 async function createGroups(url: string, auth: Record<string, string>): Promise<void> {

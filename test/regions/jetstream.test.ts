@@ -12,7 +12,7 @@ import { consumerName, streamName } from '../../src/regions/jetstream/wire.js';
 import { replicaStoreName } from '../../src/regions/replica-store.js';
 import { createWal } from '../../src/wal/log.js';
 import { openStore } from '../../src/wal/store.js';
-import { natsAvailable, startNatsRegions, type NatsRegions } from '../support/nats.js';
+import { jetstreamEnv, natsAvailable, startNatsRegions, type NatsRegions } from '../support/nats.js';
 import { spawnService, type ServiceProcess } from '../support/process.js';
 import { ALL_REGIONS, allRegions, readLog, regionHealth, waitFor } from '../support/regions.js';
 import { email, removeDir, ROOT_ORG, tempDir } from '../support/server.js';
@@ -28,14 +28,7 @@ let origin: ServiceProcess;
 const replicas = new Map<string, ServiceProcess>();
 let events: Subscriber;
 
-const env = (region: string): Record<string, string> => ({
-  SERVICE_REGIONS: REGIONS.join(','),
-  SERVICE_REGION_TRANSPORT: 'jetstream',
-  SERVICE_REGION: region,
-  SERVICE_NATS_URL: nats.servers.get(region)?.url as string,
-  SERVICE_NATS_PULL_EXPIRES: '2s',
-  SERVICE_ORIGIN_URL: 'https://belgium.example',
-});
+const env = (region: string): Record<string, string> => ({ ...jetstreamEnv(nats, REGIONS, region), SERVICE_ORIGIN_URL: 'https://belgium.example' });
 
 const startReplica = async (region: string) => replicas.set(region, await spawnService(env(region), join(dir, `svc-${region}`)));
 

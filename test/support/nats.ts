@@ -147,6 +147,17 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
   };
 }
 
+/** A service process's environment as one region of a JetStream deployment on `nats`. */
+export function jetstreamEnv(nats: NatsRegions, regions: readonly string[], region: string): Record<string, string> {
+  return {
+    SERVICE_REGIONS: regions.join(','),
+    SERVICE_REGION_TRANSPORT: 'jetstream',
+    SERVICE_REGION: region,
+    SERVICE_NATS_URL: nats.servers.get(region)?.url as string,
+    SERVICE_NATS_PULL_EXPIRES: '2s',
+  };
+}
+
 export interface NatsRegions {
   servers: Map<string, NatsServer>;
   /** the proxy on each replica region's leafnode link to the hub */
