@@ -213,6 +213,20 @@ describe('fast event encoder', () => {
     assert.equal(outcomes.declined, 0, JSON.stringify(outcomes));
   });
 
+  it('never writes over bytes it returned, across slabs and encodings that outgrow one', () => {
+    const rng = seededRng(3);
+    const kept: Array<{ name: string; json: unknown; bytes: Buffer }> = [];
+    for (let i = 0; i < 400; i++) {
+      const name = pick(rng, EVENT_MESSAGE_NAMES);
+      const json = i % 50 === 7 ? { event_metadata: { event_id: 'é'.repeat(5000 + i) } } : message(name, rng);
+      const bytes = fast(name, json);
+      if (i % 3 === 0) fast(name, { no_such_field: 1 }); // a declined encoding between
+      assert.ok(bytes !== undefined);
+      kept.push({ name, json, bytes });
+    }
+    for (const { name, json, bytes } of kept) assert.ok(Buffer.from((slow(name, json) as { bytes: Uint8Array }).bytes).equals(bytes), name);
+  });
+
   it('declines misfits of a JSON value: too deep, not finite, not JSON', () => {
     for (const misfit of [deepValue(33), [deepValue(32)], { a: Number.NaN }, [Number.NEGATIVE_INFINITY], { d: new Date(0) }, [undefined], { u: undefined }, new Map()]) {
       assert.equal(assertConsistent('GateRequestHandled_v1', { plugins: [{ plugin_metadata: misfit }] }), 'refused', show(misfit));
