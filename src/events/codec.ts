@@ -4,6 +4,7 @@ import protobuf from 'protobufjs';
 import type { Type } from 'protobufjs';
 import { EVENT_MESSAGE_NAMES } from './catalog.js';
 import { VALUE_FIELDS, type EventJson } from './event-json.js';
+import { createFastEncoder } from './fast-encode.js';
 import { jsonToWire } from './json-to-wire.js';
 import { validateEvent } from './validate.js';
 import { wireToJson } from './wire-to-json.js';
@@ -48,6 +49,9 @@ export function createEventCodec(options: EventCodecOptions = {}): EventCodec {
   }
   const types: ReadonlyMap<string, Type> = new Map(EVENT_MESSAGE_NAMES.map((name) => [name, root.lookupType(`events.${name}`)]));
   const frameType = root.lookupType('events.StreamFrame');
+  // The encoders compiled from the catalog match the shipped events.proto (test/events/fast-encode.test.ts); another
+  // .proto is encoded by protobufjs alone.
+  const fast = options.protoPath === undefined || options.protoPath === DEFAULT_PROTO_PATH ? createFastEncoder(EVENT_MESSAGE_NAMES) : undefined;
 
   function typeOf(messageName: string): Type {
     const type = types.get(messageName);
@@ -57,7 +61,8 @@ export function createEventCodec(options: EventCodecOptions = {}): EventCodec {
 
   function encodeEvent(messageName: string, json: EventJson): Uint8Array {
     const type = typeOf(messageName);
-    return type.encode(jsonToWire(messageName, json)).finish();
+    // What the fast path declines (a misfit among them) goes the slow way, which throws the EventShapeError naming it.
+    return fast?.(messageName, json) ?? type.encode(jsonToWire(messageName, json)).finish();
   }
 
   function decodeEvent(messageName: string, bytes: Uint8Array): EventJson {
