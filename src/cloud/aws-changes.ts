@@ -6,8 +6,6 @@ import { createAwsRoles, type EventBody, type RoleInput } from './aws.js';
 import { runChange, type Change, type ChangeDeps } from './change.js';
 import type { Clients, OrgPort } from './connections.js';
 
-export type { Change } from './change.js';
-
 export interface AwsChangesDeps extends ChangeDeps {
   clients: Clients;
 }

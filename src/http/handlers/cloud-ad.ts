@@ -2,7 +2,7 @@
 // table): each answers with the account as the directory reports it, as its event carries it.
 import { Type, type Static } from '@sinclair/typebox';
 import type { AdChanges } from '../../cloud/ad-changes.js';
-import type { Change } from '../../cloud/aws-changes.js';
+import type { Change } from '../../cloud/change.js';
 import { route, type Request, type Route } from '../route.js';
 import type { HandlerDeps } from './deps.js';
 import { answerChange, CLOUD_PATH } from './cloud-connections.js';

@@ -1,7 +1,8 @@
 // AWS IAM role changes made on the organization's behalf through one of its connections (API.md's table):
 // each answers with the provider's answer, as its event carries it.
 import { Type, type Static } from '@sinclair/typebox';
-import type { AwsChanges, Change } from '../../cloud/aws-changes.js';
+import type { AwsChanges } from '../../cloud/aws-changes.js';
+import type { Change } from '../../cloud/change.js';
 import type { Request } from '../route.js';
 import { route, type Route } from '../route.js';
 import type { HandlerDeps } from './deps.js';

@@ -4,7 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { CLOUD_TYPES, cloudConnectionView, requireCloudConnection } from '../../domain/cloud.js';
 import type { CloudConnections, CreateConnectionBody } from '../../cloud/connections.js';
 import type { Inventory } from '../../cloud/inventory.js';
-import type { Change } from '../../cloud/aws-changes.js';
+import type { Change } from '../../cloud/change.js';
 import { pageOfMap, PaginationMeta, PagingQuery, type PagingParams } from '../paging.js';
 import { route, type Request, type Route } from '../route.js';
 import type { HandlerDeps } from './deps.js';

@@ -1,7 +1,7 @@
 // GCP service accounts and project policy bindings changed on the organization's behalf through one of its
 // connections (API.md's table): each answers with the provider's answer, as its event carries it.
 import { Type, type Static } from '@sinclair/typebox';
-import type { Change } from '../../cloud/aws-changes.js';
+import type { Change } from '../../cloud/change.js';
 import type { GcpUseCases } from '../../cloud/gcp-changes.js';
 import { route, type Request, type Route } from '../route.js';
 import type { HandlerDeps } from './deps.js';
