@@ -13,7 +13,7 @@ import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { createPersons } from './lib/persons.js';
-import { environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
+import { cpuColumns, environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
 import { startServer, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
 
 const CASES = ['hello', 'get-person', 'rbac-check', 'put-attributes', 'put-attributes-nosync'] as const;
@@ -231,9 +231,7 @@ export async function main(argv: string[]): Promise<void> {
     { title: 'p99.9 ms', value: (r) => ms(r.latency.p999_us), align: 'right' },
     { title: 'max ms', value: (r) => ms(r.latency.max_us), align: 'right' },
     { title: 'errors', value: (r) => r.errors },
-    { title: 'server cpu', value: (r) => (r.serverCpuPercent === undefined ? '-' : `${r.serverCpuPercent}%`), align: 'right' },
-    { title: 'server µs/req', value: (r) => r.serverCpuUsPerRequest ?? '-', align: 'right' },
-    { title: 'client cpu', value: (r) => `${r.clientCpuPercent}%`, align: 'right' },
+    ...cpuColumns<Row>(),
     { title: 'what', value: (r) => r.what },
   ];
   console.log(formatTable(columns, rows));

@@ -9,7 +9,7 @@ import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { createPersons } from './lib/persons.js';
-import { environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
+import { cpuColumns, environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
 import { startServer, startService, type ServerProcess } from './lib/server-process.js';
 
 const HOST = '127.0.0.1';
@@ -154,9 +154,7 @@ export async function main(argv: string[]): Promise<void> {
     { title: 'p50 ms', value: (r) => ms(r.latency.p50_us), align: 'right' },
     { title: 'p99 ms', value: (r) => ms(r.latency.p99_us), align: 'right' },
     { title: 'errors', value: (r) => r.errors },
-    { title: 'server cpu', value: (r) => (r.serverCpuPercent === undefined ? '-' : `${r.serverCpuPercent}%`), align: 'right' },
-    { title: 'server µs/req', value: (r) => r.serverCpuUsPerRequest ?? '-', align: 'right' },
-    { title: 'client cpu', value: (r) => `${r.clientCpuPercent}%`, align: 'right' },
+    ...cpuColumns<Row>(),
     { title: 'what', value: (r) => r.what },
   ];
   console.log(formatTable(columns, rows));

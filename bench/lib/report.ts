@@ -20,6 +20,15 @@ export function formatTable<R>(columns: Column<R>[], rows: R[]): string {
   return [line(columns.map((c) => c.title)), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }
 
+/** The server's and the load generator's CPU over a closed-loop run, as the HTTP benchmarks show them. */
+export function cpuColumns<R extends { serverCpuPercent?: number | undefined; serverCpuUsPerRequest?: number | undefined; clientCpuPercent: number }>(): Column<R>[] {
+  return [
+    { title: 'server cpu', value: (r) => (r.serverCpuPercent === undefined ? '-' : `${r.serverCpuPercent}%`), align: 'right' },
+    { title: 'server µs/req', value: (r) => r.serverCpuUsPerRequest ?? '-', align: 'right' },
+    { title: 'client cpu', value: (r) => `${r.clientCpuPercent}%`, align: 'right' },
+  ];
+}
+
 /** Milliseconds from microseconds, with enough digits for loopback latencies; '-' when there is no figure. */
 export function ms(us: number | undefined): string {
   if (us === undefined || !Number.isFinite(us)) return '-';
