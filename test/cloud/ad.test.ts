@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from 'ldapts';
 import { AD_BASE, AD_DOMAIN, AD_PASSWORD, SAMBA_MISSING, sambaPresent, startSamba, type Samba } from '../support/samba.js';
-import { removeDir, ROOT_ORG, startTestServer, type TestServer } from '../support/server.js';
+import { loggedEvents, loggedFrom, removeDir, startTestServer, type TestServer } from '../support/server.js';
 
 const skip = sambaPresent() ? false : SAMBA_MISSING;
 const ADMIN = 'Administrator@EXAMPLE.TEST';
@@ -16,12 +16,8 @@ describe('Active Directory SPNs through the service, against Samba AD DC', { ski
   let dir: Client;
   let conn: string;
 
-  const events = (name: string) =>
-    server.service.events.log
-      .read(ROOT_ORG, 1, 100_000)
-      .map((e) => e.event)
-      .filter((e) => (e['event_metadata'] as { event_name: string }).event_name === name);
-  const allCloudEvents = () => server.service.events.log.read(ROOT_ORG, 1, 100_000).filter((e) => (e.event['event_metadata'] as { source: string }).source === 'Cloud').length;
+  const events = (name: string) => loggedEvents(server, name);
+  const allCloudEvents = () => loggedFrom(server, 'Cloud');
   const spnsOf = async (dn: string) => {
     const r = await dir.search(dn, { scope: 'base', attributes: ['servicePrincipalName'] });
     const v = r.searchEntries[0]?.['servicePrincipalName'];

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CreatePolicyCommand, CreateAccessKeyCommand, CreateUserCommand, GetRoleCommand, GetRolePolicyCommand, IAMClient, ListAttachedRolePoliciesCommand, ListRolePoliciesCommand, ListRolesCommand, CreateInstanceProfileCommand, AddRoleToInstanceProfileCommand } from '@aws-sdk/client-iam';
 import { findMotoServer, MOTO_MISSING, startMoto, type Moto } from '../support/moto.js';
-import { removeDir, ROOT_ORG, startTestServer, type TestServer } from '../support/server.js';
+import { loggedEvents, removeDir, startTestServer, type TestServer } from '../support/server.js';
 
 const ACCOUNT = '123456789012';
 const ACCESS_KEY = 'AKIAIOSFODNN7EXAMPLE';
@@ -37,11 +37,7 @@ describe('AWS IAM roles through the service, against moto', { skip }, () => {
   let conn: string;
   const logged: string[] = [];
 
-  const events = (name?: string) =>
-    server.service.events.log
-      .read(ROOT_ORG, 1, 100_000)
-      .map((e) => e.event)
-      .filter((e) => (e['event_metadata'] as { event_name: string }).event_name.startsWith('AWSIAM') && (name === undefined || (e['event_metadata'] as { event_name: string }).event_name === name));
+  const events = (name?: string) => loggedEvents(server, name).filter((e) => (e['event_metadata'] as { event_name: string }).event_name.startsWith('AWSIAM'));
   const rolesAtProvider = async () => ((await iam.send(new ListRolesCommand({}))).Roles ?? []).map((r) => r.RoleName);
   const roles = (path = '') => `/cloud/connections/${conn}/aws/roles${path}`;
 

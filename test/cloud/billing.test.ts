@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createManualClock, type ManualClock } from '../../src/lib/manual-clock.js';
 import { findMotoServer, MOTO_MISSING, startMoto, type Moto } from '../support/moto.js';
-import { removeDir, ROOT_ORG, startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { loggedEvents, removeDir, ROOT_ORG, startTestServer, tempDir, type TestServer } from '../support/server.js';
 
 const trust = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: { Service: 'ec2.amazonaws.com' }, Action: 'sts:AssumeRole' }] });
 const FEB = Date.UTC(2026, 1, 1);
@@ -20,11 +20,7 @@ describe('billing counts on a manual clock', { skip }, () => {
   const dataDir = tempDir();
   const conns: string[] = [];
 
-  const billingEvents = () =>
-    server.service.events.log
-      .read(ROOT_ORG, 1, 100_000)
-      .map((e) => e.event)
-      .filter((e) => (e['event_metadata'] as { event_name: string }).event_name === 'BillableProtectedIdentitiesCounted_v1');
+  const billingEvents = () => loggedEvents(server, 'BillableProtectedIdentitiesCounted_v1');
   const snapshot = async (id: string) => {
     const r = await server.client.post(`/cloud/connections/${id}/snapshots`);
     assert.equal(r.status, 201, r.text);

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { startGcpStandIn, type GcpStandIn } from '../support/gcp-stand-in.js';
-import { removeDir, ROOT_ORG, startTestServer, type TestServer } from '../support/server.js';
+import { loggedEvents, loggedFrom, removeDir, startTestServer, type TestServer } from '../support/server.js';
 
 const PROJECT = 'sample-project';
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -17,12 +17,8 @@ describe('GCP through the service, against a stand-in of the REST calls used', (
   let gcp: GcpStandIn;
   let server: TestServer;
   let conn: string;
-  const events = (name: string) =>
-    server.service.events.log
-      .read(ROOT_ORG, 1, 100_000)
-      .map((e) => e.event)
-      .filter((e) => (e['event_metadata'] as { event_name: string }).event_name === name);
-  const cloudEvents = () => server.service.events.log.read(ROOT_ORG, 1, 100_000).filter((e) => (e.event['event_metadata'] as { source: string }).source === 'Cloud').length;
+  const events = (name: string) => loggedEvents(server, name);
+  const cloudEvents = () => loggedFrom(server, 'Cloud');
   const at = (path: string) => `/cloud/connections/${conn}/gcp${path}`;
 
   before(async () => {

@@ -17,6 +17,19 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
+/** An organization's logged events (the JSON form), oldest first; `name` keeps only those of that event name. */
+export function loggedEvents(server: TestServer, name?: string, org = ROOT_ORG): Array<Record<string, unknown>> {
+  const all = server.service.events.log.read(org, 1, 100_000).map((e) => e.event);
+  return name === undefined ? all : all.filter((e) => metadataOf(e).event_name === name);
+}
+
+/** How many of an organization's logged events come from the given source (Cloud, SDK, Gate). */
+export function loggedFrom(server: TestServer, source: string, org = ROOT_ORG): number {
+  return loggedEvents(server, undefined, org).filter((e) => metadataOf(e).source === source).length;
+}
+
+const metadataOf = (event: Record<string, unknown>) => event['event_metadata'] as { event_name: string; source: string };
+
 export function tempDir(prefix = 'identity-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
