@@ -9,22 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { newOrg, recordEvents, type Org } from '../support/auth.js';
-import { launchBrowser } from '../support/browser.js';
+import { launchBrowser, until } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 async function listen(server: Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return (server.address() as AddressInfo).port;
-}
-
-async function until<T>(what: string, get: () => T | undefined, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = get();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('phishing detection through a reverse proxy, in chromium', () => {

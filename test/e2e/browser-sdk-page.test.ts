@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startBrowserSample, type BrowserSample } from '../../scripts/browser-sample.js';
 import { newOrg, personWithPassword, recordEvents, type Org } from '../support/auth.js';
-import { launchBrowser, screenshot } from '../support/browser.js';
+import { launchBrowser, screenshot, until } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const PASSWORD = 'correct horse battery';
@@ -21,16 +21,6 @@ async function freePort(): Promise<number> {
   const port = (s.address() as { port: number }).port;
   await new Promise<void>((resolve) => s.close(() => resolve()));
   return port;
-}
-
-async function until<T>(what: string, get: () => T | undefined, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = get();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('the browser client on a sample page in chromium', () => {

@@ -51,3 +51,14 @@ function assertPng(path: string): void {
   assert.ok(bytes.length > PNG_SIGNATURE.length, `${path} is empty`);
   assert.deepEqual(bytes.subarray(0, PNG_SIGNATURE.length), PNG_SIGNATURE, `${path} is not a PNG`);
 }
+
+/** Polls `get` every 50 ms until it gives a value (what the page or the service did), or fails naming `what`. */
+export async function until<T>(what: string, get: () => T | undefined, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = get();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
