@@ -5,55 +5,23 @@ import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
 import { removeDir, startTestServer, type TestServer } from '../support/server.js';
 import { newOrg, personWithPassword, recordEvents, verifyIdentityToken, type Org } from '../support/auth.js';
-import { startOidcProvider, WalkingClient, type TestOidcProvider } from '../support/oidc-provider.js';
+import { ssoSetup, type SsoSetup } from '../support/sso.js';
 
 const APP = 'http://127.0.0.1:9/signed-in';
 
 let server: TestServer;
 let events: ReturnType<typeof recordEvents>;
-let callback: string;
 
 before(async () => {
   server = await startTestServer({ SERVICE_WEBHOOK_ALLOW_INSECURE: '1' });
   events = recordEvents(server);
-  callback = `${server.base}/authenticate/oidc/callback`;
 });
 after(async () => {
   await server.stop();
   removeDir(server.dataDir);
 });
 
-interface Setup {
-  org: Org;
-  idp: TestOidcProvider;
-  browser: WalkingClient;
-  startUrl(extra?: string): string;
-  close(): Promise<void>;
-}
-
-async function setup(options: Record<string, unknown> = {}): Promise<Setup> {
-  const org = await newOrg(server, 'sso-anon');
-  const idp = await startOidcProvider({ redirectUris: [callback] });
-  assert.equal((await org.admin.patch('/organizations/config', { sso_allowed_redirect_uris: [APP] })).status, 200);
-  const cred = await org.admin.post('/organizations/sso/oidc/provider-credentials', {
-    client_id: idp.clientId,
-    client_secret: idp.clientSecret,
-    provider: 'service',
-    options: { service: { organization_url: idp.issuer, ...options } },
-  });
-  assert.equal(cred.status, 201, cred.text);
-  const browser = new WalkingClient();
-  return {
-    org,
-    idp,
-    browser,
-    startUrl: (extra = '') => `${server.base}/authenticate/oidc/${idp.clientId}/start?org_id=${org.id}&redirect_uri=${encodeURIComponent(APP)}${extra}`,
-    async close() {
-      await browser.close();
-      await idp.stop();
-    },
-  };
-}
+const setup = (options: Record<string, unknown> = {}) => ssoSetup(server, 'sso-anon', APP, options);
 
 async function anonymous(org: Org): Promise<{ token: string; person_id: string }> {
   const r = await org.user.post('/persons/anonymous', undefined);
@@ -63,7 +31,7 @@ async function anonymous(org: Org): Promise<{ token: string; person_id: string }
 }
 
 /** Walks a started sign-in (the start's 302) through the provider to the organization's page; the token there. */
-async function finish(s: Setup, start: { status: number; location: string | null; body: string }): Promise<string> {
+async function finish(s: SsoSetup, start: { status: number; location: string | null; body: string }): Promise<string> {
   assert.equal(start.status, 302, start.body);
   const walk = await s.browser.walk(start.location as string, { stop: (u) => u.startsWith(APP) });
   assert.ok(walk.stoppedAt, `ended at ${walk.last.status} ${walk.last.url}: ${walk.last.body.slice(0, 300)}`);

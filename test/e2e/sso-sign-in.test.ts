@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import type { JWTPayload } from 'jose';
 import { startReceiver } from '../../scripts/webhook-receiver.js';
 import { removeDir, startTestServer, type TestServer } from '../support/server.js';
-import { newOrg, recordEvents, verifyIdentityToken, type Org } from '../support/auth.js';
-import { startOidcProvider, WalkingClient, type TestOidcProvider } from '../support/oidc-provider.js';
+import { recordEvents, verifyIdentityToken, type Org } from '../support/auth.js';
+import { ssoSetup, type SsoSetup } from '../support/sso.js';
 
 /** The organization's page that receives the token; nothing listens there: the walk stops before it. */
 const APP = 'http://127.0.0.1:9/signed-in';
@@ -25,52 +25,21 @@ after(async () => {
   removeDir(server.dataDir);
 });
 
-interface Setup {
-  org: Org;
-  idp: TestOidcProvider;
-  browser: WalkingClient;
-  startUrl: string;
-  close(): Promise<void>;
-}
-
 /** A fresh organization with the provider as its `service` credential and APP on its redirect allow-list. */
-async function setup(options: Record<string, unknown> = {}): Promise<Setup> {
-  const org = await newOrg(server, 'sso');
-  const idp = await startOidcProvider({ redirectUris: [callback] });
-  const config = await org.admin.patch('/organizations/config', { sso_allowed_redirect_uris: [APP] });
-  assert.equal(config.status, 200, config.text);
-  const cred = await org.admin.post('/organizations/sso/oidc/provider-credentials', {
-    client_id: idp.clientId,
-    client_secret: idp.clientSecret,
-    provider: 'service',
-    options: { service: { organization_url: idp.issuer, ...options } },
-  });
-  assert.equal(cred.status, 201, cred.text);
-  const browser = new WalkingClient();
-  return {
-    org,
-    idp,
-    browser,
-    startUrl: `${server.base}/authenticate/oidc/${idp.clientId}/start?org_id=${org.id}&redirect_uri=${encodeURIComponent(APP)}`,
-    async close() {
-      await browser.close();
-      await idp.stop();
-    },
-  };
-}
+const setup = (options: Record<string, unknown> = {}) => ssoSetup(server, 'sso', APP, options);
 
 const fragment = (url: string) => new URLSearchParams(new URL(url).hash.slice(1));
 const failures = (org: Org) => events(org.id, 'AuthenticationFailed_v1');
 
 /** Walks from the start through the provider's forms up to (not into) the service's callback. */
-async function toCallback(s: Setup, rewrite?: (url: string) => string): Promise<string> {
-  const walk = await s.browser.walk(s.startUrl, { stop: (u) => u.startsWith(callback), ...(rewrite && { rewrite }) });
+async function toCallback(s: SsoSetup, rewrite?: (url: string) => string): Promise<string> {
+  const walk = await s.browser.walk(s.startUrl(), { stop: (u) => u.startsWith(callback), ...(rewrite && { rewrite }) });
   assert.ok(walk.stoppedAt, `the walk ended at ${walk.last.status} ${walk.last.url}: ${walk.last.body.slice(0, 300)}`);
   return walk.stoppedAt;
 }
 
 /** The callback as the browser calls it; the redirect it answers. */
-async function callBack(s: Setup, url: string): Promise<{ status: number; location: string | null; body: string }> {
+async function callBack(s: SsoSetup, url: string): Promise<{ status: number; location: string | null; body: string }> {
   return s.browser.request(url);
 }
 
@@ -85,7 +54,7 @@ describe('SSO sign-in through a loopback OpenID provider', () => {
       const t = await s.org.admin.post(`/organizations/webhooks/${w.body.result.id}/triggers`, { trigger_type: 'sync_hook', trigger_name: 'token_minted' });
       assert.equal(t.status, 201, t.text);
 
-      const start = await s.browser.request(s.startUrl);
+      const start = await s.browser.request(s.startUrl());
       assert.equal(start.status, 302);
       const authorize = new URL(start.location as string);
       assert.equal(authorize.origin, s.idp.issuer);
@@ -116,7 +85,7 @@ describe('SSO sign-in through a loopback OpenID provider', () => {
       assert.deepEqual(content['authentications'][0].handle, { type: 'email_address', value: 'ada@example.com' });
 
       // Again: the same person, no second registration.
-      const again = await s.browser.walk(s.startUrl, { stop: (u) => u.startsWith(APP) });
+      const again = await s.browser.walk(s.startUrl(), { stop: (u) => u.startsWith(APP) });
       const second = await verifyIdentityToken(server, fragment(again.stoppedAt as string).get('token') as string);
       assert.equal(second.sub, claims.sub);
       assert.equal(events(s.org.id, 'PersonCreated_v1').length, 1);
@@ -130,7 +99,7 @@ describe('SSO sign-in through a loopback OpenID provider', () => {
   test('answers {token} to a client that asks for JSON, and the start takes Service-OrgID in place of org_id', async () => {
     const s = await setup();
     try {
-      const start = await s.browser.request(s.startUrl.replace(`org_id=${s.org.id}&`, ''), { headers: { 'Service-OrgID': s.org.id } });
+      const start = await s.browser.request(s.startUrl().replace(`org_id=${s.org.id}&`, ''), { headers: { 'Service-OrgID': s.org.id } });
       assert.equal(start.status, 302, start.body);
       const at = await s.browser.walk(start.location as string, { stop: (u) => u.startsWith(callback) });
       const res = await s.browser.request(at.stoppedAt as string, { headers: { accept: 'application/json' } });
@@ -227,7 +196,7 @@ describe('SSO sign-in through a loopback OpenID provider', () => {
   test('a redirect_uri off the allow-list is refused at the start (400 naming it), recorded', async () => {
     const s = await setup();
     try {
-      const res = await s.browser.request(s.startUrl.replace(encodeURIComponent(APP), encodeURIComponent('https://evil.example/steal')));
+      const res = await s.browser.request(s.startUrl().replace(encodeURIComponent(APP), encodeURIComponent('https://evil.example/steal')));
       assert.equal(res.status, 400);
       assert.match(JSON.parse(res.body).errors[0].message, /^redirect_uri: "https:\/\/evil\.example\/steal" is not on the organization's sso_allowed_redirect_uris/);
       assert.equal(res.location, null);
@@ -248,7 +217,7 @@ describe('SSO sign-in through a loopback OpenID provider', () => {
       assert.match(f.get('error_description') ?? '', /could not be reached/);
       assert.equal(failures(s.org).at(-1)?.['failure_reason'], 'provider_unreachable');
       // Discovery was forgotten on the failure, so the next start looks again and finds nobody.
-      const start = await s.browser.request(s.startUrl);
+      const start = await s.browser.request(s.startUrl());
       assert.equal(start.status, 502, start.body);
       assert.match(JSON.parse(start.body).errors[0].message, /could not be reached for OpenID discovery/);
     } finally {
@@ -259,7 +228,7 @@ describe('SSO sign-in through a loopback OpenID provider', () => {
   test("the provider's access_denied ends the flow: a redirect carrying the error, recorded, never a 500", async () => {
     const s = await setup();
     try {
-      const interaction = await s.browser.walk(s.startUrl, { stop: (u) => u.includes('/interaction/') });
+      const interaction = await s.browser.walk(s.startUrl(), { stop: (u) => u.includes('/interaction/') });
       const walk = await s.browser.walk(`${interaction.stoppedAt}/abort`, { stop: (u) => u.startsWith(APP) });
       const f = fragment(walk.stoppedAt as string);
       assert.equal(f.get('error'), 'access_denied');
@@ -277,12 +246,12 @@ describe('SSO sign-in through a loopback OpenID provider', () => {
     try {
       for (const name of ['admins', 'staff']) assert.equal((await s.org.admin.post('/groups', { name })).status, 201);
       (s.idp.accounts.get('ada') as { groups?: string[] }).groups = ['admins', 'not-here'];
-      const first = await s.browser.walk(s.startUrl, { stop: (u) => u.startsWith(APP) });
+      const first = await s.browser.walk(s.startUrl(), { stop: (u) => u.startsWith(APP) });
       const claims = await verifyIdentityToken(server, fragment(first.stoppedAt as string).get('token') as string);
       assert.deepEqual(claims['groups'], ['admins']);
 
       (s.idp.accounts.get('ada') as { groups?: string[] }).groups = ['staff'];
-      const second = await s.browser.walk(s.startUrl, { stop: (u) => u.startsWith(APP) });
+      const second = await s.browser.walk(s.startUrl(), { stop: (u) => u.startsWith(APP) });
       const again = await verifyIdentityToken(server, fragment(second.stoppedAt as string).get('token') as string);
       assert.deepEqual(again['groups'], ['staff']);
       const stored = await s.org.admin.get(`/persons/${claims.sub}/groups`);
@@ -296,7 +265,7 @@ describe('SSO sign-in through a loopback OpenID provider', () => {
     const s = await setup();
     try {
       assert.equal((await s.org.admin.patch('/organizations/config', { deny_self_registration: true })).status, 200);
-      const walk = await s.browser.walk(s.startUrl, { stop: (u) => u.startsWith(APP) });
+      const walk = await s.browser.walk(s.startUrl(), { stop: (u) => u.startsWith(APP) });
       const f = fragment(walk.stoppedAt as string);
       assert.equal(f.get('error'), 'access_denied');
       assert.match(f.get('error_description') ?? '', /self-registration is disabled/);
@@ -312,19 +281,19 @@ describe('SSO sign-in through a loopback OpenID provider', () => {
   test('the start: an unknown credential is 404, an unknown organization 404, neither org_id nor Service-OrgID 400, a malformed org_id 400', async () => {
     const s = await setup();
     try {
-      const unknown = await s.browser.request(s.startUrl.replace(`/oidc/${s.idp.clientId}/`, '/oidc/nobody/'));
+      const unknown = await s.browser.request(s.startUrl().replace(`/oidc/${s.idp.clientId}/`, '/oidc/nobody/'));
       assert.equal(unknown.status, 404);
       assert.match(JSON.parse(unknown.body).errors[0].message, /credential "nobody" not found/);
-      const noOrg = await s.browser.request(s.startUrl.replace(`org_id=${s.org.id}`, 'org_id=no-such-org'));
+      const noOrg = await s.browser.request(s.startUrl().replace(`org_id=${s.org.id}`, 'org_id=no-such-org'));
       assert.equal(noOrg.status, 404);
-      const none = await s.browser.request(s.startUrl.replace(`org_id=${s.org.id}&`, ''));
+      const none = await s.browser.request(s.startUrl().replace(`org_id=${s.org.id}&`, ''));
       assert.equal(none.status, 400);
       assert.match(JSON.parse(none.body).errors[0].message, /org_id/);
-      const malformed = await s.browser.request(s.startUrl.replace(`org_id=${s.org.id}`, 'org_id=bad%20id'));
+      const malformed = await s.browser.request(s.startUrl().replace(`org_id=${s.org.id}`, 'org_id=bad%20id'));
       assert.equal(malformed.status, 400);
       assert.match(JSON.parse(malformed.body).errors[0].message, /^org_id: must be 1-64 characters/);
       // Service-OrgID wins over org_id when both are given.
-      const both = await s.browser.request(s.startUrl.replace(`org_id=${s.org.id}`, 'org_id=no-such-org'), { headers: { 'Service-OrgID': s.org.id } });
+      const both = await s.browser.request(s.startUrl().replace(`org_id=${s.org.id}`, 'org_id=no-such-org'), { headers: { 'Service-OrgID': s.org.id } });
       assert.equal(both.status, 302, both.body);
     } finally {
       await s.close();
