@@ -91,16 +91,10 @@ export interface PluginRecord {
   trips: RoundTrip[];
 }
 
-export interface RequestRecord {
+/** A request Gate handled: the same figures as a plugin's round trip, and who asked and what the plugins did. */
+export interface RequestRecord extends RoundTrip {
   correlationId: string;
   ip: string;
-  start: number;
-  end: number;
-  method: string;
-  url: string;
-  status: number;
-  requestLength: number;
-  responseLength: number;
   plugins: PluginRecord[];
 }
 
