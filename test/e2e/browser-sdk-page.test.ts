@@ -3,25 +3,16 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startBrowserSample, type BrowserSample } from '../../scripts/browser-sample.js';
 import { newOrg, personWithPassword, recordEvents, type Org } from '../support/auth.js';
 import { launchBrowser, screenshot, until } from '../support/browser.js';
+import { freePort } from '../support/free-port.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const PASSWORD = 'correct horse battery';
-
-/** A free loopback port, so that the page's origin can be on SERVICE_CORS_ORIGINS before either starts. */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
 
 describe('the browser client on a sample page in chromium', () => {
   let dir: string;

@@ -1,7 +1,5 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { decodeProtectedHeader, type JWTPayload } from 'jose';
@@ -9,6 +7,7 @@ import { startReceiver, type Receiver } from '../../scripts/webhook-receiver.js'
 import { startTestServer, type TestServer } from '../support/server.js';
 import { emailHandle, newOrg, personWithPassword, recordEvents, signIn, verifyIdentityToken, type Org } from '../support/auth.js';
 import { startFaultReceiver, type FaultReceiver } from '../support/receivers.js';
+import { freePort } from '../support/free-port.js';
 
 const RFC3339_FRACTION = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d+Z$/;
 const strict = { additionalProperties: false } as const;
@@ -65,15 +64,6 @@ async function addHook(org: Org, target_url: string, extra: Record<string, unkno
   const t = await org.admin.post(`/organizations/webhooks/${w.body.result.id}/triggers`, { trigger_type: 'sync_hook', trigger_name: 'token_minted' });
   assert.equal(t.status, 201, t.text);
   return w.body.result.id as string;
-}
-
-/** A loopback port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {

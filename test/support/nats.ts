@@ -6,17 +6,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, Socket, type Server } from 'node:net';
 import { join } from 'node:path';
 import { natsServerConfig, type NatsServerPlan } from '../../src/regions/jetstream/nats-config.js';
+import { freePort } from './free-port.js';
 
 export const natsAvailable = spawnSync('nats-server', ['--version']).status === 0;
 
-/** A free loopback port: bound, read and released (nats-server needs fixed ports to restart on). */
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 export interface NatsServer {
   readonly plan: NatsServerPlan;
