@@ -1,7 +1,20 @@
 // Consistency tokens: what a write answers in Service-Consistency-Token, naming its organization and WAL offset,
-// authenticated by an HMAC with a key derived from the service's stored secret, so that a token is only ever one
-// this service issued. Opaque to clients: they hand it back to GET /consistency/{token} or with a read.
-import { createHmac, hash, timingSafeEqual } from 'node:crypto';
+// authenticated with keys derived from the service's stored secret, so that a token is only ever one this service
+// issued. Opaque to clients: they hand it back to GET /consistency/{token} or with a read.
+//
+// Every write answers one, so minting is on the write path and must cost about a microsecond. The token is
+// `2~base64url(org)~offset.MAC`, and MAC = AES-128_k(tag(org) ‖ offset as 8 bytes big-endian), tag(org) = the
+// first 8 bytes of HMAC-SHA256_k'(org). AES under a secret key is a pseudorandom permutation of 16-byte blocks,
+// hence a pseudorandom function on them, and a PRF on a fixed-length input is a MAC: a token for a block never
+// minted is a 2^-128 guess. The block encodes (tag, offset) one-to-one, so two marks share a MAC only if two
+// organizations share a tag (chance about N²/2^65 for N organizations, 3·10^-8 at a million), and then a token
+// of one could name the same offset in the other, which only tells whether that offset was applied. One AES block
+// through a long-lived ECB cipher (one update, no padding, no state carried between blocks) costs a third of an
+// HMAC; the tag and the token's text up to its offset are kept per organization, so a mint is a map lookup, an
+// 8-byte write, one block and one short string. The first format (HMAC over the whole text) still opens:
+// consistency-token-v1.ts.
+import { createCipheriv, createHmac, timingSafeEqual, type Cipher } from 'node:crypto';
+import { createV1Opener } from './consistency-token-v1.js';
 
 export const CONSISTENCY_TOKEN_HEADER = 'Service-Consistency-Token';
 
@@ -17,64 +30,80 @@ export interface ConsistencyTokens {
   open(token: string): ConsistencyMark | string;
 }
 
-/** 128 bits of HMAC-SHA256: forging one is out of reach, and the token stays short. */
-const MAC_BYTES = 16;
+/** What the second format starts with: no first-format token can (their text is base64url and one dot). */
+const V2 = '2~';
 
-/** SHA-256's block size: HMAC pads its key to it. */
-const BLOCK = 64;
+/** The MAC in the token: 16 bytes in base64url, 22 characters of its alphabet (\w without the u flag is ASCII). */
+const MAC_TEXT = /^[\w-]{22}$/;
 
-/**
- * HMAC-SHA256 (RFC 2104) under a fixed key of at most one block, as two one-shot hashes over a reused buffer:
- * H((K ⊕ opad) ‖ H((K ⊕ ipad) ‖ m)). Exactly createHmac's value, without the Hmac object, the key's native
- * import and the digest's copies that createHmac makes on every call, which cost more than the hashing of
- * a short body. `m` is hashed as UTF-8, as createHmac's update does with a string: a token presented to open()
- * may hold any characters, and two different ones must never hash alike.
- */
-export function createFixedKeyHmac(key: Uint8Array): (text: string) => Buffer {
-  if (key.byteLength > BLOCK) throw new Error('createFixedKeyHmac: the key is longer than one block');
-  // Room for any token open() looks at (256 characters, at most 3 bytes each in UTF-8) without allocating.
-  const inner = Buffer.alloc(BLOCK + 1024);
-  const outer = Buffer.alloc(BLOCK + 32);
-  for (let i = 0; i < BLOCK; i++) {
-    const k = key[i] ?? 0;
-    inner[i] = k ^ 0x36;
-    outer[i] = k ^ 0x5c;
-  }
-  return (text) => {
-    let scratch = inner;
-    if (text.length * 3 > inner.byteLength - BLOCK) {
-      scratch = Buffer.allocUnsafe(BLOCK + Buffer.byteLength(text));
-      inner.copy(scratch, 0, 0, BLOCK);
-    }
-    const n = scratch.write(text, BLOCK, 'utf8');
-    outer.set(hash('sha256', scratch.subarray(0, BLOCK + n), 'buffer'), BLOCK);
-    return hash('sha256', outer, 'buffer');
+/** Organizations whose tag and prefix are kept; past it the oldest is dropped and recomputed when next seen. */
+const CACHED_ORGANIZATIONS = 4096;
+
+/** The same bound as the first format's: room for any organization id. */
+const MAX_TOKEN = 256;
+
+interface OrgKey {
+  /** `2~base64url(org)~`: the token's text before its offset */
+  prefix: string;
+  /** tag(org) in bytes 0–7; bytes 8–15 take the offset of each mint */
+  block: Buffer;
+}
+
+/** The two keys of the second format, each derived from the stored secret under a label of its own. */
+export function deriveTokenKeys(secret: Uint8Array): { aes: Buffer; tag: Buffer } {
+  return {
+    aes: createHmac('sha256', secret).update('consistency-token/2/aes').digest().subarray(0, 16),
+    tag: createHmac('sha256', secret).update('consistency-token/2/organization-tag').digest(),
   };
 }
 
 export function createConsistencyTokens(secret: Uint8Array): ConsistencyTokens {
-  const key = createHmac('sha256', secret).update('consistency-token').digest();
-  const hmac = createFixedKeyHmac(key);
-  const mac = (body: string) => hmac(body).subarray(0, MAC_BYTES);
-  let scratch = Buffer.allocUnsafe(256);
+  const keys = deriveTokenKeys(secret);
+  // ECB without padding: each 16-byte update is one independent AES block, returned at once; final() is never called.
+  const aes: Cipher = createCipheriv('aes-128-ecb', keys.aes, null).setAutoPadding(false);
+  const openV1 = createV1Opener(secret);
+  const cache = new Map<string, OrgKey>();
+
+  const orgKey = (org: string): OrgKey => {
+    const block = Buffer.alloc(16);
+    createHmac('sha256', keys.tag).update(org).digest().copy(block, 0, 0, 8);
+    return { prefix: `${V2}${Buffer.from(org, 'utf8').toString('base64url')}~`, block };
+  };
+
+  const mac = (k: OrgKey, offset: number): string => {
+    k.block.writeUInt32BE(Math.floor(offset / 0x1_0000_0000), 8);
+    k.block.writeUInt32BE(offset >>> 0, 12);
+    return aes.update(k.block).toString('base64url');
+  };
+
   return {
     mint(org, offset) {
-      const text = `${offset}:${org}`;
-      if (text.length * 3 > scratch.byteLength) scratch = Buffer.allocUnsafe(text.length * 3);
-      const body = scratch.toString('base64url', 0, scratch.write(text, 0, 'utf8'));
-      return `${body}.${mac(body).toString('base64url')}`;
+      let k = cache.get(org);
+      if (k === undefined) {
+        if (cache.size >= CACHED_ORGANIZATIONS) cache.delete(cache.keys().next().value as string);
+        cache.set(org, (k = orgKey(org)));
+      }
+      return `${k.prefix}${offset}.${mac(k, offset)}`;
     },
     open(token) {
-      const dot = token.indexOf('.');
-      if (token.length > 256 || dot <= 0) return 'malformed';
-      const body = token.slice(0, dot);
-      const given = Buffer.from(token.slice(dot + 1), 'base64url');
-      if (given.length !== MAC_BYTES || !timingSafeEqual(given, mac(body))) return 'not issued by this service';
-      const text = Buffer.from(body, 'base64url').toString('utf8');
-      const m = /^(\d{1,16}):(.+)$/s.exec(text);
-      const offset = Number(m?.[1]);
-      if (!m || !Number.isSafeInteger(offset)) return 'malformed';
-      return { org: m[2] as string, offset };
+      if (!token.startsWith(V2)) return openV1(token);
+      if (token.length > MAX_TOKEN) return 'malformed';
+      const tilde = token.indexOf('~', V2.length);
+      const dot = token.indexOf('.', tilde + 1);
+      if (tilde < 0 || dot < 0) return 'malformed';
+      const encoded = token.slice(V2.length, tilde);
+      const org = Buffer.from(encoded, 'base64url').toString('utf8');
+      // Only the text mint writes: one spelling per mark, so an altered token never opens to the same one.
+      if (org === '' || Buffer.from(org, 'utf8').toString('base64url') !== encoded) return 'malformed';
+      const digits = token.slice(tilde + 1, dot);
+      const offset = Number(digits);
+      if (!/^\d{1,16}$/.test(digits) || !Number.isSafeInteger(offset) || String(offset) !== digits) return 'malformed';
+      const given = token.slice(dot + 1);
+      if (!MAC_TEXT.test(given)) return 'not issued by this service';
+      const expected = mac(cache.get(org) ?? orgKey(org), offset);
+      // Both texts are base64url, one byte a character in latin1.
+      if (!timingSafeEqual(Buffer.from(given, 'latin1'), Buffer.from(expected, 'latin1'))) return 'not issued by this service';
+      return { org, offset };
     },
   };
 }
