@@ -83,6 +83,8 @@ class Exchange implements Copied {
 
 const NO_PARAMS: readonly string[] = [];
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+/** Every write's answer names this header: as bytes, uWS takes it as they are instead of encoding a string each time. */
+const CONSISTENCY_TOKEN_NAME = Buffer.from(CONSISTENCY_TOKEN_HEADER, 'latin1');
 
 const statusLines = new Map<number, string>();
 function statusLine(status: number): string {
@@ -347,7 +349,7 @@ export class Front {
       res.writeStatus(statusLine(status));
       if (body !== undefined) res.writeHeader('Content-Type', contentType);
       if (headers) for (const k in headers) res.writeHeader(k, headers[k] as string);
-      if (consistencyToken !== undefined) res.writeHeader(CONSISTENCY_TOKEN_HEADER, consistencyToken);
+      if (consistencyToken !== undefined) res.writeHeader(CONSISTENCY_TOKEN_NAME, consistencyToken);
       if (origin && compiled?.cors && this.cors.allows(origin, x.orgId)) {
         res.writeHeader('Access-Control-Allow-Origin', origin);
         res.writeHeader('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
