@@ -84,6 +84,29 @@ describe('delivery', () => {
     }
   });
 
+  test('commits in quick succession, held and joined on a busy topic, reach every live subscriber whole and in order', async () => {
+    const start = (await marker()) + 1;
+    const subs = await Promise.all(range(1, 5).map(() => subscribe()));
+    const created = await subscribe({ query: { types: 'PersonCreated_v1' } });
+    // 20 writers, each with its own request after the last: many small commits, back to back.
+    const ids = await Promise.all(
+      range(1, 20).map(async (w) => {
+        const mine: string[] = [];
+        for (let i = 0; i < 15; i++) mine.push((await c.post('/persons', email(`quick-${w}-${i}@example.com`))).body.result.person_id as string);
+        return mine;
+      }),
+    );
+    const last = await marker();
+    for (const sub of subs) {
+      await sub.waitUntil(() => sub.frames.at(-1)?.offset === last, 30_000, `offset ${last}`);
+      assert.deepEqual(sub.offsets(), range(start, last));
+    }
+    await created.waitForCount(300);
+    assert.deepEqual(new Set(created.frames.map((f) => f.event.person_id)), new Set(ids.flat()));
+    const offsets = created.offsets();
+    assert.ok(offsets.every((o, i) => i === 0 || o > (offsets[i - 1] as number)), 'in offset order');
+  });
+
   test('?types= sends only the named events, still in order', async () => {
     const sub = await subscribe({ query: { types: 'PersonDeleted_v1,GdprConsentsChanged_v1' } });
     const id = (await c.post('/persons', email('filtered@example.com'))).body.result.person_id as string;
