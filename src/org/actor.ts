@@ -85,7 +85,7 @@ export class OrgActor {
   }
 
   execute<R = unknown>(command: Command): Promise<Outcome<R>> {
-    if (this.lifecycle.getSnapshot().value !== 'ready') {
+    if (this.lifecycle.value !== 'ready') {
       return Promise.reject(new ServiceError('ERR_UNAVAILABLE', 'the service is shutting down'));
     }
     if (this.queue.length >= this.deps.mailboxLimit) {
