@@ -26,8 +26,8 @@ export interface SnapshotItem {
   lists?: readonly SlicedList[];
 }
 
-/** Packed snapshots committed together by saveSnapshots: thousands of small organizations' in one commit. */
-const SNAPSHOT_BATCH_BYTES = 64 * 1024 * 1024;
+/** Packed snapshots committed together by saveSnapshots: hundreds of small organizations' in one commit, the next ones packing while it flushes. */
+const SNAPSHOT_BATCH_BYTES = 16 * 1024 * 1024;
 
 export interface ReplayResult {
   lastOffset: number;
