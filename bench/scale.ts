@@ -3,10 +3,12 @@
 // memory, data dir size, start-to-serving time after a clean stop, after kill -9 and with no snapshot (the WAL
 // replay rate), the longest event-loop block while persons are created one by one at that size (a periodic
 // snapshot), and GET /persons/{id} and mint-token at that size beside an organization with nothing in it, in
-// the same process. The bulk of the persons go in through POST /persons/bulk-import (the fastest path a client
+// the same process: that one measured alone before the fill, then the two in turns (rounds, the order swapped each
+// round), each measurement starting only once the service is quiet (no snapshot still packing), so that the
+// ratio large/empty is of the same process in the same state. The bulk of the persons go in through POST /persons/bulk-import (the fastest path a client
 // has: 1,000 rows share one WAL entry), the tail one POST /persons each.
-//   npm run bench -- scale [--persons 20000] [--orgs 50] [--org-persons 100] [--tail 10000] [--writers 32] [--duration 2]
-import { readdirSync, statSync } from 'node:fs';
+//   npm run bench -- scale [--persons 20000] [--orgs 50] [--org-persons 100] [--tail 10000] [--writers 32] [--duration 2] [--rounds 3]
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { spawnNode, type NodeProcess } from '../test/support/process.js';
@@ -15,6 +17,7 @@ import { openStore } from '../src/wal/store.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { Connection, encodeRequest } from './lib/connection.js';
 import { runLoad, type LoadResult } from './lib/load.js';
+import { cpuSeconds } from './lib/process-cpu.js';
 import { environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
 import { SERVICE_AUTH } from './lib/server-process.js';
 
@@ -25,7 +28,10 @@ const USAGE = `usage: npm run bench -- scale [options]   (or: npx tsx bench/scal
   --tail T          persons created one POST /persons each after the bulk import, at size (default 10000, the
                     snapshot interval, so one periodic snapshot falls in it); half as many again before kill -9
   --writers N       HTTP connections creating persons (default 32)
-  --duration S      seconds of each GET and mint measurement (default 2)`;
+  --duration S      seconds of each GET and mint measurement (default 2)
+  --rounds R        rounds of reads and mints, the large organization and the empty one in turns (default 3)
+  --keep DIR        fill DIR (which must not exist) and leave it behind, cleanly stopped, e.g. to profile a start
+                    (one case at a time)`;
 
 interface Settings {
   persons: number;
@@ -34,6 +40,8 @@ interface Settings {
   tail: number;
   writers: number;
   seconds: number;
+  rounds: number;
+  keep?: string;
 }
 
 const HOST = '127.0.0.1';
@@ -188,13 +196,83 @@ interface Probe {
   mint: LoadResult;
 }
 
+/** One side's figures: closed-loop rates and p99s (ms). */
+interface Rates {
+  get_rps: number;
+  get_p99_ms: number;
+  mint_rps: number;
+  mint_p99_ms: number;
+}
+
+/** The CPU share below which the service counts as quiet, and the window it is read over. */
+const QUIET_SHARE = 0.05;
+const QUIET_WINDOW_MS = 1000;
+
+/**
+ * Waits until the service has used under QUIET_SHARE of a core over QUIET_WINDOW_MS (no periodic snapshot still
+ * packing, no commit still flushing); answers the seconds it waited. Gives up after ten minutes, saying so.
+ */
+async function quiet(b: Booted): Promise<number> {
+  const pid = b.proc.child.pid as number;
+  const started = performance.now();
+  for (;;) {
+    const before = cpuSeconds(pid);
+    await new Promise((r) => setTimeout(r, QUIET_WINDOW_MS));
+    const after = cpuSeconds(pid);
+    if (before === undefined || after === undefined) return 0;
+    if (after - before < QUIET_SHARE * (QUIET_WINDOW_MS / 1000)) return Math.round(performance.now() - started - QUIET_WINDOW_MS) / 1000;
+    if (performance.now() - started > 10 * 60_000) {
+      console.error('  the service did not fall quiet within 10 minutes; measuring anyway');
+      return (performance.now() - started) / 1000;
+    }
+  }
+}
+
 async function measure(b: Booted, auth: Record<string, string>, ids: readonly string[], seconds: number): Promise<Probe> {
   const gets = ids.map((id) => encodeRequest(HOST, { method: 'GET', path: `/persons/${id}`, headers: auth }));
   const mints = ids.map((id) => encodeRequest(HOST, { method: 'POST', path: `/persons/${id}/mint-token`, headers: auth }));
   const common = { url: b.url, connections: 16, durationMs: seconds * 1000, warmupMs: 500, serverPid: b.proc.child.pid as number };
+  await quiet(b);
   const get = await runLoad({ ...common, request: (i) => gets[i % gets.length] as Buffer });
+  // Each mint is a WAL entry: a periodic snapshot may start in this window; the next measurement waits it out.
+  await quiet(b);
   const mint = await runLoad({ ...common, request: (i) => mints[i % mints.length] as Buffer });
   return { get, mint };
+}
+
+const p99 = (r: LoadResult) => Math.round(r.latency.p99_us) / 1000;
+const rates = (p: Probe): Rates => ({ get_rps: Math.round(p.get.rps), get_p99_ms: p99(p.get), mint_rps: Math.round(p.mint.rps), mint_p99_ms: p99(p.mint) });
+
+function median(values: number[]): number {
+  const v = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(v.length / 2);
+  return v.length % 2 === 1 ? (v[mid] as number) : ((v[mid - 1] as number) + (v[mid] as number)) / 2;
+}
+
+/** Each figure's median over the rounds. */
+function medians(rounds: Rates[]): Rates {
+  const of = (k: keyof Rates) => median(rounds.map((r) => r[k]));
+  return { get_rps: Math.round(of('get_rps')), get_p99_ms: of('get_p99_ms'), mint_rps: Math.round(of('mint_rps')), mint_p99_ms: of('mint_p99_ms') };
+}
+
+interface Side {
+  b: Booted;
+  auth: Record<string, string>;
+  ids: readonly string[];
+}
+
+/** The large organization and the empty one in turns, the order swapped each round: each round's two are neighbours in time. */
+async function inTurns(large: Side, empty: Side, s: Settings): Promise<Array<{ large: Rates; empty: Rates }>> {
+  const out: Array<{ large: Rates; empty: Rates }> = [];
+  for (let r = 0; r < s.rounds; r++) {
+    const order = r % 2 === 0 ? [large, empty] : [empty, large];
+    const got = new Map<Side, Rates>();
+    for (const side of order) got.set(side, rates(await measure(side.b, side.auth, side.ids, s.seconds)));
+    const round = { large: got.get(large) as Rates, empty: got.get(empty) as Rates };
+    console.error(`  round ${r + 1}: GET ${round.large.get_rps}/${round.empty.get_rps} rps, mint ${round.large.mint_rps}/${round.empty.mint_rps} rps (large/empty)`);
+    out.push(round);
+  }
+  return out;
 }
 
 /** WAL entries stored, across organizations: what a start without snapshots replays. */
@@ -245,6 +323,7 @@ interface Row {
   replay_entries_per_s: number;
   /** persons rebuilt per second by the start without snapshots */
   replay_persons_per_s: number;
+  /** medians over the rounds, the large organization (at size) and the empty one taking turns */
   get_rps: number;
   get_rps_empty: number;
   get_p99_ms: number;
@@ -253,11 +332,19 @@ interface Row {
   mint_rps_empty: number;
   mint_p99_ms: number;
   mint_p99_ms_empty: number;
+  /** large / empty, of the medians: rates (target ≥ 0.9) and p99s */
+  ratios: { get_rps: number; mint_rps: number; get_p99: number; mint_p99: number };
+  /** the empty organization alone in the process, before the fill: what it costs in an empty service */
+  empty_before_fill: Rates;
+  /** every round's figures, in order */
+  rounds: Array<{ large: Rates; empty: Rates }>;
+  /** seconds the service took to fall quiet after the tail (its periodic snapshot packing) */
+  settle_after_tail_s: number;
 }
 
 /** Fills one data dir through `fill`, then takes every figure of the row from it. */
 async function runCase(name: string, persons: number, orgs: number, s: Settings, fill: (b: Booted) => Promise<{ createPerS: number; auth: Record<string, string>; ids: string[]; authOf?: (i: number) => Record<string, string> }>): Promise<Row> {
-  const dataDir = tempDir('identity-scale-');
+  const dataDir = s.keep ?? tempDir('identity-scale-');
   let current: Booted | undefined;
   const boot = async (dir: string) => (current = await bootService(dir));
   try {
@@ -268,6 +355,8 @@ async function runCase(name: string, persons: number, orgs: number, s: Settings,
     const emptyAuth = await newOrg(b.url, 'empty');
     await createGroups(b.url, emptyAuth);
     const emptyIds = await probes(b.url, emptyAuth, 'empty');
+    console.error(`  ${name}: reads and mints of the empty organization before the fill`);
+    const beforeFill = rates(await measure(b, emptyAuth, emptyIds, s.seconds));
     const filled = await fill(b);
     const afterFill = await memory(b);
     // One POST /persons each, at size: each is its own WAL entry, so a periodic snapshot of the whole
@@ -275,9 +364,12 @@ async function runCase(name: string, persons: number, orgs: number, s: Settings,
     console.error(`  ${name}: ${s.tail} persons one by one`);
     const tailPerS = s.tail > 0 ? await populate(b.port, s.tail, s.writers, 'tail', filled.authOf ?? (() => filled.auth)) : 0;
     const full = await memory(b);
-    console.error(`  ${name}: measuring reads and mints`);
-    const atSize = await measure(b, filled.auth, filled.ids, s.seconds);
-    const atEmpty = await measure(b, emptyAuth, emptyIds, s.seconds);
+    console.error(`  ${name}: waiting for the service to fall quiet`);
+    const settle = await quiet(b);
+    console.error(`  ${name}: reads and mints, ${s.rounds} rounds, the large organization and the empty one in turns`);
+    const rounds = await inTurns({ b, auth: filled.auth, ids: filled.ids }, { b, auth: emptyAuth, ids: emptyIds }, s);
+    const atSize = medians(rounds.map((r) => r.large));
+    const atEmpty = medians(rounds.map((r) => r.empty));
     const stopping = performance.now();
     await b.proc.kill('SIGTERM', 30 * 60_000);
     const stopS = (performance.now() - stopping) / 1000;
@@ -300,7 +392,7 @@ async function runCase(name: string, persons: number, orgs: number, s: Settings,
     await b.proc.kill('SIGTERM', 120_000);
 
     const mb = (n: number) => Math.round((n / 1048576) * 10) / 10;
-    const p99 = (r: LoadResult) => Math.round(r.latency.p99_us) / 1000;
+    const ratio = (a: number, e: number) => Math.round((a / Math.max(e, 1e-9)) * 1000) / 1000;
     return {
       case: name,
       persons,
@@ -324,19 +416,23 @@ async function runCase(name: string, persons: number, orgs: number, s: Settings,
       // Start-up beyond an empty dir's is the replay (and the index rebuilds that go with it).
       replay_entries_per_s: Math.round(noSnapshot.replayed / Math.max(0.001, (noSnapshot.startMs - emptyStart.startMs) / 1000)),
       replay_persons_per_s: Math.round((persons + 2 * PROBES + s.tail + Math.floor(s.tail / 2)) / Math.max(0.001, (noSnapshot.startMs - emptyStart.startMs) / 1000)),
-      get_rps: Math.round(atSize.get.rps),
-      get_rps_empty: Math.round(atEmpty.get.rps),
-      get_p99_ms: p99(atSize.get),
-      get_p99_ms_empty: p99(atEmpty.get),
-      mint_rps: Math.round(atSize.mint.rps),
-      mint_rps_empty: Math.round(atEmpty.mint.rps),
-      mint_p99_ms: p99(atSize.mint),
-      mint_p99_ms_empty: p99(atEmpty.mint),
+      get_rps: atSize.get_rps,
+      get_rps_empty: atEmpty.get_rps,
+      get_p99_ms: atSize.get_p99_ms,
+      get_p99_ms_empty: atEmpty.get_p99_ms,
+      mint_rps: atSize.mint_rps,
+      mint_rps_empty: atEmpty.mint_rps,
+      mint_p99_ms: atSize.mint_p99_ms,
+      mint_p99_ms_empty: atEmpty.mint_p99_ms,
+      ratios: { get_rps: ratio(atSize.get_rps, atEmpty.get_rps), mint_rps: ratio(atSize.mint_rps, atEmpty.mint_rps), get_p99: ratio(atSize.get_p99_ms, atEmpty.get_p99_ms), mint_p99: ratio(atSize.mint_p99_ms, atEmpty.mint_p99_ms) },
+      empty_before_fill: beforeFill,
+      rounds,
+      settle_after_tail_s: settle,
     };
   } finally {
     // A failure half way must not leave a service running (its pipes would keep this process alive).
     await current?.proc.kill('SIGKILL');
-    removeDir(dataDir);
+    if (s.keep === undefined) removeDir(dataDir);
   }
 }
 
@@ -386,6 +482,8 @@ function settings(argv: string[]): Settings | undefined {
       tail: { type: 'string', default: '10000' },
       writers: { type: 'string', default: '32' },
       duration: { type: 'string', default: '2' },
+      rounds: { type: 'string', default: '3' },
+      keep: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -397,12 +495,16 @@ function settings(argv: string[]): Settings | undefined {
     tail: Math.floor(numberFlag('tail', values.tail, 0, USAGE)),
     writers: Math.floor(numberFlag('writers', values.writers, 1, USAGE)),
     seconds: numberFlag('duration', values.duration, 0.5, USAGE),
+    rounds: Math.floor(numberFlag('rounds', values.rounds, 1, USAGE)),
+    ...(values.keep !== undefined && { keep: values.keep }),
   };
 }
 
 export async function main(argv: string[]): Promise<void> {
   const s = settings(argv);
   if (!s) return console.log(USAGE);
+  if (s.keep !== undefined && s.persons > 0 && s.orgs > 0) throw new Error('--keep takes one case: give --persons 0 or --orgs 0');
+  if (s.keep !== undefined && existsSync(s.keep)) throw new Error(`--keep ${s.keep}: it exists already`);
   const env = environment();
   const rows: Row[] = [];
   if (s.persons > 0) rows.push(await oneOrg(s));
@@ -427,8 +529,20 @@ export async function main(argv: string[]): Promise<void> {
     { title: 'mint rps (vs empty)', value: (r) => `${r.mint_rps} (${ratio(r.mint_rps, r.mint_rps_empty)})` },
     { title: 'mint p99 (empty)', value: (r) => `${ms(r.mint_p99_ms * 1000)} (${ms(r.mint_p99_ms_empty * 1000)})`, align: 'right' },
   ];
-  console.log(`scale: persons with an email handle, two of ${GROUPS.length} groups and a two-attribute bucket; heap after a full GC, beyond the empty process's; reads and mints closed loop on 16 connections for ${s.seconds} s, beside an empty organization in the same process`);
+  const x = (v: number) => `${v.toFixed(2)}×`;
+  const ratioColumns: Column<Row>[] = [
+    { title: 'case', value: (r) => r.case },
+    { title: 'GET rps large/empty', value: (r) => x(r.ratios.get_rps) },
+    { title: 'mint rps large/empty', value: (r) => x(r.ratios.mint_rps) },
+    { title: 'GET p99 large/empty', value: (r) => x(r.ratios.get_p99) },
+    { title: 'mint p99 large/empty', value: (r) => x(r.ratios.mint_p99) },
+    { title: 'empty before fill GET/mint rps', value: (r) => `${r.empty_before_fill.get_rps}/${r.empty_before_fill.mint_rps}` },
+    { title: 'settle after tail s', value: (r) => sec(r.settle_after_tail_s) },
+  ];
+  console.log(`scale: persons with an email handle, two of ${GROUPS.length} groups and a two-attribute bucket; heap after a full GC, beyond the empty process's; reads and mints closed loop on 16 connections for ${s.seconds} s, beside an empty organization in the same process (medians of ${s.rounds} rounds)`);
   console.log(formatTable(columns, rows));
+  console.log(`\nreads and mints: medians of ${s.rounds} rounds, the large organization and the empty one in turns, each measurement once the service was quiet (target: rates ≥ 0.90× the empty one's)`);
+  console.log(formatTable(ratioColumns, rows));
   console.log(`\n${environmentLine(env)}`);
   console.log(`written to ${writeResults('scale', env, { settings: s, durability: 'sync', rows })}`);
 }

@@ -10,12 +10,12 @@ import type { Change } from '../domain/changes.js';
 import type { Command } from '../domain/commands.js';
 import { decide } from '../domain/decide.js';
 import type { DecideContext } from '../domain/decision.js';
-import { heldSnapshot } from '../domain/snapshot.js';
+import { heldSnapshot, toSnapshot } from '../domain/snapshot.js';
 import type { OrgGenesis, OrgState } from '../domain/state.js';
 import type { LoggedEvent } from '../events/log.js';
 import { ZERO_CHAIN, type Chainer } from '../events/chain.js';
 import type { EventStamper } from '../events/stamp.js';
-import type { EncodedWrite, Wal } from '../wal/log.js';
+import type { EncodedWrite, SnapshotItem, Wal } from '../wal/log.js';
 import type { CommitRecord, CommittedEntry } from './commit-bus.js';
 import { createLifecycle } from './lifecycle.js';
 
@@ -48,6 +48,9 @@ export interface ActorDeps {
 const GATHER_MIN = 64;
 /** gather never holds a batch back longer than this (ms): well under a durable commit's p99 on a busy disk */
 const GATHER_MAX_MS = 2;
+
+/** Up to this many persons a snapshot is packed in one turn (a few milliseconds), like one slice of a larger one. */
+const PACK_AT_ONCE = 5_000;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -85,7 +88,7 @@ export class OrgActor {
   }
 
   execute<R = unknown>(command: Command): Promise<Outcome<R>> {
-    if (this.lifecycle.getSnapshot().value !== 'ready') {
+    if (this.lifecycle.value !== 'ready') {
       return Promise.reject(new ServiceError('ERR_UNAVAILABLE', 'the service is shutting down'));
     }
     if (this.queue.length >= this.deps.mailboxLimit) {
@@ -106,12 +109,28 @@ export class OrgActor {
    * Resolves once every queued command has been answered and, if anything was logged since the last snapshot,
    * a snapshot of the final state is durable: a clean restart then reads that one record and replays nothing.
    * Later commands are refused. A snapshot that fails is only warned of: the WAL still has every entry.
+   * (The registry stops many at once through quiesce and finalSnapshot, their snapshots in few commits.)
    */
   async stop(): Promise<void> {
+    await this.quiesce();
+    if (this.state.offset > this.snapshotOffset) await this.writeSnapshot();
+  }
+
+  /** Refuses later commands and resolves once every queued one has been answered. */
+  async quiesce(): Promise<void> {
     this.lifecycle.send({ type: 'stop' });
     while (this.draining) await new Promise((r) => setImmediate(r));
     this.lifecycle.send({ type: 'drained' });
-    if (this.state.offset > this.snapshotOffset) await this.writeSnapshot();
+  }
+
+  /**
+   * After quiesce: the snapshot a clean stop stores, if anything was logged since the last one, for
+   * Wal.saveSnapshots; release() once it is written.
+   */
+  finalSnapshot(): { item: SnapshotItem; release(): void } | undefined {
+    if (this.state.offset <= this.snapshotOffset) return undefined;
+    this.snapshotOffset = this.state.offset;
+    return this.snapshotItem();
   }
 
   /** Runs with draining already set by execute(). */
@@ -244,14 +263,26 @@ export class OrgActor {
 
   private async writeSnapshot(): Promise<void> {
     this.snapshotOffset = this.state.offset;
-    // Packed a slice at a time, so that commands go on being answered meanwhile (seconds at a million persons).
-    const held = heldSnapshot(this.state);
+    const { item, release } = this.snapshotItem();
     try {
-      await this.deps.wal.saveSnapshot(this.state.id, { offset: this.state.offset, event_offset: this.state.event_offset, state: held.snapshot }, held.lists);
+      await this.deps.wal.saveSnapshot(item.org, item.snapshot, item.lists);
     } catch (error) {
       this.deps.warn(`snapshot of ${this.state.id} failed: ${String(error)}`);
     } finally {
-      held.release();
+      release();
     }
+  }
+
+  /**
+   * The state as a snapshot. A small organization's is packed in one go: one turn of the event loop, and each
+   * shape defined once in the record, which is quicker to read back at start than a record of slices. A larger
+   * one's persons and groups are held and packed a slice at a time, so that commands go on being answered
+   * meanwhile (seconds at a million persons).
+   */
+  private snapshotItem(): { item: SnapshotItem; release(): void } {
+    const s = this.state;
+    if (s.persons.size <= PACK_AT_ONCE) return { item: { org: s.id, snapshot: { offset: s.offset, event_offset: s.event_offset, state: toSnapshot(s) } }, release: () => {} };
+    const held = heldSnapshot(s);
+    return { item: { org: s.id, snapshot: { offset: s.offset, event_offset: s.event_offset, state: held.snapshot }, lists: held.lists }, release: held.release };
   }
 }

@@ -20,6 +20,15 @@ export interface Snapshot<S = unknown> {
   state: S;
 }
 
+export interface SnapshotItem {
+  org: string;
+  snapshot: Snapshot;
+  lists?: readonly SlicedList[];
+}
+
+/** Packed snapshots committed together by saveSnapshots: hundreds of small organizations' in one commit, the next ones packing while it flushes. */
+const SNAPSHOT_BATCH_BYTES = 16 * 1024 * 1024;
+
 export interface ReplayResult {
   lastOffset: number;
   lastEventOffset: number;
@@ -39,6 +48,12 @@ export interface Wal {
    * the lists are packed a slice at a time with the event loop free between slices (see encodeRecordInSlices).
    */
   saveSnapshot(org: string, snapshot: Snapshot, lists?: readonly SlicedList[]): Promise<void>;
+  /**
+   * Stores many organizations' snapshots (a clean stop's) in few durable commits: each is packed in turn (as
+   * saveSnapshot packs it), and the packed ones are committed together every SNAPSHOT_BATCH_BYTES, the next ones
+   * packing while that commit flushes. One that fails to pack is warned of and left out: the WAL has its entries.
+   */
+  saveSnapshots(items: Iterable<SnapshotItem>): Promise<void>;
   /** Calls fn for every entry after `after`, in order; cuts a corrupt or torn tail, with a warning. */
   replay<C>(org: string, after: number, afterEvent: number, fn: (offset: number, entry: WalEntry<C>) => void): Promise<ReplayResult>;
   entries<C>(org: string, after: number, limit: number): Array<{ offset: number; entry: WalEntry<C> }>;
@@ -60,13 +75,32 @@ export interface Wal {
   putMeta(key: string, value: unknown): Promise<void>;
 }
 
-export function createWal(store: Store, warn: (message: string) => void): Wal {
+export interface WalOptions {
+  /** packed bytes per commit of saveSnapshots (default SNAPSHOT_BATCH_BYTES); tests lower it to see several commits */
+  snapshotBatchBytes?: number;
+}
+
+export function createWal(store: Store, warn: (message: string) => void, options: WalOptions = {}): Wal {
+  const snapshotBatchBytes = options.snapshotBatchBytes ?? SNAPSHOT_BATCH_BYTES;
   // The store syncs each commit before resolving it (see store.ts), so a resolved commit is durable.
   async function durable(commit: Promise<unknown>): Promise<void> {
     await commit;
   }
   /** org → the offset of the newest snapshot stored by this process */
   const written = new Map<string, number>();
+  /**
+   * Two snapshots of one organization may be packed at once (a periodic one still packing when the stop's
+   * starts): the older must not replace the newer. True, and noted, when this one is the newest.
+   */
+  function newest(org: string, snapshot: Snapshot): boolean {
+    if ((written.get(org) ?? -1) > snapshot.offset) return false;
+    written.set(org, snapshot.offset);
+    return true;
+  }
+  function packSnapshot(snapshot: Snapshot, lists: readonly SlicedList[] | undefined): Promise<Buffer> | Buffer {
+    // state last, so its last fields are the last bytes packed, where the lists are spliced in
+    return lists === undefined ? encodeRecord(snapshot, 'records') : encodeRecordInSlices({ offset: snapshot.offset, event_offset: snapshot.event_offset, state: snapshot.state }, lists);
+  }
 
   return {
     encodeEntry,
@@ -106,13 +140,38 @@ export function createWal(store: Store, warn: (message: string) => void): Wal {
     },
 
     async saveSnapshot(org, snapshot, lists) {
-      // state last, so its last fields are the last bytes packed, where the lists are spliced in
-      const bytes = lists === undefined ? encodeRecord(snapshot, 'records') : await encodeRecordInSlices({ offset: snapshot.offset, event_offset: snapshot.event_offset, state: snapshot.state }, lists);
-      // Two snapshots of one organization may be packed at once (a periodic one still packing when the stop's
-      // starts): the older must not replace the newer.
-      if ((written.get(org) ?? -1) > snapshot.offset) return;
-      written.set(org, snapshot.offset);
+      const bytes = await packSnapshot(snapshot, lists);
+      if (!newest(org, snapshot)) return;
       return durable(store.snapshots.put(org, bytes));
+    },
+
+    async saveSnapshots(items) {
+      const commits: Array<Promise<unknown>> = [];
+      let batch: Array<[string, Buffer]> = [];
+      let bytes = 0;
+      const commit = () => {
+        const puts = batch;
+        batch = [];
+        bytes = 0;
+        commits.push(store.root.batch(() => {
+          for (const [org, record] of puts) void store.snapshots.put(org, record);
+        }));
+      };
+      for (const { org, snapshot, lists } of items) {
+        let record: Buffer;
+        try {
+          record = await packSnapshot(snapshot, lists);
+        } catch (error) {
+          warn(`snapshot of ${org} failed: ${String(error)}`);
+          continue;
+        }
+        if (!newest(org, snapshot)) continue;
+        batch.push([org, record]);
+        bytes += record.length;
+        if (bytes >= snapshotBatchBytes) commit();
+      }
+      if (batch.length > 0) commit();
+      await durable(Promise.all(commits));
     },
 
     async replay<C>(org: string, after: number, afterEvent: number, fn: (offset: number, entry: WalEntry<C>) => void) {

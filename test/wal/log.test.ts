@@ -167,3 +167,49 @@ test('given two snapshots of one organization packed at once, when the older fin
     assert.equal(wal.loadSnapshot('a')?.offset, 6);
   });
 });
+
+/** Counts the write batches the WAL hands LMDB (each one transaction, one durable commit). */
+function countCommits(store: Store): { count: number } {
+  const counter = { count: 0 };
+  const batch = store.root.batch.bind(store.root);
+  store.root.batch = ((fn: () => void) => {
+    counter.count++;
+    return batch(fn);
+  }) as typeof store.root.batch;
+  return counter;
+}
+
+test('given many organizations\' snapshots saved together, then they take one commit and each loads back; an older one than stored is left out', async () => {
+  await withWal(async (wal, store) => {
+    await wal.saveSnapshot('org-7', { offset: 50, event_offset: 20, state: { n: 'newer' } });
+    const commits = countCommits(store);
+    const items = Array.from({ length: 300 }, (_, i) => ({ org: `org-${i}`, snapshot: { offset: 10 + i, event_offset: i, state: { n: i, persons: [] as unknown[] } } }));
+    // One packed in slices, as a large organization's is.
+    items[3] = { org: 'org-3', snapshot: { offset: 13, event_offset: 3, state: { n: 3, persons: [] } }, lists: [Array.from({ length: 12_000 }, (_, i) => ({ i }))] } as (typeof items)[number];
+    await wal.saveSnapshots(items);
+    assert.equal(commits.count, 1);
+    for (let i = 0; i < 300; i++) {
+      const loaded = wal.loadSnapshot<{ n: unknown; persons: unknown[] }>(`org-${i}`);
+      if (i === 7) assert.deepEqual(loaded, { offset: 50, event_offset: 20, state: { n: 'newer' } }, 'the newer snapshot stays');
+      else assert.deepEqual(loaded?.offset, 10 + i);
+    }
+    assert.equal(wal.loadSnapshot<{ persons: unknown[] }>('org-3')?.state.persons.length, 12_000);
+  });
+});
+
+test('given a batch size smaller than the snapshots, then saveSnapshots commits as it goes, and every snapshot is stored', async () => {
+  const dir = tempDir('identity-wal-unit-');
+  dirs.push(dir);
+  const store = openStore(dir, 'local', true);
+  try {
+    const wal = createWal(store, () => {}, { snapshotBatchBytes: 1000 });
+    const commits = countCommits(store);
+    const filler = 'x'.repeat(400);
+    await wal.saveSnapshots(Array.from({ length: 10 }, (_, i) => ({ org: `o${i}`, snapshot: { offset: 1, event_offset: 0, state: { filler } } })));
+    // 400 bytes each: a commit every third snapshot, the last one for the tenth.
+    assert.equal(commits.count, 4);
+    for (let i = 0; i < 10; i++) assert.equal(wal.loadSnapshot<{ filler: string }>(`o${i}`)?.state.filler, filler);
+  } finally {
+    await store.close();
+  }
+});
