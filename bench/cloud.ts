@@ -19,9 +19,6 @@ import {
   CreateRoleCommand,
   DeleteRoleCommand,
   type IAMClient,
-  ListAttachedRolePoliciesCommand,
-  ListInstanceProfilesForRoleCommand,
-  ListRolePoliciesCommand,
   ListRolesCommand,
 } from '@aws-sdk/client-iam';
 import { awsClient } from '../src/cloud/aws.js';
@@ -136,11 +133,10 @@ function serviceSide(service: ServerProcess, connection: string): Side {
 
 /**
  * Directly with the SDK, the calls a user making these two changes would make, which are the calls src/cloud/aws.ts
- * makes for them (a role with no policies or instance profiles): CreateRole, whose answer holds every field of the
- * event (ARN, role id, creation time...); ListInstanceProfilesForRole, ListAttachedRolePolicies and ListRolePolicies
- * at once (DeleteRole refuses while any of these is non-empty, so a direct user must look too), then DeleteRole.
- * One client, reused, as the service reuses one per connection. The difference is what the service itself adds:
- * HTTP, validation, the queue and the commit.
+ * makes for them: CreateRole, whose answer holds every field of the event (ARN, role id, creation time...), and
+ * DeleteRole (the service lists and removes policies and instance profiles only when DeleteRole answers
+ * DeleteConflict, which a role with none never does). One client, reused, as the service reuses one per
+ * connection. The difference is what the service itself adds: HTTP, validation, the queue and the commit.
  */
 function directSide(iam: IAMClient): Side {
   return {
@@ -148,11 +144,6 @@ function directSide(iam: IAMClient): Side {
       await iam.send(new CreateRoleCommand({ RoleName: name, Path: '/', AssumeRolePolicyDocument: TRUST }));
     },
     delete: async (name) => {
-      await Promise.all([
-        iam.send(new ListInstanceProfilesForRoleCommand({ RoleName: name })),
-        iam.send(new ListAttachedRolePoliciesCommand({ RoleName: name })),
-        iam.send(new ListRolePoliciesCommand({ RoleName: name })),
-      ]);
       await iam.send(new DeleteRoleCommand({ RoleName: name }));
     },
   };
