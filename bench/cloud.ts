@@ -475,6 +475,7 @@ export async function main(argv: string[]): Promise<void> {
     { title: 'bench CPU µs/change', value: ([, r]) => count(r.bench_cpu_us_per_change), align: 'right' },
   ];
   console.log(`\ncloud benchmark: create + delete role against moto, ${o.concurrency} loop(s), ${o.duration} s runs, ${o.rounds} rounds`);
+  if (o.concurrency > 1) console.log(`${o.concurrency} loops: a throughput reading; the service runs one organization's changes one at a time, so its latency here includes that queue (compare latency at --concurrency 1)`);
   console.log('queue, provider, commit: mean ms per change inside the service (cloud_change_phase_seconds); the rest of its mean is HTTP, validation and the answer\n');
   console.log(formatTable(columns, rows));
   type FixedRow = [string, LatencySummary];
