@@ -19,13 +19,13 @@ export interface StoredEvent {
   chain?: Buffer;
 }
 
+/** The header of a format-1 record, its link rewritten for each (encoding is synchronous: one at a time). */
+const prefix = Buffer.from([MARK, LINKED, ...Buffer.alloc(LINK_BYTES)]);
+
 /** With a link, a format-1 record; without one (a log kept without a chain), the format-0 record. */
 export function encodeEventRecord(event: unknown, chain?: Uint8Array): Buffer {
   if (chain === undefined) return encodeRecord(event);
   if (chain.byteLength !== LINK_BYTES) throw new RangeError(`a chain link is ${LINK_BYTES} bytes, not ${chain.byteLength}`);
-  const prefix = Buffer.allocUnsafe(HEADER);
-  prefix[0] = MARK;
-  prefix[1] = LINKED;
   prefix.set(chain, 2);
   return encodeRecordAfter(prefix, event);
 }
