@@ -10,7 +10,7 @@ import WebSocket from 'ws';
 import { ZERO_CHAIN, chainBytes, firstDifference, type ChainedItem } from '../src/events/chain.js';
 import { createEventCodec } from '../src/events/codec.js';
 import { CHECKPOINT_TYP, checkpointMetaKey, decodeCheckpoint, type CheckpointClaims } from '../src/tokens/checkpoint.js';
-import { decodeRecord } from '../src/wal/codec.js';
+import { decodeEventRecord } from '../src/wal/event-record.js';
 import { createWal } from '../src/wal/log.js';
 import { openStore } from '../src/wal/store.js';
 
@@ -65,20 +65,25 @@ async function offline(dataDir: string): Promise<Verdict> {
   const store = openStore(dataDir, 'local', false);
   try {
     const codec = createEventCodec();
+    const wal = createWal(store, () => undefined);
     const items: ChainedItem[] = [];
     for (const { key, value } of store.events.getRange({ start: [org, from ?? 0], end: [org, Number.MAX_SAFE_INTEGER] })) {
+      // The link is in the event's record, or (written before links moved there) in the chains database.
       let bytes: Uint8Array | undefined;
+      let chain: Uint8Array | undefined;
       try {
-        bytes = chainBytes(codec, decodeRecord<Record<string, unknown>>(value));
+        const stored = decodeEventRecord(value);
+        bytes = chainBytes(codec, stored.event as Record<string, unknown>);
+        chain = stored.chain;
       } catch {
         bytes = undefined;
       }
-      const chain = store.chains.getBinary(key);
+      chain ??= store.chains.getBinary(key);
       items.push({ offset: key[1], bytes, chain: chain ? Buffer.from(chain) : undefined });
     }
     const first = items[0]?.offset;
-    const below = first === undefined ? undefined : first === 1 ? ZERO_CHAIN : store.chains.getBinary([org, first - 1]);
-    const stored = createWal(store, () => undefined).getMeta<{ checkpoint: string }>(checkpointMetaKey(org));
+    const below = first === undefined ? undefined : first === 1 ? ZERO_CHAIN : wal.chainAt(org, first - 1);
+    const stored = wal.getMeta<{ checkpoint: string }>(checkpointMetaKey(org));
     return judge(items, below ? Buffer.from(below) : undefined, stored ? decodeCheckpoint(stored.checkpoint) : undefined);
   } finally {
     await store.close();

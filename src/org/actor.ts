@@ -201,7 +201,7 @@ export class OrgActor {
         events = d.events.map((e) => ({ offset: ++eventOffset, event: this.deps.stamp(origin, e, nowNs) }));
         const chained = this.link(events);
         const record = this.deps.wal.encodeEntry({ at: ctx.nowMs, changes: d.changes, ev: eventOffset });
-        write = { org: this.state.id, offset, record, events: events.map((e) => ({ offset: e.offset, record: this.deps.wal.encodeEvent(e.event), ...(e.chain && { chain: e.chain }) })) };
+        write = { org: this.state.id, offset, record, events: events.map((e) => ({ offset: e.offset, record: this.deps.wal.encodeEvent(e.event, e.chain) })) };
         if (chained) this.chainHead = chained;
       } catch (error) {
         item.reject(error);

@@ -22,6 +22,17 @@ export function encodeRecord(value: unknown, shapes: 'maps' | 'records' = 'maps'
   return out;
 }
 
+/**
+ * encodeRecord with `prefix` between the checksum and the msgpack payload (a few bytes: at most 251), the
+ * checksum covering both: still one buffer, packed behind the reserved space. Read it with checkedPayload.
+ */
+export function encodeRecordAfter(prefix: Uint8Array, value: unknown): Buffer {
+  const out = packr.pack(value, RESERVE_START_SPACE | (4 + prefix.byteLength));
+  out.set(prefix, 4);
+  out.writeUInt32BE(crc32(out.subarray(4)), 0);
+  return out;
+}
+
 /** Items packed per turn of the event loop by encodeRecordInSlices: tens of milliseconds of work on a busy machine. */
 const SLICE = 5_000;
 
@@ -99,15 +110,24 @@ export class CorruptRecordError extends Error {
   override name = 'CorruptRecordError';
 }
 
-export function decodeRecord<T>(bytes: Uint8Array): T {
+/** The payload of a framed record (everything after the checksum), once the checksum is verified. */
+export function checkedPayload(bytes: Uint8Array): Buffer {
   if (bytes.length < 5) throw new CorruptRecordError(`record of ${bytes.length} bytes is too short`);
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const payload = buf.subarray(4);
-  const expected = buf.readUInt32BE(0);
-  if (crc32(payload) !== expected) throw new CorruptRecordError('record checksum mismatch');
+  if (crc32(payload) !== buf.readUInt32BE(0)) throw new CorruptRecordError('record checksum mismatch');
+  return payload;
+}
+
+/** Decodes msgpack bytes of a payload already verified (checkedPayload). */
+export function unpackPayload<T>(payload: Uint8Array): T {
   try {
     return packr.unpack(payload) as T;
   } catch (cause) {
     throw new CorruptRecordError('record payload does not decode', { cause });
   }
+}
+
+export function decodeRecord<T>(bytes: Uint8Array): T {
+  return unpackPayload<T>(checkedPayload(bytes));
 }

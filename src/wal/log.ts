@@ -2,6 +2,7 @@
 // One append is one LMDB transaction; in durable mode it resolves only once the commit is flushed to disk.
 import { decodeRecord, encodeRecord, encodeRecordInSlices, CorruptRecordError, type SlicedList } from './codec.js';
 import { decodeEntry, encodeEntry, type WalEntry } from './entry.js';
+import { decodeEventRecord, encodeEventRecord, eventRecordLink } from './event-record.js';
 import type { Store } from './store.js';
 
 export type { WalEntry } from './entry.js';
@@ -10,8 +11,8 @@ export interface EncodedWrite {
   org: string;
   offset: number;
   record: Buffer;
-  /** each event's record and chain link */
-  events: Array<{ offset: number; record: Buffer; chain?: Buffer }>;
+  /** each event's record (encodeEvent: the event with its chain link) */
+  events: Array<{ offset: number; record: Buffer }>;
 }
 
 export interface Snapshot<S = unknown> {
@@ -38,7 +39,8 @@ export interface ReplayResult {
 
 export interface Wal {
   encodeEntry(entry: WalEntry): Buffer;
-  encodeEvent(event: unknown): Buffer;
+  /** The event's record, carrying its chain link when given one (see event-record.ts). */
+  encodeEvent(event: unknown, chain?: Uint8Array): Buffer;
   /** Appends writes (several organizations may share one transaction); newOrgs are recorded for recovery. */
   append(writes: EncodedWrite[], newOrgs?: string[]): Promise<void>;
   organizations(): string[];
@@ -75,6 +77,16 @@ export interface Wal {
   putMeta(key: string, value: unknown): Promise<void>;
 }
 
+/** The link an event record carries, or undefined (a format-0 record, or one too corrupt to vouch for its link). */
+function linkIn(record: Uint8Array): Buffer | undefined {
+  try {
+    return eventRecordLink(record);
+  } catch (error) {
+    if (error instanceof CorruptRecordError) return undefined;
+    throw error;
+  }
+}
+
 export interface WalOptions {
   /** packed bytes per commit of saveSnapshots (default SNAPSHOT_BATCH_BYTES); tests lower it to see several commits */
   snapshotBatchBytes?: number;
@@ -104,7 +116,7 @@ export function createWal(store: Store, warn: (message: string) => void, options
 
   return {
     encodeEntry,
-    encodeEvent: (event) => encodeRecord(event),
+    encodeEvent: encodeEventRecord,
 
     append(writes, newOrgs = []) {
       // One batch: its puts are committed in one transaction, in order. Unlike transaction(), whose
@@ -115,10 +127,7 @@ export function createWal(store: Store, warn: (message: string) => void, options
           for (const org of newOrgs) void store.orgs.put(org, encodeRecord({ created: Date.now() }));
           for (const w of writes) {
             void store.wal.put([w.org, w.offset], w.record);
-            for (const e of w.events) {
-              void store.events.put([w.org, e.offset], e.record);
-              if (e.chain) void store.chains.put([w.org, e.offset], e.chain);
-            }
+            for (const e of w.events) void store.events.put([w.org, e.offset], e.record);
           }
         }),
       );
@@ -230,20 +239,30 @@ export function createWal(store: Store, warn: (message: string) => void, options
     events(org, from, limit) {
       const out: Array<{ offset: number; event: unknown; chain?: Buffer }> = [];
       for (const { key, value } of store.events.getRange({ start: [org, from], end: [org, Number.MAX_SAFE_INTEGER], limit })) {
-        const chain = store.chains.getBinary(key);
-        out.push(chain ? { offset: key[1], event: decodeRecord(value), chain: Buffer.from(chain) } : { offset: key[1], event: decodeRecord(value) });
+        const stored = decodeEventRecord(value);
+        // Events written before links moved into their records have theirs (if any) in the chains database.
+        const chain = stored.chain ?? store.chains.getBinary(key);
+        out.push(chain ? { offset: key[1], event: stored.event, chain: Buffer.from(chain) } : { offset: key[1], event: stored.event });
       }
       return out;
     },
 
     chainAt(org, offset) {
+      const record = store.events.getBinary([org, offset]);
+      const inline = record ? linkIn(record) : undefined;
+      if (inline) return inline;
       const chain = store.chains.getBinary([org, offset]);
       return chain ? Buffer.from(chain) : undefined;
     },
 
     lastChainOffset(org) {
-      for (const key of store.chains.getKeys({ start: [org, Number.MAX_SAFE_INTEGER], end: [org, 0], reverse: true, limit: 1 })) return key[1];
-      return undefined;
+      let last: number | undefined;
+      for (const key of store.chains.getKeys({ start: [org, Number.MAX_SAFE_INTEGER], end: [org, 0], reverse: true, limit: 1 })) last = key[1];
+      // The newest event carries its link unless it was written before links moved into event records.
+      for (const { key, value } of store.events.getRange({ start: [org, Number.MAX_SAFE_INTEGER], end: [org, 0], reverse: true, limit: 1 })) {
+        if (key[1] > (last ?? 0) && linkIn(value)) last = key[1];
+      }
+      return last;
     },
 
     putChains(org, links) {
@@ -263,14 +282,18 @@ export function createWal(store: Store, warn: (message: string) => void, options
       let removed = 0;
       // Only the commit is awaited, not the flush: losing a removal to a crash merely keeps an event longer.
       await store.root.transaction(() => {
-        for (const key of store.events.getKeys({ start: [org, 0], end: [org, below], limit })) {
+        // The link just below the oldest retained event stays, and so does the newest: the chain goes on from it.
+        // Links kept in event records leave with them, so the last removed event's link moves to the chains database.
+        let lastRemoved: { offset: number; link: Buffer | undefined } | undefined;
+        for (const { key, value } of store.events.getRange({ start: [org, 0], end: [org, below], limit })) {
+          lastRemoved = { offset: key[1], link: linkIn(value) };
           store.events.removeSync(key);
           removed++;
         }
-        // The link just below the oldest retained event stays, and so does the newest: the chain goes on from it.
+        if (lastRemoved?.link) store.chains.putSync([org, lastRemoved.offset], lastRemoved.link);
         let last: number | undefined;
         for (const key of store.chains.getKeys({ start: [org, Number.MAX_SAFE_INTEGER], end: [org, 0], reverse: true, limit: 1 })) last = key[1];
-        const keepFrom = Math.min(below - 1, last ?? 0);
+        const keepFrom = lastRemoved?.link ? lastRemoved.offset : Math.min(below - 1, last ?? 0);
         for (const key of store.chains.getKeys({ start: [org, 0], end: [org, keepFrom], limit: limit + 1 })) store.chains.removeSync(key);
       });
       return removed;

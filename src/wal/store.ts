@@ -14,11 +14,15 @@ export interface Store {
   readonly wal: Database<Buffer, WalKey>;
   /** org → framed snapshot record. */
   readonly snapshots: Database<Buffer, string>;
-  /** [org, offset] → framed event record; written in the same transaction as the entry that emitted it. */
+  /**
+   * [org, offset] → event record (event-record.ts: the event and its chain link); written in the same
+   * transaction as the entry that emitted it.
+   */
   readonly events: Database<Buffer, WalKey>;
   /**
-   * [org, event offset] → the event's 32-byte chain link, written with the event. Pruning keeps the link just
-   * below the oldest retained event (and the last one, whatever else goes), so the chain continues and verifies.
+   * [org, event offset] → a 32-byte chain link kept apart from its event: the links of events written before
+   * links moved into event records, links filled in for a data dir older than the chain, and the link pruning
+   * keeps just below the oldest retained event (and the newest, whatever else goes), so the chain continues.
    */
   readonly chains: Database<Buffer, WalKey>;
   /** org → framed record {created_ms}; the list of organizations to recover at start. */

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import { compactVerify, createLocalJWKSet, type JSONWebKeySet } from 'jose';
 import protobuf from 'protobufjs';
-import { decodeRecord, encodeRecord } from '../../src/wal/codec.js';
+import { decodeEventRecord, encodeEventRecord } from '../../src/wal/event-record.js';
 import { openStore } from '../../src/wal/store.js';
 import { ROOT_KEY, ROOT_ORG, removeDir, startTestServer, tempDir, type TestServer } from '../support/server.js';
 import { Subscriber } from '../support/ws.js';
@@ -150,9 +150,12 @@ test('the chain: recomputed independently, checkpointed, continuous across key r
   cpSync(dataDir, copy, { recursive: true });
   const altered = head - 2;
   const store = openStore(copy, 'local', true);
-  const event = decodeRecord<any>(store.events.getBinary([ROOT_ORG, altered]) as Uint8Array);
+  const stored = decodeEventRecord(store.events.getBinary([ROOT_ORG, altered]) as Uint8Array);
+  const event = stored.event as any;
   event.event_metadata.event_id = '00000000-0000-4000-8000-000000000000';
-  await store.events.put([ROOT_ORG, altered], encodeRecord(event));
+  // the record keeps the link it was written with
+  assert.ok(stored.chain);
+  await store.events.put([ROOT_ORG, altered], encodeEventRecord(event, stored.chain));
   await store.close();
   const tampered = await verifyEvents(['--data-dir', copy, '--org', ROOT_ORG]);
   assert.equal(tampered.code, 1, tampered.out);

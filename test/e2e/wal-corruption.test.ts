@@ -3,6 +3,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeRecord, encodeRecord } from '../../src/wal/codec.js';
+import { decodeEventRecord } from '../../src/wal/event-record.js';
 import type { WalEntry } from '../../src/wal/log.js';
 import { openStore, type Store } from '../../src/wal/store.js';
 import { email, removeDir, ROOT_ORG, startTestServer, tempDir, type Client, type TestServer } from '../support/server.js';
@@ -110,7 +111,7 @@ for (const { name, damage, reason } of damages) {
       // The cut entry's event went with it; the new person's event took its offset.
       const events = [...store.events.getRange({ start: [ROOT_ORG, 0], end: [ROOT_ORG, Number.MAX_SAFE_INTEGER] })];
       assert.deepEqual(events.map((e) => e.key[1]), [1, 2, 3, 4, 5]);
-      assert.equal(decodeRecord<{ person_id: string }>(events[4]?.value as Buffer).person_id, newId);
+      assert.equal((decodeEventRecord(events[4]?.value as Buffer).event as { person_id: string }).person_id, newId);
     });
 
     // The cut is on disk: the next start is clean and has everything.
