@@ -12,11 +12,6 @@
 // with a hundred subscribers the per-socket work left in JavaScript is one buffered() check per commit. A member
 // whose queue cannot take the whole commit leaves the topic for that commit and is served frame by frame, so the
 // cut-off happens at the same frame as before.
-//
-// A busy topic holds a commit's frames and joins them with the next commits' (live-batch.ts): fewer writes per
-// socket. The held frames are already counted as sent (`next` is past them), so they are broadcast before anything
-// that could see the difference: a member joining or leaving the topic, or being closed.
-import { createLiveBatch, type LiveBatch } from './live-batch.js';
 import type { EventLog, LoggedEvent } from './log.js';
 
 /** What the stream needs of a WebSocket; the front adapts uWebSockets.js to it. */
@@ -68,17 +63,7 @@ export interface EventStreamDeps {
   warn(message: string): void;
   /** counts cut-off subscribers */
   onSlowConsumer?(): void;
-  /** how long a busy topic holds frames to join them with the next commits' (default LIVE_FLUSH_MS; 0: never) */
-  liveFlushMs?: number;
-  /** milliseconds from an arbitrary start; performance.now by default */
-  now?(): number;
 }
-
-/**
- * Milliseconds a busy live topic holds frames. Chosen by the events bench (100 subscribers, 32 writers): at 3 ms a
- * socket gets several commits per write under load, and the frame a hold delays waits less than a commit takes.
- */
-export const LIVE_FLUSH_MS = 3;
 
 /** What the stream reads of a durable commit: the part of the organization actor's commit record it needs. */
 export interface StreamedCommit {
@@ -121,8 +106,6 @@ interface Group {
   readonly format: StreamFormat;
   readonly types: ReadonlySet<string> | undefined;
   readonly members: Set<Subscriber>;
-  /** frames broadcast at once or held while the topic is busy */
-  readonly batch: LiveBatch;
 }
 
 interface OrgSubscribers {
@@ -151,8 +134,6 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
   // just turned live has room for a burst.
   const highWater = Math.max(16 * 1024, Math.min(1024 * 1024, deps.maxBuffer / 4));
   let total = 0;
-  const liveFlushMs = deps.liveFlushMs ?? LIVE_FLUSH_MS;
-  const now = deps.now ?? (() => performance.now());
 
   function encodeProtobuf(org: string, e: LoggedEvent, name: string): Uint8Array | undefined {
     try {
@@ -210,25 +191,13 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
     const key = groupKey(sub.request);
     let group = org.groups.get(key);
     if (!group) {
-      group = newGroup(key, `events ${sub.request.org} ${key}`, sub.request);
+      group = { key, topic: `events ${sub.request.org} ${key}`, format: sub.request.format, types: sub.request.types, members: new Set() };
       org.groups.set(key, group);
     }
     join(sub, group);
   }
 
-  function newGroup(key: string, topic: string, request: SubscriptionRequest): Group {
-    const binary = request.format === 'protobuf';
-    const members = new Set<Subscriber>();
-    const broadcast = (frames: readonly Uint8Array[]) => {
-      const first = members.values().next().value as Subscriber | undefined;
-      if (first) for (const frame of frames) first.sink.broadcast(topic, frame, binary);
-    };
-    return { key, topic, format: request.format, types: request.types, members, batch: createLiveBatch({ flushMs: liveFlushMs, now, broadcast }) };
-  }
-
   function join(sub: Subscriber, group: Group): void {
-    // What is held was counted as sent to the members before this one: it must not reach this one too.
-    group.batch.flush();
     sub.group = group;
     group.members.add(sub);
     sub.sink.join(group.topic);
@@ -237,8 +206,6 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
   function leave(sub: Subscriber): void {
     const group = sub.group;
     if (!group) return;
-    // What is held is counted as sent to this one: it goes before the socket leaves the topic.
-    group.batch.flush();
     sub.group = undefined;
     group.members.delete(sub);
     sub.sink.leave(group.topic);
@@ -246,8 +213,6 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
 
   function close(sub: Subscriber, code: number, why: string): void {
     if (sub.mode === 'closed') return;
-    // The close frame follows what `next` says was sent.
-    sub.group?.batch.flush();
     forget(sub);
     // At most 123 bytes of reason; these stay far below.
     sub.sink.close(code, `${why}; resume with from=${sub.next}`);
@@ -263,10 +228,7 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
     sub.group = undefined;
     if (group) {
       group.members.delete(sub);
-      if (group.members.size === 0) {
-        group.batch.cancel();
-        org?.groups.delete(group.key);
-      }
+      if (group.members.size === 0) org?.groups.delete(group.key);
     }
     org?.all.delete(sub);
     if (org?.all.size === 0) byOrg.delete(sub.request.org);
@@ -351,6 +313,7 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
       const slow: Subscriber[] = [];
 
       for (const group of [...subs.groups.values()]) {
+        const binary = group.format === 'protobuf';
         const frames: Uint8Array[] = [];
         let bytes = 0;
         for (let i = 0; i < events.length; i++) {
@@ -363,12 +326,11 @@ export function createEventStream(deps: EventStreamDeps): EventStream {
         }
         // A member whose queue cannot take the whole commit is served alone, frame by frame, up to its bound; so is
         // one that asked for a `from` past the head and is not there yet.
-        // Held frames count: they are queued for every member, only later.
         const alone: Subscriber[] = [];
-        const queued = bytes + group.batch.heldBytes;
-        if (bytes > 0) for (const sub of group.members) if (sub.next > firstOffset || sub.sink.buffered() + queued > deps.maxBuffer) alone.push(sub);
+        if (bytes > 0) for (const sub of group.members) if (sub.next > firstOffset || sub.sink.buffered() + bytes > deps.maxBuffer) alone.push(sub);
         for (const sub of alone) leave(sub);
-        if (group.members.size > 0) group.batch.push(frames, bytes);
+        const first = group.members.values().next().value as Subscriber | undefined;
+        if (first) for (const frame of frames) first.sink.broadcast(group.topic, frame, binary);
         // The members left were all at the commit's first offset; now they are past its last.
         for (const sub of group.members) if (sub.next < next) sub.next = next;
         for (const sub of alone) {

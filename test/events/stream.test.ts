@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, beforeEach, test } from 'node:test';
 import { createEventLog, type EventLog } from '../../src/events/log.js';
-import { CLOSE_KEY_ROTATED, CLOSE_SLOW_CONSUMER, createEventStream, encodeJsonFrame, type EventStream, type Sink } from '../../src/events/stream.js';
+import { CLOSE_KEY_ROTATED, CLOSE_SLOW_CONSUMER, createEventStream, type EventStream, type Sink } from '../../src/events/stream.js';
 import { createWal, type Wal } from '../../src/wal/log.js';
 import { openStore, type Store } from '../../src/wal/store.js';
 import { removeDir, tempDir } from '../support/server.js';
@@ -90,8 +90,6 @@ beforeEach(() => {
       encodes++;
       return Uint8Array.of(offset);
     },
-    // Every commit broadcast at once; the tests of held frames below make their own stream.
-    liveFlushMs: 0,
   });
 });
 after(() => {
@@ -206,101 +204,5 @@ test('subscribers with different filters get their own frames, each once', async
   assert.deepEqual(deleted.frames.map((f) => f.offset), [2]);
   assert.deepEqual(deleted2.frames.map((f) => f.offset), [2]);
   assert.equal(broadcasts, 3);
-  await store.close();
-});
-
-/** A stream whose clock stands still: every topic broadcast to is busy for `liveFlushMs` of real time. */
-function heldStream(liveFlushMs: number, maxBuffer = 1000): EventStream {
-  return createEventStream({ log, maxBuffer, warn: assert.fail, encodeProtobufFrame: (offset) => Uint8Array.of(offset), liveFlushMs, now: () => 0 });
-}
-
-/** Writes events to the log without publishing them; publishNext() then moves the head and publishes the next n, synchronously. */
-async function written(names: string[]): Promise<(s: EventStream, n: number) => void> {
-  const events = names.map((name, i) => event(head + 1 + i, name));
-  await wal.append([{ org: 'a', offset: head + 1, record: wal.encodeEntry({ at: 0, changes: [], ev: head + names.length }), events: events.map((e) => ({ offset: e.offset, record: wal.encodeEvent(e.event) })) }]);
-  return (s, n) => {
-    const part = events.splice(0, n);
-    head += part.length;
-    s.publish('a', part);
-  };
-}
-
-const live = { org: 'a', types: undefined, from: undefined, format: 'json' } as const;
-const jsonBytes = (offsets: number[]) => offsets.reduce((n, o) => n + encodeJsonFrame(o, event(o).event).byteLength, 0);
-
-async function until(what: string, done: () => boolean): Promise<void> {
-  for (let waited = 0; !done(); waited += 5) {
-    assert.ok(waited < 10_000, `waited 10 s for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-test('a quiet topic sends a commit\'s frames at once, however long a busy one would hold them', async () => {
-  const s = heldStream(3_600_000);
-  const sink = new MemorySink();
-  s.subscribe(live, sink);
-  const publish = await written(['PersonCreated_v1', 'PersonCreated_v1']);
-  publish(s, 2);
-  assert.deepEqual(sink.frames.map((f) => f.offset), [1, 2], 'delivered in the publish itself, no timer waited for');
-  await store.close();
-});
-
-test('quick commits on a busy topic are held and joined, and arrive complete and in order; a close sends what is held first', async () => {
-  const s = heldStream(10, 1_000_000);
-  const sinks = [new MemorySink(), new MemorySink()];
-  for (const sink of sinks) s.subscribe(live, sink);
-  const publish = await written(range(1, 50).map(() => 'PersonCreated_v1'));
-  // One synchronous run: no timer fires in between.
-  for (let i = 0; i < 20; i++) publish(s, 1);
-  assert.equal(broadcasts, 1, 'the first commit went at once, the next nineteen are held');
-  for (const sink of sinks) assert.deepEqual(sink.frames.map((f) => f.offset), [1]);
-  await until('the held frames', () => sinks.every((sink) => sink.frames.length === 20));
-  assert.equal(broadcasts, 20, 'each frame broadcast once');
-  for (let i = 0; i < 30; i++) publish(s, 1);
-  s.closeOrg('a', CLOSE_KEY_ROTATED, 'API key rotated');
-  for (const sink of sinks) {
-    assert.deepEqual(sink.frames.map((f) => f.offset), range(1, 50));
-    assert.deepEqual(sink.closedWith, { code: CLOSE_KEY_ROTATED, reason: 'API key rotated; resume with from=51' });
-  }
-  assert.equal(sends, 0);
-  await store.close();
-});
-
-test('held frames count against a subscriber\'s bound: it is served alone after them, or cut off at the first frame past it', async () => {
-  const s = heldStream(10);
-  const fast = new MemorySink();
-  const busy = new MemorySink();
-  const slow = new MemorySink(() => slowSub.closed());
-  for (const sink of [fast, busy]) s.subscribe(live, sink);
-  const slowSub = s.subscribe(live, slow);
-  const publish = await written(range(1, 6).map(() => 'PersonCreated_v1'));
-  publish(s, 2);
-  publish(s, 2);
-  // Room for the next commit, not for it and the held one.
-  busy.unsent = 1000 - jsonBytes([5, 6]) - Math.floor(jsonBytes([3, 4]) / 2);
-  slow.unsent = 1000 - Math.floor(jsonBytes([5]) / 2);
-  publish(s, 2);
-  assert.deepEqual(slow.closedWith, { code: CLOSE_SLOW_CONSUMER, reason: 'slow consumer; resume with from=5' });
-  assert.deepEqual(slow.frames.map((f) => f.offset), [1, 2, 3, 4], 'the held frames before the close');
-  assert.equal(sends, 2, 'the busy one got the last commit frame by frame');
-  await until('the fast subscriber\'s frames', () => fast.frames.length === 6);
-  for (const sink of [fast, busy]) assert.deepEqual(sink.frames.map((f) => f.offset), range(1, 6));
-  assert.equal(busy.closedWith, undefined);
-  await store.close();
-});
-
-test('a subscriber that turns live while frames are held gets each event once', async () => {
-  const s = heldStream(10);
-  const early = new MemorySink();
-  s.subscribe(live, early);
-  const publish = await written(range(1, 5).map(() => 'PersonCreated_v1'));
-  publish(s, 2);
-  publish(s, 2);
-  const late = new MemorySink();
-  s.subscribe({ ...live, from: 1 }, late);
-  await until('the catch-up', () => late.frames.length === 4);
-  publish(s, 1);
-  await until('the last frame', () => early.frames.length === 5 && late.frames.length === 5);
-  for (const sink of [early, late]) assert.deepEqual(sink.frames.map((f) => f.offset), range(1, 5));
   await store.close();
 });
