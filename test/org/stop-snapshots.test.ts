@@ -4,9 +4,9 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { toSnapshot } from '../../src/domain/snapshot.js';
 import type { Registry } from '../../src/org/registry.js';
-import { openStore, type Store } from '../../src/wal/store.js';
+import { openStore } from '../../src/wal/store.js';
 import { spawnNode } from '../support/process.js';
-import { testRegistry } from '../support/registry.js';
+import { countCommits, testRegistry } from '../support/registry.js';
 import { removeDir, tempDir } from '../support/server.js';
 
 const dirs: string[] = [];
@@ -29,16 +29,6 @@ async function fill(registry: Registry): Promise<Map<string, unknown>> {
 
 function states(registry: Registry): Map<string, unknown> {
   return new Map([...registry.all()].map((a) => [a.id, JSON.parse(JSON.stringify({ offset: a.state.offset, state: toSnapshot(a.state) }))]));
-}
-
-function countCommits(store: Store): { count: number } {
-  const counter = { count: 0 };
-  const batch = store.root.batch.bind(store.root);
-  store.root.batch = ((fn: () => void) => {
-    counter.count++;
-    return batch(fn);
-  }) as typeof store.root.batch;
-  return counter;
 }
 
 test('a clean stop stores every organization\'s snapshot in one commit, and a restart replays nothing', async () => {

@@ -26,3 +26,14 @@ export function testRegistry(store: Store, overrides: Partial<RegistryDeps> = {}
     ...overrides,
   });
 }
+
+/** Counts the write batches the WAL hands LMDB (each one transaction, one durable commit). */
+export function countCommits(store: Store): { count: number } {
+  const counter = { count: 0 };
+  const batch = store.root.batch.bind(store.root);
+  store.root.batch = ((fn: () => void) => {
+    counter.count++;
+    return batch(fn);
+  }) as typeof store.root.batch;
+  return counter;
+}

@@ -2,6 +2,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createWal, type EncodedWrite, type Wal } from '../../src/wal/log.js';
 import { openStore, type Store } from '../../src/wal/store.js';
+import { countCommits } from '../support/registry.js';
 import { removeDir, tempDir } from '../support/server.js';
 import { aGroup, aPerson, given } from '../support/domain.js';
 import { apply } from '../../src/domain/apply.js';
@@ -167,17 +168,6 @@ test('given two snapshots of one organization packed at once, when the older fin
     assert.equal(wal.loadSnapshot('a')?.offset, 6);
   });
 });
-
-/** Counts the write batches the WAL hands LMDB (each one transaction, one durable commit). */
-function countCommits(store: Store): { count: number } {
-  const counter = { count: 0 };
-  const batch = store.root.batch.bind(store.root);
-  store.root.batch = ((fn: () => void) => {
-    counter.count++;
-    return batch(fn);
-  }) as typeof store.root.batch;
-  return counter;
-}
 
 test('given many organizations\' snapshots saved together, then they take one commit and each loads back; an older one than stored is left out', async () => {
   await withWal(async (wal, store) => {
