@@ -2,7 +2,7 @@
 // temporary template folder (kept across runs: provisioning takes tens of seconds), copied per test file,
 // bound to loopback with LDAP only, and stopped by its pid. Absent samba-tool, tests skip with the reason.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
@@ -48,7 +48,57 @@ const listening = (port: number) =>
     s.once('error', () => resolve(false));
   });
 
+/** Samba's LDAP port is fixed (389), so one domain controller runs at a time on a machine, whichever suite wants it. */
+const LOCK = join(tmpdir(), 'identity-samba.lock');
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * Takes the machine's Samba lock (a file holding the owner's pid), waiting while another live process holds it; a
+ * lock whose process is gone is taken over. Without it, a second suite's Samba failed to bind and its test talked
+ * to the first suite's domain controller.
+ */
+async function lockSamba(): Promise<() => void> {
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    try {
+      writeFileSync(LOCK, String(process.pid), { flag: 'wx' });
+      return () => rmSync(LOCK, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const owner = Number(readFileSync(LOCK, { encoding: 'utf8', flag: 'r' }) || 0);
+    if (owner > 0 && !alive(owner)) {
+      try {
+        unlinkSync(LOCK);
+      } catch {
+        // another waiter took it over first
+      }
+      continue;
+    }
+    if (Date.now() > deadline) throw new Error(`Samba is held by process ${owner} (${LOCK}) for 10 minutes`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 export async function startSamba(): Promise<Samba> {
+  const release = await lockSamba();
+  try {
+    return await startLocked(release);
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+async function startLocked(release: () => void): Promise<Samba> {
   const source = template();
   const dir = tempDir('identity-samba-');
   execFileSync('cp', ['-a', `${source}/.`, dir]);
@@ -77,6 +127,7 @@ export async function startSamba(): Promise<Samba> {
       if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGTERM');
       await exited;
       rmSync(dir, { recursive: true, force: true });
+      release();
     },
   };
 }
