@@ -108,17 +108,9 @@ export class OrgActor {
   }
 
   /**
-   * Resolves once every queued command has been answered and, if anything was logged since the last snapshot,
-   * a snapshot of the final state is durable: a clean restart then reads that one record and replays nothing.
-   * Later commands are refused. A snapshot that fails is only warned of: the WAL still has every entry.
-   * (The registry stops many at once through quiesce and finalSnapshot, their snapshots in few commits.)
+   * Refuses later commands and resolves once every queued one has been answered: the first step of a clean stop
+   * (Registry.stop), whose final snapshots are then stored together (finalSnapshot).
    */
-  async stop(): Promise<void> {
-    await this.quiesce();
-    if (this.state.offset > this.snapshotOffset) await this.writeSnapshot();
-  }
-
-  /** Refuses later commands and resolves once every queued one has been answered. */
   async quiesce(): Promise<void> {
     this.lifecycle.send({ type: 'stop' });
     while (this.draining) await new Promise((r) => setImmediate(r));
