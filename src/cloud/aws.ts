@@ -222,8 +222,8 @@ async function removeRole(client: IAMClient, name: string): Promise<void> {
     () => false,
     (error: unknown) => {
       // the SDK names the error code DeleteConflict by its exception class
-      const name = (error as { cause?: { name?: string } }).cause?.name;
-      if (name === 'DeleteConflictException' || name === 'DeleteConflict') return true;
+      const code = (error as { cause?: { name?: string } }).cause?.name;
+      if (code === 'DeleteConflictException' || code === 'DeleteConflict') return true;
       throw error;
     },
   );
@@ -301,7 +301,7 @@ export function createAwsRoles(client: IAMClient, account: string) {
       return { account_id: account, role_name: name, permissions_boundary: boundaryOf(await getRole(client, name)) };
     },
 
-    /** Instance profiles, attached and inline policies go first, as AWS requires. */
+    /** DeleteRole, and only if it is refused for what is still attached, those removed first (removeRole). */
     async delete(name: string): Promise<EventBody> {
       await removeRole(client, name);
       return { account_id: account, role_name: name };
