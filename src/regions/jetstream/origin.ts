@@ -78,6 +78,11 @@ export interface Publisher {
   close(): void;
 }
 
+/** The first and last offsets of a batch of at least one entry. */
+function spanOf(batch: Batch): { first: number; last: number } {
+  return { first: (batch.entries[0] as ShippedEntry).offset, last: (batch.entries[batch.entries.length - 1] as ShippedEntry).offset };
+}
+
 export function createPublisher(ready: () => Ready | undefined, whenReady: Promise<Ready>, origin: string, warn: (m: string) => void): Publisher {
   const queue: Publication[] = [];
   const inFlight: Publication[] = [];
@@ -142,8 +147,7 @@ export function createPublisher(ready: () => Ready | undefined, whenReady: Promi
         return;
       }
       dropped = false;
-      const first = (batch.entries[0] as ShippedEntry).offset;
-      const last = (batch.entries[batch.entries.length - 1] as ShippedEntry).offset;
+      const { first, last } = spanOf(batch);
       if (last > (highest.get(batch.org) ?? 0)) highest.set(batch.org, last);
       const data = encodeBatch(batch);
       queuedBytes += data.length;
@@ -193,8 +197,7 @@ export function createOriginTransport(ready: () => Ready | undefined, whenReady:
         ready()?.nc.publish(probeSubject(origin, region), encodeBatch(batch));
         return;
       }
-      const first = (batch.entries[0] as ShippedEntry).offset;
-      const last = (batch.entries[batch.entries.length - 1] as ShippedEntry).offset;
+      const { first, last } = spanOf(batch);
       const before = sent.get(batch.org) ?? 0;
       if (last > before) sent.set(batch.org, last);
       if (first <= before) return publisher.publish(batch);
