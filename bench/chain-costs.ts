@@ -16,6 +16,7 @@ import { encodeRecord } from '../src/wal/codec.js';
 import { encodeEventRecord } from '../src/wal/event-record.js';
 import { openStore } from '../src/wal/store.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
+import { ownCpuUs } from './lib/process-cpu.js';
 import { environment, environmentLine, formatTable, writeResults } from './lib/report.js';
 
 const USAGE = `usage: npm run bench -- chain-costs [--rounds 5] [--events 100000]`;
@@ -33,19 +34,14 @@ const EVENT = {
   authentications: [],
 } as unknown as EventJson;
 
-const cpuUs = () => {
-  const u = process.cpuUsage();
-  return u.user + u.system;
-};
-
 /** CPU µs per call of f over n calls, the best of `rounds` (after a warm-up). */
 function perCall(n: number, rounds: number, f: (i: number) => void): number {
   for (let i = 0; i < 10_000; i++) f(i);
   let best = Infinity;
   for (let r = 0; r < rounds; r++) {
-    const c = cpuUs();
+    const c = ownCpuUs();
     for (let i = 0; i < n; i++) f(i);
-    best = Math.min(best, (cpuUs() - c) / n);
+    best = Math.min(best, (ownCpuUs() - c) / n);
   }
   return best;
 }
@@ -59,7 +55,7 @@ async function perPut(n: number, rounds: number, withLink: boolean): Promise<num
   let best = Infinity;
   try {
     for (let r = 0; r <= rounds; r++) {
-      const c = cpuUs();
+      const c = ownCpuUs();
       for (let b = 0; b < n / 50; b++) {
         await store.root.batch(() => {
           for (let i = 0; i < 50; i++) {
@@ -68,7 +64,7 @@ async function perPut(n: number, rounds: number, withLink: boolean): Promise<num
           }
         });
       }
-      if (r > 0) best = Math.min(best, (cpuUs() - c) / n); // round 0 warms up
+      if (r > 0) best = Math.min(best, (ownCpuUs() - c) / n); // round 0 warms up
     }
   } finally {
     await store.close();

@@ -8,6 +8,7 @@ import { apply } from '../src/domain/apply.js';
 import { heldSnapshot, toSnapshot } from '../src/domain/snapshot.js';
 import { encodeRecord, encodeRecordInSlices } from '../src/wal/codec.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
+import { ownCpuUs } from './lib/process-cpu.js';
 import { environment, environmentLine, formatTable, writeResults } from './lib/report.js';
 
 const USAGE = `usage: npm run bench -- snapshot-block [--persons 200000] [--rounds 3]`;
@@ -22,10 +23,7 @@ interface Round {
   mb: number;
 }
 
-const cpuMs = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
+const cpuMs = () => ownCpuUs() / 1000;
 
 export async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, options: { persons: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '3' }, help: { type: 'boolean', short: 'h', default: false } } });

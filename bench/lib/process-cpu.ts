@@ -18,6 +18,12 @@ function clockTicks(): number {
   return ticksPerSecond;
 }
 
+/** User + system CPU µs this process has used so far (all threads). */
+export function ownCpuUs(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
+
 /** User + system CPU seconds (all threads) the process has used so far, or undefined where /proc is not available. */
 export function cpuSeconds(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
