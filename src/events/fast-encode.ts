@@ -3,6 +3,7 @@
 import { MESSAGES, enumDef } from './catalog.js';
 import { TIMESTAMP, VALUE, type FieldDef, type MessageDef, type ScalarType } from './schema.js';
 import { parseRfc3339 } from '../lib/time-text.js';
+import { BASE64_TEXT, INT32_MAX, INT32_MIN, INTEGER_TEXT, isPlainObject, MAX_VALUE_DEPTH } from './json-to-wire.js';
 
 /**
  * The encoding of `json` as the named message, in a Buffer of its own; undefined when the fast path declines (an
@@ -17,12 +18,7 @@ function decline(): never {
   throw DECLINE;
 }
 
-// Mirrors of jsonToWire's limits and patterns: what it accepts, this path encodes; everything else it declines.
-const MAX_VALUE_DEPTH = 32;
-const INT32_MIN = -(2 ** 31);
-const INT32_MAX = 2 ** 31 - 1;
-const INTEGER_TEXT = /^-?\d+$/;
-const BASE64_TEXT = /^[A-Za-z0-9+/_-]*={0,2}$/;
+// jsonToWire's limits and patterns, shared: what it accepts, this path encodes; everything else it declines.
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const UINT64_MAX = 2n ** 64n - 1n;
@@ -219,12 +215,6 @@ function endDelimited(place: number): void {
   }
   buf[pos] = v;
   out.pos += size - 1;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 
 // --- conversions of the JSON form, as jsonToWire makes them ---

@@ -30,11 +30,11 @@ type Plan = ReadonlyMap<string, { readonly def: FieldDef; readonly convert: Conv
 
 // Each level of a JSON value is two message levels on the wire (Value, then Struct or ListValue), and protobuf readers,
 // protobufjs and protoc's alike, refuse messages nested beyond 100 levels: stay well below.
-const MAX_VALUE_DEPTH = 32;
-const INT32_MIN = -(2 ** 31);
-const INT32_MAX = 2 ** 31 - 1;
-const INTEGER_TEXT = /^-?\d+$/;
-const BASE64_TEXT = /^[A-Za-z0-9+/_-]*={0,2}$/;
+export const MAX_VALUE_DEPTH = 32;
+export const INT32_MIN = -(2 ** 31);
+export const INT32_MAX = 2 ** 31 - 1;
+export const INTEGER_TEXT = /^-?\d+$/;
+export const BASE64_TEXT = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
 function describe(value: unknown): string {
   if (value === null) return 'null';
@@ -48,7 +48,7 @@ function fail(expected: string, value: unknown): never {
   throw new ShapeFault(`expected ${expected}, got ${describe(value)}`);
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null) return false;
   const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
