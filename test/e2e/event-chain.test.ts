@@ -2,7 +2,6 @@
 // the protobuf frames as received), a checkpoint verified with jose against the JWKS, the chain continuous across
 // a signing-key rotation, a restart and retention, and verify-events finding an event altered on disk.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -12,9 +11,9 @@ import protobuf from 'protobufjs';
 import { decodeEventRecord, encodeEventRecord } from '../../src/wal/event-record.js';
 import { openStore } from '../../src/wal/store.js';
 import { ROOT_KEY, ROOT_ORG, removeDir, startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { runScript } from '../support/process.js';
 import { Subscriber } from '../support/ws.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const root = new protobuf.Root().loadSync(fileURLToPath(new URL('../../src/events/events.proto', import.meta.url)), { keepCase: true });
 const StreamFrame = root.lookupType('events.StreamFrame');
 
@@ -60,13 +59,7 @@ async function verifiedCheckpoint(server: TestServer): Promise<{ claims: any; ki
   return { claims, kid: protectedHeader.kid as string };
 }
 
-function verifyEvents(args: string[]): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'scripts/verify-events.ts', ...args], { cwd: REPO, timeout: 120_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 99) : 0, out: stdout + stderr });
-    });
-  });
-}
+const verifyEvents = (args: string[]) => runScript('scripts/verify-events.ts', args);
 
 async function emit(server: TestServer, count: number): Promise<number> {
   const res = await server.client.post('/test-events', [{ event_name: 'PersonCreated_v1', count }, { event_name: 'TokenMinted_v1' }]);

@@ -3,7 +3,6 @@
 // verify-events agree over the old records, the new ones after them, and retention across the two.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -11,9 +10,9 @@ import protobuf from 'protobufjs';
 import { eventRecordLink } from '../../src/wal/event-record.js';
 import { openStore } from '../../src/wal/store.js';
 import { removeDir, startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { runScript } from '../support/process.js';
 import { Subscriber } from '../support/ws.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const fixtureDir = fileURLToPath(new URL('../fixtures/data-v1', import.meta.url));
 const expected = JSON.parse(readFileSync(`${fixtureDir}.json`, 'utf8')) as {
   env: Record<string, string>;
@@ -52,13 +51,7 @@ async function frames(server: TestServer, head: number): Promise<Array<{ offset:
   }
 }
 
-function verifyEvents(dataDir: string): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'scripts/verify-events.ts', '--data-dir', dataDir, '--org', ORG], { cwd: REPO, timeout: 120_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 99) : 0, out: stdout + stderr });
-    });
-  });
-}
+const verifyEvents = (dataDir: string) => runScript('scripts/verify-events.ts', ['--data-dir', dataDir, '--org', ORG]);
 
 test('a data dir whose links are in the chains database: old and new links, the stream and verify-events agree', async () => {
   const dir = tempDir('identity-upgrade-v1-');

@@ -1,10 +1,19 @@
 // The real service as a child process: spawned like an operator would run it, killed with any signal,
 // restarted on the same data dir. Crash tests need a process boundary that an in-process server lacks.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Client, ROOT_KEY, ROOT_ORG, tempDir } from './server.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Runs a script of the repository (`node --import tsx`) to its end: its exit code (99 when it had none) and output. */
+export function runScript(script: string, args: string[], timeoutMs = 120_000): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', script, ...args], { cwd: REPO_ROOT, timeout: timeoutMs }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 99) : 0, out: stdout + stderr });
+    });
+  });
+}
 
 export interface Exit {
   code: number | null;
