@@ -109,6 +109,10 @@ test("a replica stopped past the stream's retention installs the origin's snapsh
   // Japan's link asks where Japan stands before it resends anything.
   origin = await origin.restart();
   await write(20, 'after-restart');
+  // Before Japan is back, Iowa's link has published them: the stream then starts past Japan's position, and
+  // Japan's link ships only what the stream lacks, so the gap is Japan's to close (else its link could publish
+  // the missing entries from the origin's WAL first, and Japan would never need the snapshot).
+  await waitFor(() => linkTo(IOWA), 60_000, 'Iowa caught up after the restart');
   await startReplica(JAPAN);
   await write(20, 'after');
   await waitFor(caughtUp, 120_000, 'Japan caught up');
