@@ -59,6 +59,16 @@ describe('consistency tokens', () => {
     }
   });
 
+  it('given offsets in order, backwards, across window edges and interleaved between organizations, when minted, then each token is the reference computation', () => {
+    const secret = randomBytes(32);
+    const tokens = createConsistencyTokens(secret);
+    const order = [1, 2, 3, 16, 17, 18, 40, 35, 36, 34, 0, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 20, Number.MAX_SAFE_INTEGER - 3, Number.MAX_SAFE_INTEGER];
+    for (let i = 1; i <= 100; i++) order.push(i);
+    for (const offset of order) {
+      for (const org of ['org-a', 'org-b']) assert.equal(tokens.mint(org, offset), referenceToken(secret, org, offset), `${org} at ${offset}`);
+    }
+  });
+
   it('given more organizations than are cached, when minted and opened again, then nothing changes', () => {
     const secret = randomBytes(32);
     const tokens = createConsistencyTokens(secret);
