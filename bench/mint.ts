@@ -2,7 +2,9 @@
 // One run measures side by side: signing alone on one core; the HTTP layer alone, also at the open loop's
 // rate, where its tail is the machine's floor; a minimal mint server
 // (HTTP + the same signing code, nothing else), signing on its one thread and on signing threads like the
-// service; the real POST /persons/{id}/mint-token with durable commits, closed loop and then open loop at
+// service; the same minimal server answering each token only once a record of a mint's size is durable in an
+// LMDB WAL store opened as the service's (the floor durability sets: no server that keeps the promise goes
+// faster here); the real POST /persons/{id}/mint-token with durable commits, closed loop and then open loop at
 // half its maximum rate; the same service signing on its main thread; the same without fsync; and the
 // disk's durable-commit latency; and password sign-in with and without a token_minted hook. The open loops
 // take the servers in turn over several rounds. Servers run in child processes, the load generator here.
@@ -10,7 +12,7 @@
 // to core 1 (taskset), the way operators measure it.
 // With --baseline-ref the service at an earlier git ref runs beside the current one, their closed loops taking
 // turns round after round, and the ratio of the two says what the changes since then cost.
-//   npm run bench -- mint [--duration 2] [--connections 100] [--only real,minimal] [--pin] [--baseline-ref ad810ac^1]
+//   npm run bench -- mint [--duration 2] [--connections 100] [--only minimal,minimal-durable,real] [--pin] [--baseline-ref ad810ac^1]
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,12 +26,13 @@ import { encodeRequest } from './lib/connection.js';
 import type { LatencySummary } from './lib/histogram.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { checkoutBaseline, type Baseline } from './lib/baseline.js';
+import type { Grouping } from './lib/durable-records.js';
 import { durableCommitLatency, signingCeiling } from './lib/mint-probes.js';
 import { createPersons } from './lib/persons.js';
 import { count, environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
 import { SERVICE_AUTH, startServer, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
 
-const PARTS = ['sign', 'hello', 'minimal', 'minimal-threads', 'real', 'inline', 'nosync', 'signin', 'disk'] as const;
+const PARTS = ['sign', 'hello', 'minimal', 'minimal-durable', 'minimal-threads', 'real', 'inline', 'nosync', 'signin', 'disk'] as const;
 type Part = (typeof PARTS)[number];
 
 const USAGE = `usage: npm run bench -- mint [options]   (or: npx tsx bench/mint.ts [options])
@@ -42,10 +45,13 @@ const USAGE = `usage: npm run bench -- mint [options]   (or: npx tsx bench/mint.
   --warmup <s>        unmeasured seconds before each closed-loop run (default 1)
   --persons <n>       persons minted for, in turn (default 64)
   --rate <n>          open-loop rate per second (default: half the real service's closed-loop rate)
-  --rounds <n>        rounds of the closed loops of the minimal server and the service (the target ratio),
-                      and of every open loop, taking the servers in turn; the table shows each one's median
-                      round, the JSON every round (default 3)
-  --only <parts>      comma-separated subset of ${PARTS.join(',')} (default: all)
+  --rounds <n>        rounds of the closed loops of the minimal server, the minimal durable one and the service
+                      (the target ratios), and of every open loop, taking the servers in turn; the table shows
+                      each one's median round, the JSON every round (default 3)
+  --only <parts>      comma-separated subset of ${PARTS.join(',')} (default: all).
+                      minimal-durable is the minimal server answering each token only once a record of a
+                      mint's size is durable (MINIMAL_DURABLE=gather: the service's WAL store, batched as its
+                      actor batches): the floor durability sets, beside minimal and real
   --profile           write a CPU profile of the real service (durable run) to bench/results/profiles/
   --pin               run everything twice: unpinned, then pinned (each server confined to core 0 from its
                       start, the load generator to core 1, with taskset); tables and ratios for both. Pinned,
@@ -182,20 +188,24 @@ async function addTokenMintedHook(s: ServiceProcess, url: string, claim: [string
 const mintRequests = (ids: readonly string[]) => ids.map((id) => encodeRequest('127.0.0.1', { method: 'POST', path: `/persons/${id}/mint-token`, headers: { ...SERVICE_AUTH } }));
 
 /** The servers measured in the open loop too. */
-type OpenName = 'hello' | 'minimal' | 'real' | 'nosync';
+type OpenName = 'hello' | 'minimal' | 'minimalDurable' | 'real' | 'nosync';
+/** The servers whose closed loops take turns round after round, for the ratios between them. */
+type RatioName = 'minimal' | 'minimalDurable' | 'real' | 'baseline';
 
 interface Results {
   sign?: { node: number; jose: number };
   hello?: LoadResult;
   minimal?: LoadResult;
+  /** the minimal server with a durable record per token: the floor durability sets */
+  minimalDurable?: LoadResult;
   minimalThreads?: LoadResult;
   real?: LoadResult;
   inline?: LoadResult;
   nosync?: LoadResult;
   /** the service at --baseline-ref: the round paired with real's median ratio to it */
   baseline?: LoadResult;
-  /** every closed-loop round of the servers of the target ratios; minimal and real above are their medians */
-  closedRounds: { minimal?: LoadResult[]; real?: LoadResult[]; baseline?: LoadResult[] };
+  /** every closed-loop round of the servers of the target ratios; minimal, minimalDurable and real above are the median round's */
+  closedRounds: Partial<Record<RatioName, LoadResult[]>>;
   /** every open-loop round of each server, in order */
   openRounds: Partial<Record<OpenName, LoadResult[]>>;
   signIn?: LoadResult;
@@ -224,29 +234,42 @@ function median<T>(values: readonly T[] | undefined, key: (v: T) => number): T |
 /** Of a server's open-loop rounds, the one with the median p99. */
 const medianRound = (rounds: LoadResult[] | undefined) => median(rounds, (m) => m.latency.p99_us);
 
-/** The closed-loop rounds of the minimal server and the service, paired: two runs made one after the other. */
-function pairedRounds(rounds: Results['closedRounds']): Array<{ minimal: LoadResult; real: LoadResult; ratio: number }> {
-  const { minimal = [], real = [] } = rounds;
-  return real.slice(0, minimal.length).map((m, i) => ({ real: m, minimal: minimal[i] as LoadResult, ratio: m.rps / (minimal[i] as LoadResult).rps }));
+interface Pair {
+  over: LoadResult;
+  under: LoadResult;
+  ratio: number;
+  /** the round, from 0 */
+  round: number;
+}
+
+/** Two servers' closed-loop rounds paired, over / under by throughput: two runs made one after the other. */
+function paired(rounds: Results['closedRounds'], over: RatioName, under: RatioName): Pair[] {
+  const [a = [], b = []] = [rounds[over], rounds[under]];
+  return a.slice(0, b.length).map((m, round) => ({ over: m, under: b[round] as LoadResult, ratio: m.rps / (b[round] as LoadResult).rps, round }));
 }
 
 /** The service's rounds paired with the baseline's of the same round; the pair with the median ratio. */
-function baselinePairs(rounds: Results['closedRounds']): { pairs: Array<{ real: LoadResult; baseline: LoadResult; ratio: number }>; median?: { real: LoadResult; baseline: LoadResult; ratio: number } } {
-  const { baseline = [], real = [] } = rounds;
-  const pairs = real.slice(0, baseline.length).map((m, i) => ({ real: m, baseline: baseline[i] as LoadResult, ratio: m.rps / (baseline[i] as LoadResult).rps }));
+function baselinePairs(rounds: Results['closedRounds']): { pairs: Pair[]; median?: Pair } {
+  const pairs = paired(rounds, 'real', 'baseline');
   const m = median(pairs, (p) => p.ratio);
   return m === undefined ? { pairs } : { pairs, median: m };
 }
 
-/** The pair with the median ratio; with one of the two alone, its median round by throughput. */
-function medianPair(rounds: Results['closedRounds']): { minimal: LoadResult | undefined; real: LoadResult | undefined } {
-  const pair = median(pairedRounds(rounds), (p) => p.ratio);
-  return pair ?? { minimal: median(rounds.minimal, (m) => m.rps), real: median(rounds.real, (m) => m.rps) };
+/**
+ * The round the table shows for minimal, minimalDurable and real: the one with the median ratio of the target
+ * (real / minimal), or without one of them, of the next pair there is; with one of the three alone, its median
+ * round by throughput.
+ */
+function medianRounds(rounds: Results['closedRounds']): Pick<Results, 'minimal' | 'minimalDurable' | 'real'> {
+  const pairs = ([['real', 'minimal'], ['minimalDurable', 'minimal'], ['real', 'minimalDurable']] as const).map(([a, b]) => paired(rounds, a, b)).find((p) => p.length > 0);
+  const at = median(pairs, (p) => p.ratio)?.round;
+  const pick = (name: RatioName) => (at === undefined ? undefined : rounds[name]?.[at]) ?? median(rounds[name], (m) => m.rps);
+  return { minimal: pick('minimal'), minimalDurable: pick('minimalDurable'), real: pick('real') };
 }
 
 function report(o: Options, r: Results): Record<string, number> {
   const rows: Row[] = [];
-  const [helloOpen, minimalOpen, realOpen, nosyncOpen] = (['hello', 'minimal', 'real', 'nosync'] as const).map((name) => medianRound(r.openRounds[name]));
+  const [helloOpen, minimalOpen, durableOpen, realOpen, nosyncOpen] = (['hello', 'minimal', 'minimalDurable', 'real', 'nosync'] as const).map((name) => medianRound(r.openRounds[name]));
   const openLabel = (m: LoadResult | undefined) => `  open loop at ${count(m?.rate)}/s${o.rounds > 1 ? `, median round of ${o.rounds}` : ''}`;
   if (r.sign) {
     rows.push({ what: 'sign only, node:crypto, whole token (1 core)', rps: r.sign.node, cpuUs: 1e6 / r.sign.node });
@@ -260,6 +283,8 @@ function report(o: Options, r: Results): Record<string, number> {
   const medianOf = o.rounds > 1 ? `, median round of ${o.rounds}` : '';
   row(`minimal mint server, signing inline${medianOf}`, r.minimal);
   row(openLabel(minimalOpen), minimalOpen);
+  row(`minimal mint server, inline, a durable record per token${medianOf}`, r.minimalDurable);
+  row(openLabel(durableOpen), durableOpen);
   row(`minimal mint server, ${threads}`, r.minimalThreads);
   row(`POST /persons/{id}/mint-token, sync, ${threads}${medianOf}`, r.real);
   row(`  the same at ${o.baseline?.ref} (${o.baseline?.commit.slice(0, 10)}), baseline, round paired with the median ratio`, r.baseline);
@@ -298,9 +323,28 @@ function report(o: Options, r: Results): Record<string, number> {
   const cpu = (m: LoadResult | undefined) => m?.serverCpuUsPerRequest;
   const cpuMinimal = cpu(r.minimal);
   const over = (x: LoadResult | undefined, y: { rps: number } | undefined) => x && y && x.rps / y.rps;
-  const roundRatios = pairedRounds(r.closedRounds).map((p) => pct(p.ratio));
+  const roundRatios = paired(r.closedRounds, 'real', 'minimal').map((p) => pct(p.ratio));
   line('real_over_minimal', over(r.real, r.minimal), (v) => `mint-token (sync) / minimal server signing inline:      ${pct(v)}   (target ≥ 90%${roundRatios.length > 1 ? `; the median of rounds ${roundRatios.join(', ')}` : ''})`);
   line('real_over_minimal_threads', over(r.real, r.minimalThreads), (v) => `mint-token (sync) / minimal server, same threads:      ${pct(v)}`);
+  // The floor: what durability itself costs here, and what the service's own work costs beyond it. Each the
+  // median of the rounds' ratios (the rounds printed beside it).
+  const medianRatio = (over: RatioName, under: RatioName, key: (m: LoadResult) => number | undefined, show: (v: number) => string) => {
+    const ratios = paired(r.closedRounds, over, under).map((p) => (key(p.over) ?? NaN) / (key(p.under) ?? NaN)).filter(Number.isFinite);
+    return { value: median(ratios, (v) => v), rounds: ratios.length > 1 ? `; the median of rounds ${ratios.map(show).join(', ')}` : '' };
+  };
+  const rpsOf = (m: LoadResult) => m.rps;
+  const times = (v: number) => `${v.toFixed(2)}×`;
+  const floor = medianRatio('minimalDurable', 'minimal', rpsOf, pct);
+  line('minimal_durable_over_minimal', floor.value, (v) => `minimal, durable record / minimal server inline:        ${pct(v)}   (the floor of the target for any server that keeps the durability promise here${floor.rounds})`);
+  const own = medianRatio('real', 'minimalDurable', rpsOf, pct);
+  line('real_over_minimal_durable', own.value, (v) => `mint-token (sync) / minimal, durable record:            ${pct(v)}   (what the service's own work costs${own.rounds})`);
+  const cpuFloor = medianRatio('minimalDurable', 'minimal', cpu, times);
+  line('cpu_minimal_durable_over_minimal', cpuFloor.value, (v) => `server CPU per request, minimal durable / minimal:      ${v.toFixed(2)}×${cpuFloor.rounds}`);
+  const cpuOwn = medianRatio('real', 'minimalDurable', cpu, times);
+  line('cpu_real_over_minimal_durable', cpuOwn.value, (v) => `server CPU per request, sync / minimal durable:         ${v.toFixed(2)}×${cpuOwn.rounds}`);
+  line('cpu_us_minimal', cpuMinimal, (v) => `server CPU per request, minimal server inline:          ${v.toFixed(1)} µs`);
+  line('cpu_us_minimal_durable', cpu(r.minimalDurable), (v) => `server CPU per request, minimal, durable record:        ${v.toFixed(1)} µs`);
+  line('cpu_us_real', cpu(r.real), (v) => `server CPU per request, mint-token (sync):              ${v.toFixed(1)} µs`);
   line('inline_over_minimal', over(r.inline, r.minimal), (v) => `mint-token (sync, signing inline) / minimal, inline:    ${pct(v)}`);
   line('nosync_over_minimal', over(r.nosync, r.minimal), (v) => `mint-token (nosync) / minimal server signing inline:    ${pct(v)}`);
   line('real_over_sign', r.real && r.sign && r.real.rps / r.sign.node, (v) => `mint-token (sync) / signing ceiling of 1 core:         ${pct(v)}`);
@@ -309,12 +353,14 @@ function report(o: Options, r: Results): Record<string, number> {
   const vsBaseline = baselinePairs(r.closedRounds);
   const baselineRounds = vsBaseline.pairs.map((p) => pct(p.ratio));
   line('real_over_baseline', vsBaseline.median?.ratio, (v) => `mint-token (sync) / the same at ${o.baseline?.ref}:   ${pct(v)}   (issue 22: ≥ 97%${baselineRounds.length > 1 ? `; the median of rounds ${baselineRounds.join(', ')}` : ''})`);
-  line('cpu_real_over_baseline', vsBaseline.median && cpu(vsBaseline.median.baseline) && (cpu(vsBaseline.median.real) as number) / (cpu(vsBaseline.median.baseline) as number), (v) => `server CPU per request, current / baseline:             ${v.toFixed(3)}×`);
+  line('cpu_real_over_baseline', vsBaseline.median && cpu(vsBaseline.median.under) && (cpu(vsBaseline.median.over) as number) / (cpu(vsBaseline.median.under) as number), (v) => `server CPU per request, current / baseline:             ${v.toFixed(3)}×`);
   line('signin_hook_over_signin', over(r.signInHook, r.signIn), (v) => `password sign-in with a hook / without:              ${pct(v)}`);
   line('node_over_jose', r.sign && r.sign.node / r.sign.jose, (v) => `node:crypto / jose signing:                             ${v.toFixed(2)}×`);
   line('open_p99_ms', realOpen && realOpen.latency.p99_us / 1000, (v) => `mint-token (sync) p99 at half its max rate:             ${v.toFixed(2)} ms   (target < 2 ms)`);
   line('open_nosync_p99_ms', nosyncOpen && nosyncOpen.latency.p99_us / 1000, (v) => `mint-token (nosync) p99 at the same rate:               ${v.toFixed(2)} ms`);
   line('open_minimal_p99_ms', minimalOpen && minimalOpen.latency.p99_us / 1000, (v) => `minimal server (inline) p99 at the same rate:           ${v.toFixed(2)} ms`);
+  line('open_minimal_durable_p99_ms', durableOpen && durableOpen.latency.p99_us / 1000, (v) => `minimal, durable record, p99 at the same rate:          ${v.toFixed(2)} ms`);
+  line('open_real_minus_minimal_durable_p99_ms', realOpen && durableOpen && (realOpen.latency.p99_us - durableOpen.latency.p99_us) / 1000, (v) => `mint-token (sync) p99 - minimal durable p99:            ${v.toFixed(2)} ms   (the tail of the service's own work)`);
   line('open_hello_p99_ms', helloOpen && helloOpen.latency.p99_us / 1000, (v) => `hello world p99 at the same rate (machine floor):       ${v.toFixed(2)} ms`);
   return ratios;
 }
@@ -378,15 +424,15 @@ async function measure(o: Options): Promise<{ results: Results; ratios: Record<s
   };
   const service = (durability: 'sync' | 'nosync', threads: number, nodeArgs: string[] = [], env: Record<string, string> = {}, root?: string) =>
     started(startService({ SERVICE_TOKEN_ALG: o.alg, SERVICE_DURABILITY: durability, SERVICE_SIGNING_THREADS: String(threads), ...env }, { nodeArgs, ...cores, ...(root === undefined ? {} : { root }) }));
-  const minimalServer = async (threads: number): Promise<Target> => ({
-    server: await started(startServer('bench/minimal-mint-server.ts', { env: { SERVICE_TOKEN_ALG: o.alg, SERVICE_SIGNING_THREADS: String(threads) }, ...cores })),
+  const minimalServer = async (threads: number, durable?: Grouping): Promise<Target> => ({
+    server: await started(startServer('bench/minimal-mint-server.ts', { env: { SERVICE_TOKEN_ALG: o.alg, SERVICE_SIGNING_THREADS: String(threads), ...(durable === undefined ? {} : { MINIMAL_DURABLE: durable }) }, ...cores })),
     requests: mintRequests(placeholders),
   });
   const serviceTarget = async (s: ServiceProcess): Promise<Target> => ({ server: s, requests: mintRequests(await createPersons(s, o.persons)) });
   // The person ids only shape the URL here: the minimal server reads no state.
   const placeholders = Array.from({ length: o.persons }, (_, i) => `01938f6e-7d3c-7000-8000-${String(i).padStart(12, '0')}`);
   /** Every open loop runs at one rate: --rate, or half the durable service's closed-loop rate. */
-  const openRate = (r: Results) => Math.max(1, Math.round(o.rate ?? (r.real ?? r.minimal ?? { rps: 2 }).rps / 2));
+  const openRate = (r: Results) => Math.max(1, Math.round(o.rate ?? (r.real ?? r.minimalDurable ?? r.minimal ?? { rps: 2 }).rps / 2));
   const where = o.serverCores === undefined ? 'unpinned' : `servers on core ${o.serverCores}, generator on core ${GENERATOR_CORE}`;
   console.error(`mint benchmark (${where}): ${o.alg}, ${o.connections} connections, ${o.threads} signing threads, ${o.duration} s per run`);
   let profileDir: string | undefined;
@@ -399,7 +445,7 @@ async function measure(o: Options): Promise<{ results: Results; ratios: Record<s
     // Closed loops first. The servers measured again in the open loop stay up until then.
     const openTargets: Array<[OpenName, string, Target]> = [];
     /** the closed loops of the target ratios, run again in later rounds */
-    const ratioTargets: Array<['minimal' | 'real' | 'baseline', string, Target]> = [];
+    const ratioTargets: Array<[RatioName, string, Target]> = [];
     if (o.only.has('hello')) {
       const hello = { server: await started(startServer('bench/hello-server.ts', cores)), requests: [encodeRequest('127.0.0.1', { method: 'GET', path: '/' })] };
       r.hello = await closed('hello world', hello, o);
@@ -411,6 +457,15 @@ async function measure(o: Options): Promise<{ results: Results; ratios: Record<s
       r.closedRounds.minimal = [await closed(label, minimal, o)];
       ratioTargets.push(['minimal', label, minimal]);
       openTargets.push(['minimal', 'minimal mint server', minimal]);
+    }
+    if (o.only.has('minimal-durable')) {
+      // Signing inline like the minimal server it is held against; batched as the service's actor batches
+      // (gather), so that the floor gets the batching the service gets, not less.
+      const durable = await minimalServer(0, 'gather');
+      const label = 'minimal mint server, signing inline, a durable record per token';
+      r.closedRounds.minimalDurable = [await closed(label, durable, o)];
+      ratioTargets.push(['minimalDurable', label, durable]);
+      openTargets.push(['minimalDurable', 'minimal mint server, durable record', durable]);
     }
     if (o.only.has('minimal-threads') && o.threads > 0) {
       const threaded = await minimalServer(o.threads);
@@ -441,18 +496,19 @@ async function measure(o: Options): Promise<{ results: Results; ratios: Record<s
       r.nosync = await closed('mint-token, nosync', nosync, o);
       openTargets.push(['nosync', 'mint-token, nosync', nosync]);
     }
-    // More rounds of the two closed loops of the target ratio, in turn, so that it compares runs made one
+    // More rounds of the closed loops of the target ratios, in turn, so that each compares runs made one
     // after the other; the table shows the round with the median ratio.
     for (let round = 2; round <= o.rounds; round++) {
       for (const [name, label, target] of ratioTargets) r.closedRounds[name]?.push(await closed(`${label} (round ${round} of ${o.rounds})`, target, o));
     }
-    Object.assign(r, medianPair(r.closedRounds));
+    Object.assign(r, medianRounds(r.closedRounds));
     const vsBaseline = baselinePairs(r.closedRounds).median;
-    if (vsBaseline) r.baseline = vsBaseline.baseline;
+    if (vsBaseline) r.baseline = vsBaseline.under;
     // Then every one of them at the same fixed rate, in turn, round after round: the machine's tail moves
     // from minute to minute, and taking turns spreads that over all of them alike. Hello world is the floor
-    // of the machine's loopback and scheduler; the minimal server that of HTTP plus signing; without fsync,
-    // the difference to the real service is what the disk adds.
+    // of the machine's loopback and scheduler; the minimal server that of HTTP plus signing; the minimal durable
+    // one that of HTTP, signing and a durable commit; without fsync, the difference to the real service is what
+    // the disk adds.
     const rate = openRate(r);
     for (let round = 1; round <= o.rounds; round++) {
       for (const [name, label, target] of openTargets) (r.openRounds[name] ??= []).push(await open(`${label} (round ${round} of ${o.rounds})`, target, o, rate));

@@ -45,9 +45,9 @@ export interface ActorDeps {
 }
 
 /** A batch this large commits at once; below it, gather waits for more while they keep arriving. */
-const GATHER_MIN = 64;
+export const GATHER_MIN = 64;
 /** gather never holds a batch back longer than this (ms): well under a durable commit's p99 on a busy disk */
-const GATHER_MAX_MS = 2;
+export const GATHER_MAX_MS = 2;
 
 /** Up to this many persons a snapshot is packed in one turn (a few milliseconds), like one slice of a larger one. */
 const PACK_AT_ONCE = 5_000;
