@@ -72,6 +72,11 @@ interface Row {
   latency_samples: number;
   /** persons_per_s over the same server's nearest phase with no subscribers (the one before, else the one after) */
   vs_none: number | null;
+  /**
+   * the same phase's server CPU per person with none over this one's: what vs_none would be if the server's own CPU
+   * bounded the rate; steadier than vs_none on a shared machine, blind to what the subscribers' reading takes from the writers
+   */
+  cpu_vs_none: number | null;
 }
 
 /** One phase with subscribers, both servers: the service's ratio to none over the floor's. */
@@ -81,6 +86,8 @@ interface Comparison {
   service_vs_none: number | null;
   minimal_vs_none: number | null;
   service_vs_floor: number | null;
+  service_cpu_vs_none: number | null;
+  minimal_cpu_vs_none: number | null;
 }
 
 async function phase(service: Target, subscribers: Subscribers, tag: number, count: number, seconds: number, writers: number): Promise<Row> {
@@ -123,6 +130,7 @@ async function phase(service: Target, subscribers: Subscribers, tag: number, cou
     failed: writes.requests - created,
     latency_samples: l.count,
     vs_none: null,
+    cpu_vs_none: null,
   };
 }
 
@@ -161,6 +169,8 @@ function ratios(rows: Row[]): void {
     for (let j = i - 1; j >= 0 && !base; j--) if ((rows[j] as Row).subscribers === 0) base = rows[j];
     for (let j = i + 1; j < rows.length && !base; j++) if ((rows[j] as Row).subscribers === 0) base = rows[j];
     r.vs_none = base && base.persons_per_s > 0 ? r.persons_per_s / base.persons_per_s : null;
+    const cpu = r.server_cpu_us_per_person;
+    r.cpu_vs_none = base?.server_cpu_us_per_person && cpu ? base.server_cpu_us_per_person / cpu : null;
   }
 }
 
@@ -209,7 +219,7 @@ export async function main(argv: string[]): Promise<void> {
       const floor = minimal[i] as Row;
       if (r.subscribers === 0) continue;
       const vsFloor = r.vs_none !== null && floor.vs_none !== null && floor.vs_none > 0 ? r.vs_none / floor.vs_none : null;
-      comparisons.push({ phase: i + 1, subscribers: r.subscribers, service_vs_none: r.vs_none, minimal_vs_none: floor.vs_none, service_vs_floor: vsFloor });
+      comparisons.push({ phase: i + 1, subscribers: r.subscribers, service_vs_none: r.vs_none, minimal_vs_none: floor.vs_none, service_vs_floor: vsFloor, service_cpu_vs_none: r.cpu_vs_none, minimal_cpu_vs_none: floor.cpu_vs_none });
     }
   }
   const allRows = s.phases.flatMap((_, i) => s.servers.map((name) => rows.get(name)?.[i] as Row));
@@ -234,13 +244,15 @@ export async function main(argv: string[]): Promise<void> {
   console.log('servers: service = src/main.ts; minimal = bench/minimal-fanout-server.ts (one durable LMDB put of the same size, one publish of a frame of the same size, nothing else), the floor on this machine; they take turns phase by phase');
   console.log(formatTable(columns, allRows));
   if (comparisons.length > 0) {
-    console.log('\nvs_none: persons/s with the subscribers over the same server\'s nearest phase with none; vs_floor: the service\'s vs_none over the minimal server\'s');
+    console.log('\nvs_none: persons/s with the subscribers over the same server\'s nearest phase with none; vs_floor: the service\'s vs_none over the minimal server\'s; cpu_vs_none: server CPU µs per person with none over with the subscribers (what vs_none would be if the server\'s CPU alone bounded the rate; steadier on a shared machine)');
     const comparisonColumns: Column<Comparison>[] = [
       { title: 'phase', value: (c) => c.phase },
       { title: 'subscribers', value: (c) => c.subscribers },
       { title: 'service_vs_none', value: (c) => percent(c.service_vs_none), align: 'right' },
       { title: 'minimal_vs_none', value: (c) => percent(c.minimal_vs_none), align: 'right' },
       { title: 'service_vs_floor', value: (c) => percent(c.service_vs_floor), align: 'right' },
+      { title: 'service_cpu_vs_none', value: (c) => percent(c.service_cpu_vs_none), align: 'right' },
+      { title: 'minimal_cpu_vs_none', value: (c) => percent(c.minimal_cpu_vs_none), align: 'right' },
     ];
     console.log(formatTable(comparisonColumns, comparisons));
   }
