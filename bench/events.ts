@@ -241,7 +241,7 @@ export async function main(argv: string[]): Promise<void> {
   ];
   console.log(`event fan-out: ${s.writers} HTTP writers creating persons for ${s.seconds} s per phase; latency = event timestamp (stamped as its batch is decided, before the durable commit) to receipt`);
   console.log('subscribers: one process of their own for all of them, each a raw WebSocket client that reads every frame in full, counts it and checks its offset, and decodes the text of one frame in N (N subscribers) for the latency sample');
-  console.log('servers: service = src/main.ts; minimal = bench/minimal-fanout-server.ts (one durable LMDB put of the same size, one publish of a frame of the same size, nothing else), the floor on this machine; they take turns phase by phase');
+  if (minimal) console.log(`servers: service = src/main.ts; minimal = bench/minimal-fanout-server.ts (one durable LMDB put of the same size, one publish of a frame of the same size, nothing else), the floor on this machine${service ? '; they take turns phase by phase' : ''}`);
   console.log(formatTable(columns, allRows));
   if (comparisons.length > 0) {
     console.log('\nvs_none: persons/s with the subscribers over the same server\'s nearest phase with none; vs_floor: the service\'s vs_none over the minimal server\'s; cpu_vs_none: server CPU µs per person with none over with the subscribers (what vs_none would be if the server\'s CPU alone bounded the rate; steadier on a shared machine)');
