@@ -1,7 +1,9 @@
 // Event fan-out: persons created as fast as possible over HTTP while 0, 1, 10 and 100 WebSocket subscribers
 // receive the PersonCreated events; events per second delivered and latency from stamp to receipt.
 // The service runs as a child process (src/main.ts, durable commits); the writers run here, the subscribers in a child of their own.
-//   npm run bench -- events [--duration 2] [--warmup 2] [--writers 32] [--subscribers 0,1,10,100]
+// Beside it, taking turns phase by phase, the floor: bench/minimal-fanout-server.ts (uWS + one durable LMDB put + one publish),
+// and for each server the rate with N subscribers over the rate with none, and the service's ratio over the floor's.
+//   npm run bench -- events [--duration 2] [--warmup 2] [--writers 32] [--subscribers 0,1,10,100] [--server both|service|minimal]
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +13,7 @@ import { encodeRequest } from './lib/connection.js';
 import { Histogram } from './lib/histogram.js';
 import { runLoad } from './lib/load.js';
 import { environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
-import { startService, type ServiceProcess } from './lib/server-process.js';
+import { SERVICE_AUTH, startServer, startService } from './lib/server-process.js';
 import { startSubscribers, type Subscribers } from './lib/subscriber-process.js';
 
 const USAGE = `usage: npm run bench -- events [options]   (or: npx tsx bench/events.ts [options])
@@ -19,14 +21,29 @@ const USAGE = `usage: npm run bench -- events [options]   (or: npx tsx bench/eve
   --warmup S          unmeasured phase with one subscriber before the others (default 2)
   --writers N         HTTP connections creating persons, one request in flight on each (default 32)
   --subscribers LIST  subscriber counts, one phase each (default 0,1,10,100)
+  --server WHICH      both (default): each phase runs against the service, then against the minimal fan-out server
+                      (bench/minimal-fanout-server.ts), the floor of the ratio on this machine; or service, or minimal
   --profile           write a CPU profile of the service to bench/results/profiles/ (npm run bench -- profile-summary <file>)`;
+
+type ServerName = 'service' | 'minimal';
+const SERVERS: Record<string, ServerName[]> = { both: ['service', 'minimal'], service: ['service'], minimal: ['minimal'] };
 
 interface Settings {
   seconds: number;
   warmup: number;
   writers: number;
   phases: number[];
+  servers: ServerName[];
   profile: boolean;
+}
+
+/** A server under test: where to write and subscribe, and the headers that let the writers in. */
+interface Target {
+  name: ServerName;
+  url: string;
+  pid: number;
+  auth: Record<string, string>;
+  stop(): Promise<void>;
 }
 
 const now = () => performance.timeOrigin + performance.now();
@@ -34,6 +51,7 @@ const now = () => performance.timeOrigin + performance.now();
 const msOrDash = (v: number | null) => ms(v === null ? undefined : v * 1000);
 
 interface Row {
+  server: ServerName;
   subscribers: number;
   persons_per_s: number;
   delivered_events_per_s: number;
@@ -52,9 +70,27 @@ interface Row {
   created: number;
   failed: number;
   latency_samples: number;
+  /** persons_per_s over the same server's nearest phase with no subscribers (the one before, else the one after) */
+  vs_none: number | null;
+  /**
+   * the same phase's server CPU per person with none over this one's: what vs_none would be if the server's own CPU
+   * bounded the rate; steadier than vs_none on a shared machine, blind to what the subscribers' reading takes from the writers
+   */
+  cpu_vs_none: number | null;
 }
 
-async function phase(service: ServiceProcess, subscribers: Subscribers, tag: number, count: number, seconds: number, writers: number): Promise<Row> {
+/** One phase with subscribers, both servers: the service's ratio to none over the floor's. */
+interface Comparison {
+  phase: number;
+  subscribers: number;
+  service_vs_none: number | null;
+  minimal_vs_none: number | null;
+  service_vs_floor: number | null;
+  service_cpu_vs_none: number | null;
+  minimal_cpu_vs_none: number | null;
+}
+
+async function phase(service: Target, subscribers: Subscribers, tag: number, count: number, seconds: number, writers: number): Promise<Row> {
   const { hostname, port } = new URL(service.url);
   if (count > 0) await subscribers.open({ host: hostname, port: Number(port), path: '/events?types=PersonCreated_v1', headers: service.auth, count });
   const headers = { ...service.auth, 'Content-Type': 'application/json' };
@@ -77,6 +113,7 @@ async function phase(service: ServiceProcess, subscribers: Subscribers, tag: num
   if (counts?.errors.length) console.error(`  ${counts.errors.length} subscriber(s) failed: ${counts.errors[0]}`);
   const l = latency.summary();
   return {
+    server: service.name,
     subscribers: count,
     persons_per_s: Math.round(created / (writes.elapsedMs / 1000)),
     delivered_events_per_s: Math.round(delivered / deliverSeconds),
@@ -92,6 +129,8 @@ async function phase(service: ServiceProcess, subscribers: Subscribers, tag: num
     created,
     failed: writes.requests - created,
     latency_samples: l.count,
+    vs_none: null,
+    cpu_vs_none: null,
   };
 }
 
@@ -104,18 +143,47 @@ function settings(argv: string[]): Settings | undefined {
       warmup: { type: 'string', default: '2' },
       writers: { type: 'string', default: '32' },
       subscribers: { type: 'string', default: '0,1,10,100' },
+      server: { type: 'string', default: 'both' },
       profile: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) return undefined;
+  const servers = SERVERS[values.server];
+  if (!servers) throw new Error(`--server must be both, service or minimal, got "${values.server}"\n${USAGE}`);
   return {
     seconds: numberFlag('duration', values.duration ?? positionals[0] ?? '2', 0.1, USAGE),
     warmup: numberFlag('warmup', values.warmup, 0, USAGE),
     writers: Math.floor(numberFlag('writers', values.writers, 1, USAGE)),
     phases: values.subscribers.split(',').map((n) => Math.floor(numberFlag('subscribers', n, 0, USAGE))),
+    servers,
     profile: values.profile,
   };
+}
+
+/** Each row with subscribers over the same server's nearest row without (rows[i] is phase i of that server). */
+function ratios(rows: Row[]): void {
+  for (const [i, r] of rows.entries()) {
+    if (r.subscribers === 0) continue;
+    let base: Row | undefined;
+    for (let j = i - 1; j >= 0 && !base; j--) if ((rows[j] as Row).subscribers === 0) base = rows[j];
+    for (let j = i + 1; j < rows.length && !base; j++) if ((rows[j] as Row).subscribers === 0) base = rows[j];
+    r.vs_none = base && base.persons_per_s > 0 ? r.persons_per_s / base.persons_per_s : null;
+    const cpu = r.server_cpu_us_per_person;
+    r.cpu_vs_none = base?.server_cpu_us_per_person && cpu ? base.server_cpu_us_per_person / cpu : null;
+  }
+}
+
+const percent = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(1)}%`);
+
+async function start(name: ServerName, profileDir: string | undefined): Promise<Target> {
+  if (name === 'service') {
+    const service = await startService({}, profileDir === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+    return { name, url: service.url, pid: service.pid, auth: service.auth, stop: () => service.stop() };
+  }
+  // The floor reads no credentials; it is sent the service's all the same, so the requests are the same bytes.
+  const server = await startServer('bench/minimal-fanout-server.ts');
+  return { name, url: server.url, pid: server.pid, auth: { ...SERVICE_AUTH }, stop: () => server.stop() };
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -124,24 +192,43 @@ export async function main(argv: string[]): Promise<void> {
   const env = environment();
   const profileDir = s.profile ? join(fileURLToPath(new URL('..', import.meta.url)), 'bench/results/profiles') : undefined;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
-  const service = await startService({}, profileDir === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+  const targets: Target[] = [];
   const subscribers = startSubscribers();
-  const rows: Row[] = [];
+  const rows = new Map<ServerName, Row[]>(s.servers.map((name) => [name, []]));
   try {
+    for (const name of s.servers) targets.push(await start(name, name === 'service' ? profileDir : undefined));
     // The first seconds of a fresh process (JIT, compile caches, LMDB growth) are not measured.
-    if (s.warmup > 0) await phase(service, subscribers, 0, 1, s.warmup, s.writers);
+    if (s.warmup > 0) for (const target of targets) await phase(target, subscribers, 0, 1, s.warmup, s.writers);
+    // The servers take turns phase by phase, so a change in the machine's load falls on both alike.
     for (const [i, n] of s.phases.entries()) {
-      rows.push(await phase(service, subscribers, i + 1, n, s.seconds, s.writers));
-      console.error(`  ${n} subscriber(s): done`);
+      for (const target of targets) {
+        rows.get(target.name)?.push(await phase(target, subscribers, i + 1, n, s.seconds, s.writers));
+        console.error(`  ${target.name}, ${n} subscriber(s): done`);
+      }
     }
   } finally {
     await subscribers.stop();
-    await service.stop();
+    for (const target of targets) await target.stop();
   }
+  for (const r of rows.values()) ratios(r);
+  const service = rows.get('service');
+  const minimal = rows.get('minimal');
+  const comparisons: Comparison[] = [];
+  if (service && minimal) {
+    for (const [i, r] of service.entries()) {
+      const floor = minimal[i] as Row;
+      if (r.subscribers === 0) continue;
+      const vsFloor = r.vs_none !== null && floor.vs_none !== null && floor.vs_none > 0 ? r.vs_none / floor.vs_none : null;
+      comparisons.push({ phase: i + 1, subscribers: r.subscribers, service_vs_none: r.vs_none, minimal_vs_none: floor.vs_none, service_vs_floor: vsFloor, service_cpu_vs_none: r.cpu_vs_none, minimal_cpu_vs_none: floor.cpu_vs_none });
+    }
+  }
+  const allRows = s.phases.flatMap((_, i) => s.servers.map((name) => rows.get(name)?.[i] as Row));
 
   const columns: Column<Row>[] = [
+    { title: 'server', value: (r) => r.server },
     { title: 'subscribers', value: (r) => r.subscribers },
     { title: 'persons_per_s', value: (r) => r.persons_per_s },
+    { title: 'vs_none', value: (r) => percent(r.vs_none), align: 'right' },
     { title: 'delivered_events_per_s', value: (r) => r.delivered_events_per_s },
     { title: 'per_subscriber_events_per_s', value: (r) => r.per_subscriber_events_per_s },
     { title: 'p50_ms', value: (r) => msOrDash(r.p50_ms), align: 'right' },
@@ -154,10 +241,24 @@ export async function main(argv: string[]): Promise<void> {
   ];
   console.log(`event fan-out: ${s.writers} HTTP writers creating persons for ${s.seconds} s per phase; latency = event timestamp (stamped as its batch is decided, before the durable commit) to receipt`);
   console.log('subscribers: one process of their own for all of them, each a raw WebSocket client that reads every frame in full, counts it and checks its offset, and decodes the text of one frame in N (N subscribers) for the latency sample');
-  console.log(formatTable(columns, rows));
+  if (minimal) console.log(`servers: service = src/main.ts; minimal = bench/minimal-fanout-server.ts (one durable LMDB put of the same size, one publish of a frame of the same size, nothing else), the floor on this machine${service ? '; they take turns phase by phase' : ''}`);
+  console.log(formatTable(columns, allRows));
+  if (comparisons.length > 0) {
+    console.log('\nvs_none: persons/s with the subscribers over the same server\'s nearest phase with none; vs_floor: the service\'s vs_none over the minimal server\'s; cpu_vs_none: server CPU µs per person with none over with the subscribers (what vs_none would be if the server\'s CPU alone bounded the rate; steadier on a shared machine)');
+    const comparisonColumns: Column<Comparison>[] = [
+      { title: 'phase', value: (c) => c.phase },
+      { title: 'subscribers', value: (c) => c.subscribers },
+      { title: 'service_vs_none', value: (c) => percent(c.service_vs_none), align: 'right' },
+      { title: 'minimal_vs_none', value: (c) => percent(c.minimal_vs_none), align: 'right' },
+      { title: 'service_vs_floor', value: (c) => percent(c.service_vs_floor), align: 'right' },
+      { title: 'service_cpu_vs_none', value: (c) => percent(c.service_cpu_vs_none), align: 'right' },
+      { title: 'minimal_cpu_vs_none', value: (c) => percent(c.minimal_cpu_vs_none), align: 'right' },
+    ];
+    console.log(formatTable(comparisonColumns, comparisons));
+  }
   console.log(`\n${environmentLine(env)}`);
   if (profileDir) console.log(`CPU profile of the service: ${profileDir} (npm run bench -- profile-summary <file>)`);
-  console.log(`written to ${writeResults('events', env, { settings: s, durability: 'sync', rows })}`);
+  console.log(`written to ${writeResults('events', env, { settings: s, durability: 'sync', rows: allRows, comparisons })}`);
 }
 
 runIfMain(import.meta.url, main);
