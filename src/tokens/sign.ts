@@ -2,9 +2,10 @@
 // precomputed per key. jose stays for key sets and verification, where its generality costs nothing.
 // The signature itself is made by a Signer: here on the calling thread, or by signing threads
 // (signing-threads.ts) while the caller goes on.
-import { randomUUID, sign } from 'node:crypto';
+import { sign } from 'node:crypto';
 import type { TokenAlg } from '../config.js';
 import type { Clock } from '../lib/clock.js';
+import { createRandomUuid } from '../lib/ids.js';
 import type { KeyRing, SigningKey } from './keys.js';
 
 export interface IssuedToken {
@@ -86,7 +87,7 @@ export const inlineSigner: Signer = {
 
 export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
   const { keys, ttl, clock, signer = inlineSigner, typ = 'JWT' } = options;
-  const newJti = options.jti ?? randomUUID;
+  const newJti = options.jti ?? createRandomUuid();
   const issuer = typeof options.issuer === 'string' ? () => options.issuer as string : options.issuer;
   let lastKey: SigningKey | undefined;
   let header = '';
