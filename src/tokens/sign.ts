@@ -23,6 +23,8 @@ export interface IssuedToken {
 export interface PendingToken extends Omit<IssuedToken, 'token'> {
   /** the compact JWS, once signed */
   token: Promise<string>;
+  /** the same JWS, when it was signed on the calling thread: readable at once, without waiting a turn for `token` */
+  signed?: string;
 }
 
 export interface Signer {
@@ -124,7 +126,8 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
         const at = bytes.write(header, 0, 'latin1');
         bytes[at] = 0x2e; // '.'
         const sig = signature(key, bytes.subarray(0, at + 1 + bytes.write(payload, at + 1, 'latin1')));
-        return { token: Promise.resolve(`${input}.${sig}`), jti, iat, exp, kid: key.kid };
+        const signed = `${input}.${sig}`;
+        return { token: Promise.resolve(signed), signed, jti, iat, exp, kid: key.kid };
       }
       const signed = signer.sign(key, input);
       const ready = lifetime > key.maxTtl ? Promise.all([keys.retain(key, lifetime), signed]).then(([, sig]) => sig) : signed;
