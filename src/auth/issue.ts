@@ -213,10 +213,14 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
     try {
       // The signature is made while the record commits; the token leaves only with both. Two awaits rather
       // than Promise.all, which builds an array, two resolve functions and a promise per token; the record's
-      // rejection is marked handled meanwhile and still thrown by its own await.
+      // rejection is marked handled meanwhile and still thrown by its own await. A token signed on this
+      // thread is there already: only the record is waited for.
       const recorded = org.execute({ kind: 'RecordToken', token: record });
-      recorded.then(undefined, ignore);
-      token = await issued.token;
+      if (issued.signed !== undefined) token = issued.signed;
+      else {
+        recorded.then(undefined, ignore);
+        token = await issued.token;
+      }
       outcome = await recorded;
     } finally {
       if (pending.get(key) === issued.jti) pending.delete(key);
@@ -224,7 +228,7 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
     await waiter.wait(org.id, outcome.offset, r.consistency);
     // The signed token was not recorded and never leaves: the person awaits approval.
     if (outcome.reply === AWAITING_APPROVAL) throw new AwaitingApproval(record.person_id);
-    return { ...issued, token, offset: outcome.offset };
+    return { token, jti: issued.jti, iat: issued.iat, exp: issued.exp, kid: issued.kid, offset: outcome.offset };
   }
 
   // Not async: on the hot path of mint-token, the only promise hops are signAndRecord's own. A refusal

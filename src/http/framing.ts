@@ -23,10 +23,10 @@ const LIST_HEADERS = new Set(['transfer-encoding', 'x-forwarded-for']);
  * whatever follows as the next request. With Transfer-Encoding it is refused the same way (6.1: a server
  * MAY reject it, and must close after answering).
  */
-export function copyFields(forEach: (cb: (key: string, value: string) => void) => void, wanted: ReadonlySet<string>, out: Record<string, string>): void {
+export function copyFields<S>(source: S, forEach: (source: S, cb: (key: string, value: string) => void) => void, wanted: ReadonlySet<string>, out: Record<string, string>): void {
   let lengths: string[] | undefined;
   let repeated: string | undefined;
-  forEach((key, value) => {
+  forEach(source, (key, value) => {
     if (key === 'content-length') (lengths ??= []).push(value);
     if (!wanted.has(key)) return;
     const prior = out[key];

@@ -60,6 +60,14 @@ class Exchange implements Copied {
   orgId: string | undefined;
   /** the request as built, once it is: what it wrote is answered as a consistency token */
   request: Request | undefined;
+  /** what finish settled to answer, written under cork by Front.write */
+  status = 0;
+  body: string | Uint8Array | undefined;
+  contentType = '';
+  answerHeaders: Record<string, string> | undefined;
+  consistencyToken: string | undefined;
+  /** a framing refusal: the connection closes after the answer */
+  close = false;
   constructor(
     readonly res: HttpResponse,
     readonly method: string,
@@ -106,6 +114,9 @@ export class Front {
   private readonly latency: Histogram;
   private readonly clientIp: ClientIp;
   private listenSocket: us_listen_socket | undefined;
+  /** the exchange whose answer res.cork is writing; one callback for every answer instead of a closure each */
+  private corked: Exchange | undefined;
+  private readonly writeCorked = (): void => this.write(this.corked as Exchange);
 
   constructor(registry: Registry, metrics: Metrics, options: FrontOptions) {
     this.app = uws.App();
@@ -185,9 +196,10 @@ export class Front {
   }
 
   private serve(res: HttpResponse, req: HttpRequest, method: string, compiled: Compiled): void {
-    let headers: Record<string, string> = {};
+    let headers: Record<string, string> | undefined;
     let refused: unknown;
     if (!compiled.strict) {
+      headers = {};
       for (const name of compiled.headers) {
         const v = req.getHeader(name);
         if (v !== '') headers[name] = v;
@@ -196,10 +208,10 @@ export class Front {
     // A body, or a write: one pass over every field (uWS's getHeader sees only the first of repeated ones).
     // A read without a body keeps the cheaper lookups by name.
     // X-Forwarded-For too: a proxy such as HAProxy adds its own field after the client's, and getHeader sees the first.
-    if (compiled.strict || headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined || headers['x-forwarded-for'] !== undefined) {
+    if (headers === undefined || headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined || headers['x-forwarded-for'] !== undefined) {
       headers = {};
       try {
-        copyFields((cb) => eachField(req, cb), compiled.wanted, headers);
+        copyFields(req, eachField, compiled.wanted, headers);
       } catch (error) {
         refused = error;
       }
@@ -219,6 +231,14 @@ export class Front {
     x.watch();
     const limit = Math.min(compiled.route.bodyLimit ?? Infinity, this.options.bodyLimit);
     if (Number(length ?? 0) > limit) return this.finish(x, this.tooLarge(limit));
+    this.readBody(x, res, limit);
+  }
+
+  /**
+   * Reads the body, then runs the request. Apart from serve, so that a request without a body (most of them)
+   * builds neither this closure nor the scope it keeps.
+   */
+  private readBody(x: Exchange, res: HttpResponse, limit: number): void {
     const chunks: Buffer[] = [];
     let size = 0;
     let rejected = false;
@@ -342,24 +362,38 @@ export class Front {
     this.count(x, status);
     if (x.done) return;
     x.done = true;
-    const origin = x.headers['origin'];
-    const compiled = x.compiled;
+    x.status = status;
+    x.body = body;
+    x.contentType = contentType;
+    x.answerHeaders = headers;
+    x.consistencyToken = consistencyToken;
+    x.close = outcome instanceof FramingError;
+    this.corked = x;
+    try {
+      x.res.cork(this.writeCorked);
+    } finally {
+      this.corked = undefined;
+    }
+  }
+
+  /** Writes the answer of the exchange being corked (cork calls it at once, so one slot serves every request). */
+  private write(x: Exchange): void {
+    const { status, body, contentType, answerHeaders: headers, consistencyToken, close } = x;
     const res = x.res;
-    res.cork(() => {
-      res.writeStatus(statusLine(status));
-      if (body !== undefined) res.writeHeader('Content-Type', contentType);
-      if (headers) for (const k in headers) res.writeHeader(k, headers[k] as string);
-      if (consistencyToken !== undefined) res.writeHeader(CONSISTENCY_TOKEN_NAME, consistencyToken);
-      if (origin && compiled?.cors && this.cors.allows(origin, x.orgId)) {
-        res.writeHeader('Access-Control-Allow-Origin', origin);
-        res.writeHeader('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
-        res.writeHeader('Vary', 'Origin');
-      }
-      if (body === undefined) res.endWithoutBody();
-      // After a framing refusal the rest of the connection's bytes cannot be told apart: close it
-      // (uWS writes the Connection: close header).
-      else res.end(body, outcome instanceof FramingError);
-    });
+    const origin = x.headers['origin'];
+    res.writeStatus(statusLine(status));
+    if (body !== undefined) res.writeHeader('Content-Type', contentType);
+    if (headers) for (const k in headers) res.writeHeader(k, headers[k] as string);
+    if (consistencyToken !== undefined) res.writeHeader(CONSISTENCY_TOKEN_NAME, consistencyToken);
+    if (origin && x.compiled?.cors && this.cors.allows(origin, x.orgId)) {
+      res.writeHeader('Access-Control-Allow-Origin', origin);
+      res.writeHeader('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
+      res.writeHeader('Vary', 'Origin');
+    }
+    if (body === undefined) res.endWithoutBody();
+    // After a framing refusal the rest of the connection's bytes cannot be told apart: close it
+    // (uWS writes the Connection: close header).
+    else res.end(body, close);
   }
 }
 

@@ -184,11 +184,15 @@ export class Registry {
     }
   }
 
+  /** A decision's sources of fresh ids, made once: a closure made per batch also costs a name set on it under tsx. */
+  private readonly uuid = (): string => this.deps.ids.uuid();
+  private readonly secret = (): string => this.deps.ids.secret();
+
   private context(): DecideContext {
     return {
       nowMs: this.deps.clock.nowMs(),
-      uuid: () => this.deps.ids.uuid(),
-      secret: () => this.deps.ids.secret(),
+      uuid: this.uuid,
+      secret: this.secret,
       hashKey,
       regions: this.deps.regions,
       isEventMessageName,

@@ -2,9 +2,10 @@
 // precomputed per key. jose stays for key sets and verification, where its generality costs nothing.
 // The signature itself is made by a Signer: here on the calling thread, or by signing threads
 // (signing-threads.ts) while the caller goes on.
-import { randomUUID, sign } from 'node:crypto';
+import { sign } from 'node:crypto';
 import type { TokenAlg } from '../config.js';
 import type { Clock } from '../lib/clock.js';
+import { createRandomUuid } from '../lib/ids.js';
 import type { KeyRing, SigningKey } from './keys.js';
 
 export interface IssuedToken {
@@ -22,6 +23,8 @@ export interface IssuedToken {
 export interface PendingToken extends Omit<IssuedToken, 'token'> {
   /** the compact JWS, once signed */
   token: Promise<string>;
+  /** the same JWS, when it was signed on the calling thread: readable at once, without waiting a turn for `token` */
+  signed?: string;
 }
 
 export interface Signer {
@@ -86,7 +89,7 @@ export const inlineSigner: Signer = {
 
 export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
   const { keys, ttl, clock, signer = inlineSigner, typ = 'JWT' } = options;
-  const newJti = options.jti ?? randomUUID;
+  const newJti = options.jti ?? createRandomUuid();
   const issuer = typeof options.issuer === 'string' ? () => options.issuer as string : options.issuer;
   let lastKey: SigningKey | undefined;
   let header = '';
@@ -123,7 +126,8 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
         const at = bytes.write(header, 0, 'latin1');
         bytes[at] = 0x2e; // '.'
         const sig = signature(key, bytes.subarray(0, at + 1 + bytes.write(payload, at + 1, 'latin1')));
-        return { token: Promise.resolve(`${input}.${sig}`), jti, iat, exp, kid: key.kid };
+        const signed = `${input}.${sig}`;
+        return { token: Promise.resolve(signed), signed, jti, iat, exp, kid: key.kid };
       }
       const signed = signer.sign(key, input);
       const ready = lifetime > key.maxTtl ? Promise.all([keys.retain(key, lifetime), signed]).then(([, sig]) => sig) : signed;
