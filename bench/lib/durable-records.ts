@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GATHER_MAX_MS, GATHER_MIN } from '../../src/org/actor.js';
+import { createGatheringQueue } from '../../src/org/gather.js';
 import { createWal } from '../../src/wal/log.js';
 import { openStore } from '../../src/wal/store.js';
 
@@ -15,7 +15,7 @@ import { openStore } from '../../src/wal/store.js';
 export const MINT_RECORD_BYTES = 153 + 521;
 
 /**
- * How the records are grouped into commits. `gather`: as the service's organization actor does (src/org/actor.ts):
+ * How the records are grouped into commits. `gather`: as the service's organization actor does (its queue, src/org/gather.ts):
  * one commit in flight; what arrives meanwhile is the next batch, let grow while each event-loop turn adds to it,
  * up to GATHER_MIN records or GATHER_MAX_MS; the first record after a quiet spell commits at the end of its turn.
  * `turn`: each record is appended on its own, and lmdb-js alone groups them (the puts of one turn, and those
@@ -36,7 +36,6 @@ export interface DurableRecords {
 }
 
 const ORG = 'minimal';
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export function createDurableRecords(grouping: Grouping, recordBytes = MINT_RECORD_BYTES): DurableRecords {
   const dir = mkdtempSync(join(tmpdir(), 'minimal-durable-'));
@@ -55,49 +54,20 @@ export function createDurableRecords(grouping: Grouping, recordBytes = MINT_RECO
     return wal.append(writes);
   }
 
-  let queue: Array<{ resolve(): void; reject(error: unknown): void }> = [];
-  let draining = false;
-
-  async function gather(): Promise<void> {
-    const deadline = performance.now() + GATHER_MAX_MS;
-    let seen = queue.length;
-    while (seen < GATHER_MIN && performance.now() < deadline) {
-      await nextTurn();
-      if (queue.length === seen) return;
-      seen = queue.length;
-    }
-  }
-
-  async function drain(): Promise<void> {
+  // The actor's own mailbox, committing each batch as one append.
+  const queue = createGatheringQueue<{ resolve(): void; reject(error: unknown): void }>(async (batch) => {
     try {
-      let first = true;
-      while (queue.length > 0) {
-        if (!first) await gather();
-        first = false;
-        const batch = queue;
-        queue = [];
-        try {
-          await append(batch.length);
-          for (const p of batch) p.resolve();
-        } catch (error) {
-          for (const p of batch) p.reject(error);
-        }
-      }
-    } finally {
-      draining = false;
+      await append(batch.length);
+      for (const p of batch) p.resolve();
+    } catch (error) {
+      for (const p of batch) p.reject(error);
     }
-  }
+  });
 
   return {
     record() {
       if (grouping === 'turn') return append(1);
-      return new Promise<void>((resolve, reject) => {
-        queue.push({ resolve, reject });
-        if (!draining) {
-          draining = true;
-          setImmediate(() => void drain());
-        }
-      });
+      return new Promise<void>((resolve, reject) => queue.push({ resolve, reject }));
     },
     get appends() {
       return appends;

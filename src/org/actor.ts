@@ -18,6 +18,7 @@ import type { EventStamper } from '../events/stamp.js';
 import type { EncodedWrite, SnapshotItem, Wal } from '../wal/log.js';
 import type { CommitRecord, CommittedEntry } from './commit-bus.js';
 import { createLifecycle } from './lifecycle.js';
+import { createGatheringQueue, type GatheringQueue } from './gather.js';
 
 export interface Outcome<R = unknown> {
   reply: R;
@@ -44,15 +45,8 @@ export interface ActorDeps {
   warn(message: string): void;
 }
 
-/** A batch this large commits at once; below it, gather waits for more while they keep arriving. */
-export const GATHER_MIN = 64;
-/** gather never holds a batch back longer than this (ms): well under a durable commit's p99 on a busy disk */
-export const GATHER_MAX_MS = 2;
-
 /** Up to this many persons a snapshot is packed in one turn (a few milliseconds), like one slice of a larger one. */
 const PACK_AT_ONCE = 5_000;
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface Pending {
   command: Command;
@@ -68,8 +62,7 @@ export class OrgActor {
   durableOffset: number;
   private readonly deps: ActorDeps;
   private readonly lifecycle = createLifecycle();
-  private queue: Pending[] = [];
-  private draining = false;
+  private readonly queue: GatheringQueue<Pending>;
   private snapshotOffset: number;
   /** a sliced snapshot is still being packed */
   private packing = false;
@@ -82,6 +75,7 @@ export class OrgActor {
     this.durableOffset = state.offset;
     this.deps = deps;
     this.snapshotOffset = snapshotOffset;
+    this.queue = createGatheringQueue((batch) => this.commit(batch), deps.gatherMaxMs);
     this.lifecycle.send({ type: 'loaded' });
   }
 
@@ -98,12 +92,6 @@ export class OrgActor {
     }
     return new Promise<Outcome<R>>((resolve, reject) => {
       this.queue.push({ command, resolve: resolve as (o: Outcome) => void, reject });
-      if (!this.draining) {
-        // Start the batch at the end of this I/O turn, not now: every request that the same poll
-        // delivered joins it, instead of the first one paying a commit of its own while the rest queue.
-        this.draining = true;
-        setImmediate(() => void this.drain());
-      }
     });
   }
 
@@ -113,7 +101,7 @@ export class OrgActor {
    */
   async quiesce(): Promise<void> {
     this.lifecycle.send({ type: 'stop' });
-    while (this.draining) await new Promise((r) => setImmediate(r));
+    while (this.queue.draining) await new Promise((r) => setImmediate(r));
     this.lifecycle.send({ type: 'drained' });
   }
 
@@ -125,40 +113,6 @@ export class OrgActor {
     if (this.state.offset <= this.snapshotOffset) return undefined;
     this.snapshotOffset = this.state.offset;
     return this.snapshotItem();
-  }
-
-  /** Runs with draining already set by execute(). */
-  private async drain(): Promise<void> {
-    try {
-      let first = true;
-      while (this.queue.length > 0) {
-        // The first batch after a quiet spell commits at once: nothing else is coming to join it.
-        if (!first) await this.gather();
-        first = false;
-        const batch = this.queue;
-        this.queue = [];
-        await this.commit(batch);
-      }
-    } finally {
-      this.draining = false;
-    }
-  }
-
-  /**
-   * Commands arrived while the last commit was in flight: under load more are on their way (answers of that
-   * commit bring their clients' next requests). Let the batch grow while each event-loop turn adds to it, up
-   * to GATHER_MIN commands or GATHER_MAX_MS. A turn that adds nothing ends it: then the load is light, and
-   * waiting would only add latency. Saturated, a commit per 64 requests rather than per few halves the CPU
-   * the flushes take (bench/mint-costs.ts shows requests per commit).
-   */
-  private async gather(): Promise<void> {
-    const deadline = performance.now() + (this.deps.gatherMaxMs ?? GATHER_MAX_MS);
-    let seen = this.queue.length;
-    while (seen < GATHER_MIN && performance.now() < deadline) {
-      await nextTurn();
-      if (this.queue.length === seen) return;
-      seen = this.queue.length;
-    }
   }
 
   private async commit(batch: Pending[]): Promise<void> {
