@@ -318,9 +318,9 @@ function toDouble(value: unknown): number {
 
 type FieldWriter = (value: unknown) => void;
 
-function tagWriter(number: number, wireType: number): () => void {
-  const tag = ((number << 3) | wireType) >>> 0;
-  return () => varint32(tag);
+/** A field's key, computed once: each writer writes it with varint32 rather than through a closure of its own. */
+function tagOf(number: number, wireType: number): number {
+  return ((number << 3) | wireType) >>> 0;
 }
 
 /**
@@ -334,74 +334,74 @@ function scalarWriter(def: FieldDef, implicit: boolean): FieldWriter {
     const byName = new Map(enumeration.values.map((v) => [v.name, v.number]));
     // protobufjs compares with the enum's first value, its type default.
     const typeDefault = enumeration.values[0]?.number ?? 0;
-    const tag = tagWriter(def.number, VARINT);
+    const tag = tagOf(def.number, VARINT);
     return (value) => {
       const n = typeof value === 'string' ? byName.get(value) : Number.isInteger(value) ? toInt32(value) : undefined;
       if (n === undefined) decline();
       if (implicit && n === typeDefault) return;
-      tag();
+      varint32(tag);
       int32Value(n);
     };
   }
   const type = def.type as ScalarType;
   switch (type) {
     case 'string': {
-      const tag = tagWriter(def.number, LENGTH);
+      const tag = tagOf(def.number, LENGTH);
       return (value) => {
         if (typeof value !== 'string') decline();
         if (implicit && value === '') return;
-        tag();
+        varint32(tag);
         string(value);
       };
     }
     case 'bool': {
-      const tag = tagWriter(def.number, VARINT);
+      const tag = tagOf(def.number, VARINT);
       return (value) => {
         if (typeof value !== 'boolean') decline();
         if (implicit && value === false) return;
-        tag();
+        varint32(tag);
         ensure(1);
         out.buf[out.pos++] = value ? 1 : 0;
       };
     }
     case 'int32': {
-      const tag = tagWriter(def.number, VARINT);
+      const tag = tagOf(def.number, VARINT);
       return (value) => {
         const n = toInt32(value);
         if (implicit && n === 0) return;
-        tag();
+        varint32(tag);
         int32Value(n);
       };
     }
     case 'int64':
     case 'uint64': {
-      const tag = tagWriter(def.number, VARINT);
+      const tag = tagOf(def.number, VARINT);
       const unsigned = type === 'uint64';
       return (value) => {
         const n = toInt64(value, unsigned);
         // A bigint here is beyond 2^53, never zero.
         if (implicit && n === 0) return;
-        tag();
+        varint32(tag);
         if (typeof n === 'number') varintNumber(n);
         else varintBig(n);
       };
     }
     case 'double': {
-      const tag = tagWriter(def.number, FIXED64);
+      const tag = tagOf(def.number, FIXED64);
       return (value) => {
         const n = toDouble(value);
         if (implicit && Object.is(n, 0)) return;
-        tag();
+        varint32(tag);
         double(n);
       };
     }
     case 'bytes': {
-      const tag = tagWriter(def.number, LENGTH);
+      const tag = tagOf(def.number, LENGTH);
       return (value) => {
         if (typeof value !== 'string' || !BASE64_TEXT.test(value)) decline();
         const data = Buffer.from(value, 'base64');
         if (implicit && data.length === 0) return;
-        tag();
+        varint32(tag);
         bytes(data);
       };
     }
@@ -476,7 +476,7 @@ function valueBody(value: unknown, depth: number): void {
 }
 
 function messageWriter(def: FieldDef): FieldWriter {
-  const tag = tagWriter(def.number, LENGTH);
+  const tag = tagOf(def.number, LENGTH);
   let body: (value: unknown) => void;
   if (def.type === TIMESTAMP) body = timestampBody;
   else if (def.type === VALUE) body = (value) => valueBody(value, 0);
@@ -487,7 +487,7 @@ function messageWriter(def: FieldDef): FieldWriter {
     body = (value) => (encode ??= messageBody(type))(value);
   }
   return (value) => {
-    tag();
+    varint32(tag);
     const start = beginDelimited();
     body(value);
     endDelimited(start);
