@@ -60,9 +60,9 @@ export function createEventCodec(options: EventCodecOptions = {}): EventCodec {
   }
 
   function encodeEvent(messageName: string, json: EventJson): Uint8Array {
-    const type = typeOf(messageName);
-    // What the fast path declines (a misfit among them) goes the slow way, which throws the EventShapeError naming it.
-    return fast?.(messageName, json) ?? type.encode(jsonToWire(messageName, json)).finish();
+    // The fast path knows only event messages, so what it encodes needs no lookup of the type. What it declines (a misfit
+    // among them) goes the slow way, which throws the EventShapeError naming it, or the RangeError of an unknown name.
+    return fast?.(messageName, json) ?? typeOf(messageName).encode(jsonToWire(messageName, json)).finish();
   }
 
   function decodeEvent(messageName: string, bytes: Uint8Array): EventJson {

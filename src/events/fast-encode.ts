@@ -36,13 +36,41 @@ const LENGTH = 2;
 // move the encoding to a new slab.
 interface Out {
   buf: Buffer;
+  /** `buf` as a DataView */
+  view: DataView;
   base: number;
   pos: number;
 }
 const SLAB = 8192;
 // An encoding starts on a fresh slab when less than this is left of the current one.
 const SLAB_RESERVE = 1024;
-const out: Out = { buf: Buffer.allocUnsafe(SLAB), base: 0, pos: 0 };
+const viewOf = (buf: Buffer): DataView => new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+const firstSlab = Buffer.allocUnsafe(SLAB);
+const out: Out = { buf: firstSlab, view: viewOf(firstSlab), base: 0, pos: 0 };
+
+function useSlab(buf: Buffer): void {
+  out.buf = buf;
+  out.view = viewOf(buf);
+}
+
+// Strings of 1 to 127 UTF-16 units are written all at once at the end of an encoding: a native write costs some 60 ns a
+// call, as much as JS takes to write a 36-character ID, and a TokenMinted_v1 carries eleven strings. Each is laid out as
+// ASCII (a one-byte length, one byte a unit) and queued; writeQueued writes the queue's text into `scratch` in one call
+// and copies each string into its place. The text is ASCII exactly when its UTF-8 is as long as it; otherwise the layout
+// was wrong and the encoding is redone with `on` false, writing each string by itself (about twice the cost, for the
+// rare event with a non-ASCII string).
+interface Queue {
+  on: boolean;
+  text: string;
+  /** where each queued string starts, relative to the encoding's start, in increasing order */
+  readonly at: number[];
+  count: number;
+}
+const queue: Queue = { on: true, text: '', at: [], count: 0 };
+// Where the queue's text is written before each string is copied into its place: kept from encoding to encoding, as
+// it holds nothing once they are copied.
+let scratch = Buffer.allocUnsafe(4096);
+let scratchView = viewOf(scratch);
 const float64 = new Float64Array(1);
 const float64Bytes = new Uint8Array(float64.buffer);
 
@@ -51,7 +79,7 @@ function ensure(n: number): void {
   const used = out.pos - out.base;
   const slab = Buffer.allocUnsafe(Math.max(SLAB, (used + n) * 2));
   out.buf.copy(slab, 0, out.base, out.pos);
-  out.buf = slab;
+  useSlab(slab);
   out.base = 0;
   out.pos = used;
 }
@@ -163,6 +191,14 @@ function string(text: string): void {
     out.buf[out.pos++] = 0;
     return;
   }
+  if (n < 128 && queue.on) {
+    ensure(n + 1);
+    out.buf[out.pos++] = n;
+    queue.at[queue.count++] = out.pos - out.base;
+    queue.text += text;
+    out.pos += n;
+    return;
+  }
   if (n < 128) {
     ensure(n * 3 + 5);
     const start = out.pos;
@@ -215,6 +251,36 @@ function endDelimited(place: number): void {
   }
   buf[pos] = v;
   out.pos += size - 1;
+  // The queued strings in the moved body move with it.
+  for (let i = queue.count - 1; i >= 0 && (queue.at[i] as number) > place; i--) (queue.at as number[])[i] = (queue.at[i] as number) + size - 1;
+}
+
+/** Writes the queued strings into their places; false, writing nothing in them, when their text is not all ASCII. */
+function writeQueued(): boolean {
+  const text = queue.text;
+  const n = text.length;
+  if (n === 0) return true;
+  // Room for the longest UTF-8 the text can have, so a non-ASCII text is written whole and shows as longer.
+  if (3 * n > scratch.length) {
+    scratch = Buffer.allocUnsafe(3 * n);
+    scratchView = viewOf(scratch);
+  }
+  if ((scratch as Utf8Writer).utf8Write(text, 0) !== n) return false;
+  const buf = out.buf;
+  const view = out.view;
+  let from = 0;
+  for (let i = 0; i < queue.count; i++) {
+    const at = out.base + (queue.at[i] as number);
+    // The length byte before the string, written when it was queued.
+    const len = buf[at - 1] as number;
+    // Four bytes a step through DataViews, which the compiler inlines: copyWithin is a call into the runtime that
+    // costs more than this loop for an ID.
+    let j = 0;
+    for (; j + 4 <= len; j += 4) view.setUint32(at + j, scratchView.getUint32(from + j));
+    for (; j < len; j++) buf[at + j] = scratch[from + j] as number;
+    from += len;
+  }
+  return true;
 }
 
 // --- conversions of the JSON form, as jsonToWire makes them ---
@@ -252,9 +318,9 @@ function toDouble(value: unknown): number {
 
 type FieldWriter = (value: unknown) => void;
 
-function tagWriter(number: number, wireType: number): () => void {
-  const tag = ((number << 3) | wireType) >>> 0;
-  return () => varint32(tag);
+/** A field's key, computed once: each writer writes it with varint32 rather than through a closure of its own. */
+function tagOf(number: number, wireType: number): number {
+  return ((number << 3) | wireType) >>> 0;
 }
 
 /**
@@ -268,74 +334,74 @@ function scalarWriter(def: FieldDef, implicit: boolean): FieldWriter {
     const byName = new Map(enumeration.values.map((v) => [v.name, v.number]));
     // protobufjs compares with the enum's first value, its type default.
     const typeDefault = enumeration.values[0]?.number ?? 0;
-    const tag = tagWriter(def.number, VARINT);
+    const tag = tagOf(def.number, VARINT);
     return (value) => {
       const n = typeof value === 'string' ? byName.get(value) : Number.isInteger(value) ? toInt32(value) : undefined;
       if (n === undefined) decline();
       if (implicit && n === typeDefault) return;
-      tag();
+      varint32(tag);
       int32Value(n);
     };
   }
   const type = def.type as ScalarType;
   switch (type) {
     case 'string': {
-      const tag = tagWriter(def.number, LENGTH);
+      const tag = tagOf(def.number, LENGTH);
       return (value) => {
         if (typeof value !== 'string') decline();
         if (implicit && value === '') return;
-        tag();
+        varint32(tag);
         string(value);
       };
     }
     case 'bool': {
-      const tag = tagWriter(def.number, VARINT);
+      const tag = tagOf(def.number, VARINT);
       return (value) => {
         if (typeof value !== 'boolean') decline();
         if (implicit && value === false) return;
-        tag();
+        varint32(tag);
         ensure(1);
         out.buf[out.pos++] = value ? 1 : 0;
       };
     }
     case 'int32': {
-      const tag = tagWriter(def.number, VARINT);
+      const tag = tagOf(def.number, VARINT);
       return (value) => {
         const n = toInt32(value);
         if (implicit && n === 0) return;
-        tag();
+        varint32(tag);
         int32Value(n);
       };
     }
     case 'int64':
     case 'uint64': {
-      const tag = tagWriter(def.number, VARINT);
+      const tag = tagOf(def.number, VARINT);
       const unsigned = type === 'uint64';
       return (value) => {
         const n = toInt64(value, unsigned);
         // A bigint here is beyond 2^53, never zero.
         if (implicit && n === 0) return;
-        tag();
+        varint32(tag);
         if (typeof n === 'number') varintNumber(n);
         else varintBig(n);
       };
     }
     case 'double': {
-      const tag = tagWriter(def.number, FIXED64);
+      const tag = tagOf(def.number, FIXED64);
       return (value) => {
         const n = toDouble(value);
         if (implicit && Object.is(n, 0)) return;
-        tag();
+        varint32(tag);
         double(n);
       };
     }
     case 'bytes': {
-      const tag = tagWriter(def.number, LENGTH);
+      const tag = tagOf(def.number, LENGTH);
       return (value) => {
         if (typeof value !== 'string' || !BASE64_TEXT.test(value)) decline();
         const data = Buffer.from(value, 'base64');
         if (implicit && data.length === 0) return;
-        tag();
+        varint32(tag);
         bytes(data);
       };
     }
@@ -410,7 +476,7 @@ function valueBody(value: unknown, depth: number): void {
 }
 
 function messageWriter(def: FieldDef): FieldWriter {
-  const tag = tagWriter(def.number, LENGTH);
+  const tag = tagOf(def.number, LENGTH);
   let body: (value: unknown) => void;
   if (def.type === TIMESTAMP) body = timestampBody;
   else if (def.type === VALUE) body = (value) => valueBody(value, 0);
@@ -421,7 +487,7 @@ function messageWriter(def: FieldDef): FieldWriter {
     body = (value) => (encode ??= messageBody(type))(value);
   }
   return (value) => {
-    tag();
+    varint32(tag);
     const start = beginDelimited();
     body(value);
     endDelimited(start);
@@ -488,17 +554,32 @@ export function createFastEncoder(messageNames: readonly string[] = MESSAGES.map
     const body = encoders.get(messageName);
     if (body === undefined) return undefined;
     if (out.buf.length - out.pos < SLAB_RESERVE) {
-      out.buf = Buffer.allocUnsafe(SLAB);
+      useSlab(Buffer.allocUnsafe(SLAB));
       out.pos = 0;
     }
     out.base = out.pos;
+    queue.text = '';
+    queue.count = 0;
     try {
       body(json);
+      if (!writeQueued()) {
+        out.pos = out.base;
+        queue.count = 0;
+        queue.on = false;
+        try {
+          body(json);
+        } finally {
+          queue.on = true;
+        }
+      }
     } catch (error) {
       // What a declined encoding wrote is written over by the next.
       out.pos = out.base;
       if (error === DECLINE) return undefined;
       throw error;
+    } finally {
+      // Not kept alive until the next encoding.
+      queue.text = '';
     }
     // The slab is never written before `pos` again: the view stays the caller's.
     return out.buf.subarray(out.base, out.pos);

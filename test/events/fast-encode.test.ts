@@ -227,6 +227,55 @@ describe('fast event encoder', () => {
     for (const { name, json, bytes } of kept) assert.ok(Buffer.from((slow(name, json) as { bytes: Uint8Array }).bytes).equals(bytes), name);
   });
 
+  it('writes strings of every length and alphabet in the fields of the hot events, ASCII or not, first or last', () => {
+    // Lengths either side of where the encoder changes how it writes a string (17, 40, 128 units), ASCII up to its last
+    // character and just past it, and non-ASCII of every UTF-8 length, lone surrogates included.
+    const variants = [
+      'a', 'x'.repeat(16), 'x'.repeat(17), 'y'.repeat(39), 'y'.repeat(40), 'z'.repeat(127), 'z'.repeat(128), '\u007f', 'a\u007f'.repeat(20),
+      '\u0080', 'é', 'josé@example.com', 'ü'.repeat(40), '日本', '😀', 'id-😀-'.repeat(10), '\ud800', 'x\ud800'.repeat(25), '\udc00x'.repeat(64),
+    ];
+    const hot = ['TokenMinted_v1', 'PersonCreated_v1', 'AuthenticationSucceeded_v1'];
+    for (const name of hot) {
+      const sample = randomEvent(name, sampleMetadata({ type: name.replace(/_v1$/, '') }), seededRng(4)) as Record<string, Record<string, unknown>>;
+      const metadata = sample['event_metadata'] as Record<string, unknown>;
+      const top = messageDef(name)?.fields.filter((f) => f.kind === 'scalar' && f.type === 'string' && !f.repeated).map((f) => f.name) ?? [];
+      assert.ok(top.length > 0, name);
+      for (const text of variants) {
+        // The first string written (event_id), the last (a top-level field), and a nested one.
+        assertSame(name, { ...sample, event_metadata: { ...metadata, event_id: text } });
+        assertSame(name, { ...sample, [top.at(-1) as string]: text });
+        assertSame(name, { ...sample, event_metadata: { ...metadata, organization_id: text, root_organization_id: text } });
+        for (const field of top) assertSame(name, { ...sample, [field]: text });
+      }
+    }
+    assertSame('PersonCreated_v1', { person_id: 'p', handles: [{ type: 'EmailAddress', value: 'ascii@example.com' }, { type: 'EmailAddress', value: 'jürgen@exämple.com' }] });
+    assertSame('AuthenticationSucceeded_v1', { handle: { type: 'EmailAddress', value: '用户@例子.广告' }, authenticated_methods: ['password', 'otp', ''] });
+  });
+
+  it('keeps queued strings in place when the body around them outgrows a one-, two- or three-byte length', () => {
+    const ids = (n: number, width: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`key-${i}`, `${i}`.padStart(width, '0')]));
+    for (const [n, width] of [[3, 40], [20, 90], [200, 100], [2000, 120]] as const) {
+      const metadata = ids(n, width);
+      assertSame('GateRequestHandled_v1', { plugins: [{ plugin_id: 'before', plugin_metadata: metadata }, { plugin_id: 'after', plugin_metadata: { nested: [metadata, 'tail'] } }] });
+      // One non-ASCII string anywhere sends the whole encoding the other way.
+      assertSame('GateRequestHandled_v1', { plugins: [{ plugin_id: 'before', plugin_metadata: { ...metadata, last: 'ñ' } }] });
+    }
+    const long = 'u'.repeat(100);
+    const metadata = { event_id: long, event_type: long, event_name: long, organization_id: long, root_organization_id: long, timestamp: '2026-11-25T16:00:00.123456789Z' };
+    assertSame('TokenMinted_v1', { event_metadata: metadata, token_id: 't', person_id: long, authentications: [{ timestamp: long, method: long, handle: { type: 'EmailAddress', value: long } }] });
+  });
+
+  it('never writes over bytes it returned when ASCII and non-ASCII encodings alternate', () => {
+    const kept: Array<{ json: Record<string, unknown>; bytes: Buffer }> = [];
+    for (let i = 0; i < 300; i++) {
+      const json = { person_id: i % 3 === 0 ? `pérson-${i}` : `person-${i}`, region: 'r'.repeat(i % 130), handles: [{ type: 'EmailAddress', value: i % 5 === 0 ? '😀'.repeat(i % 50) : `h${i}@example.com` }] };
+      const bytes = fast('PersonCreated_v1', json);
+      assert.ok(bytes !== undefined);
+      kept.push({ json, bytes });
+    }
+    for (const { json, bytes } of kept) assert.ok(Buffer.from((slow('PersonCreated_v1', json) as { bytes: Uint8Array }).bytes).equals(bytes), show(json));
+  });
+
   it('declines misfits of a JSON value: too deep, not finite, not JSON', () => {
     for (const misfit of [deepValue(33), [deepValue(32)], { a: Number.NaN }, [Number.NEGATIVE_INFINITY], { d: new Date(0) }, [undefined], { u: undefined }, new Map()]) {
       assert.equal(assertConsistent('GateRequestHandled_v1', { plugins: [{ plugin_metadata: misfit }] }), 'refused', show(misfit));
