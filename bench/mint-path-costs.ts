@@ -151,6 +151,8 @@ export async function main(argv: string[]): Promise<void> {
     const actor = service.registry.get(ORG);
     if (!actor) throw new Error(`organization ${ORG} not found`);
     const personOf = (i: number) => persons[i & 63] as string;
+    // A person ID as a request brings it: a new string each time, whose hash nothing has cached yet.
+    const fresh = (id: string) => (' ' + id).slice(1);
     const stages: Stage[] = [];
     const add = (stage: string, us: number, aside?: true) => void stages.push({ stage, us, ...(aside && { aside }) });
 
@@ -205,6 +207,9 @@ export async function main(argv: string[]): Promise<void> {
       const person = requirePerson(state, personOf(i));
       void identityClaims({ org: actor.id, person, authenticated_methods: ['api'], first_token: false, prev_token_id: person.last_token_id, template_claims: templates.claims(actor, person, groups), custom_claims: undefined, groups_claim_name: groups, anonymous: undefined });
     }));
+    // Read on every mint (the token's prev_token_id) and kept for the person while the token commits; the
+    // bookkeeping inside signAndRecord (set, get, delete) is not callable alone, so its read stands for it.
+    add("pipeline: the person's previous token (pipeline.previousToken: the pending tokens, then the state)", perCall(n, rounds, (i) => void pipeline.previousToken(actor, fresh(personOf(i)))));
     const person0 = requirePerson(state, personOf(0));
     const claims = identityClaims({ org: actor.id, person: person0, authenticated_methods: ['api'], first_token: false, prev_token_id: person0.last_token_id, template_claims: undefined, custom_claims: undefined, groups_claim_name: groupsClaimName(state.config), anonymous: undefined });
     const inline = createTokenIssuer({ keys: service.tokens.keys, issuer: service.issuer, ttl: 3600, clock: systemClock });
