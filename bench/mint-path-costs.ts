@@ -158,7 +158,7 @@ export async function main(argv: string[]): Promise<void> {
 
     // ── The whole issuing path in process, first, while the organization's state is the actor's own. ──
     const pipeline = service.tokens.pipeline;
-    const issueWhole = await perAsyncCall(n, rounds, (i) => pipeline.issue(actor, { method: 'api', person_id: personOf(i), consistency: { level: 'local_region', timeoutMs: 30_000 } }));
+    const issueWhole = await perAsyncCall(n, rounds, (i) => pipeline.issue(actor, { method: 'api', person_id: fresh(personOf(i)), consistency: { level: 'local_region', timeoutMs: 30_000 } }));
     // The floor's sign-and-record (bench/minimal-mint-server.ts's mint), with the service's keys and signing threads.
     const floorIssuer = createTokenIssuer({ keys: service.tokens.keys, issuer: service.issuer, ttl: 3600, clock: systemClock, signer });
     const floorClaims = (id: string) => ({ iss: '', aud: 'org', oid: 'org', sub: id, person_id: id, iat: 0, exp: 0, jti: '', first_token: false, authenticated_methods: ['api'], region: 'europe-belgium' });
