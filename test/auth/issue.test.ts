@@ -98,3 +98,16 @@ test('a token signed for a person who is deactivated before it is recorded is ne
   assert.equal(org.state.persons.get(personId)?.token_count, undefined);
   assert.equal(server.service.tokens.pipeline.firstToken(org, personId), true, 'the refused token is not the last one');
 });
+
+test("tokens minted for a person while the previous one still commits each name the one before, and no other person's", async () => {
+  const ids = await Promise.all(['chain-a@example.com', 'chain-b@example.com'].map(async (a) => (await server.client.post('/persons', email(a))).body.result.person_id as string));
+  const [a, b] = ids as [string, string];
+  const { pipeline } = server.service.tokens;
+  // Issued in one turn: none is recorded before the next is signed, so each one's predecessor is only pending.
+  const issued = await Promise.all([api(a), api(b), api(a), api(a), api(b)].map((r) => pipeline.issue(org, r)));
+  const prev = issued.map((t) => decodeJwt(t.token)['prev_token_id']);
+  assert.deepEqual(prev, [undefined, undefined, issued[0]?.jti, issued[2]?.jti, issued[1]?.jti]);
+  // Once all are recorded, the state names each person's newest.
+  assert.equal(pipeline.previousToken(org, a), issued[3]?.jti);
+  assert.equal(pipeline.previousToken(org, b), issued[4]?.jti);
+});
