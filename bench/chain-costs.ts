@@ -16,7 +16,7 @@ import { encodeRecord } from '../src/wal/codec.js';
 import { encodeEventRecord } from '../src/wal/event-record.js';
 import { openStore } from '../src/wal/store.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
-import { ownCpuUs } from './lib/process-cpu.js';
+import { cpuPerCall, cpuPerItem } from './lib/process-cpu.js';
 import { environment, environmentLine, formatTable, writeResults } from './lib/report.js';
 
 const USAGE = `usage: npm run bench -- chain-costs [--rounds 5] [--events 100000]`;
@@ -34,28 +34,14 @@ const EVENT = {
   authentications: [],
 } as unknown as EventJson;
 
-/** CPU µs per call of f over n calls, the best of `rounds` (after a warm-up). */
-function perCall(n: number, rounds: number, f: (i: number) => void): number {
-  for (let i = 0; i < 10_000; i++) f(i);
-  let best = Infinity;
-  for (let r = 0; r < rounds; r++) {
-    const c = ownCpuUs();
-    for (let i = 0; i < n; i++) f(i);
-    best = Math.min(best, (ownCpuUs() - c) / n);
-  }
-  return best;
-}
-
 /** CPU µs per event of committing n events in batches of 50 (the mint benchmark's batch size), each record with or without its link. */
 async function perPut(n: number, rounds: number, withLink: boolean): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'chain-costs-'));
   const store = openStore(dir, 'local', false);
   const record = withLink ? encodeEventRecord(EVENT, Buffer.alloc(32, 7)) : encodeRecord(EVENT);
   let offset = 0;
-  let best = Infinity;
   try {
-    for (let r = 0; r <= rounds; r++) {
-      const c = ownCpuUs();
+    return await cpuPerItem(n, rounds, async () => {
       for (let b = 0; b < n / 50; b++) {
         await store.root.batch(() => {
           for (let i = 0; i < 50; i++) {
@@ -64,13 +50,11 @@ async function perPut(n: number, rounds: number, withLink: boolean): Promise<num
           }
         });
       }
-      if (r > 0) best = Math.min(best, (ownCpuUs() - c) / n); // round 0 warms up
-    }
+    });
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  return best;
 }
 
 interface Part {
@@ -92,12 +76,12 @@ export async function main(argv: string[]): Promise<void> {
   const put = await perPut(n, rounds, false);
   const putWithLink = await perPut(n, rounds, true);
   const parts: Part[] = [
-    { part: 'protobuf encoding of the event (the bytes it is chained by)', us: perCall(n, rounds, () => void codec.encodeEvent('TokenMinted_v1', EVENT)) },
-    { part: `SHA-256 link over the previous link and ${bytes.byteLength} event bytes`, us: perCall(n, rounds, () => void (head = link(head, bytes))) },
-    { part: "the link in the event's record: its encoding", us: Math.max(0, perCall(n, rounds, () => void encodeEventRecord(EVENT, head)) - perCall(n, rounds, () => void encodeRecord(EVENT))) },
+    { part: 'protobuf encoding of the event (the bytes it is chained by)', us: cpuPerCall(n, rounds, () => void codec.encodeEvent('TokenMinted_v1', EVENT)) },
+    { part: `SHA-256 link over the previous link and ${bytes.byteLength} event bytes`, us: cpuPerCall(n, rounds, () => void (head = link(head, bytes))) },
+    { part: "the link in the event's record: its encoding", us: Math.max(0, cpuPerCall(n, rounds, () => void encodeEventRecord(EVENT, head)) - cpuPerCall(n, rounds, () => void encodeRecord(EVENT))) },
     { part: "the link in the event's record: its LMDB put, in a batch of 50", us: Math.max(0, putWithLink - put) },
     // One organization, as in the mint benchmark: its tag and the token's prefix are cached after the first mint.
-    { part: 'Service-Consistency-Token of the answer (AES, 16 offsets a call)', us: perCall(n, rounds, (i) => void tokens.mint('0190a0b1-aaaa-7000-8000-000000000000', i)) },
+    { part: 'Service-Consistency-Token of the answer (AES, 16 offsets a call)', us: cpuPerCall(n, rounds, (i) => void tokens.mint('0190a0b1-aaaa-7000-8000-000000000000', i)) },
   ];
   const total = parts.reduce((s, p) => s + p.us, 0);
   console.log(`what the chain and the consistency token add to one TokenMinted write, CPU µs (best of ${rounds} rounds of ${n})`);

@@ -42,7 +42,7 @@ import { createWal } from '../src/wal/log.js';
 import { openStore } from '../src/wal/store.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { createDurableRecords, MINT_RECORD_BYTES } from './lib/durable-records.js';
-import { ownCpuUs } from './lib/process-cpu.js';
+import { cpuPerCall, cpuPerItem } from './lib/process-cpu.js';
 import { environment, environmentLine, formatTable, writeResults } from './lib/report.js';
 
 const USAGE = `usage: npm run bench -- mint-path-costs [--rounds 5] [--calls 50000]`;
@@ -54,32 +54,16 @@ const GAP_US = 79.6 - 57.9;
 /** mints in flight at once in the whole-path figures: the mint benchmark's commits carry about this many */
 const AT_ONCE = 50;
 
-/** CPU µs per call of f over n calls, the best of `rounds` (after a warm-up). */
-function perCall(n: number, rounds: number, f: (i: number) => void): number {
-  for (let i = 0; i < 5_000; i++) f(i);
-  let best = Infinity;
-  for (let r = 0; r < rounds; r++) {
-    const c = ownCpuUs();
-    for (let i = 0; i < n; i++) f(i);
-    best = Math.min(best, (ownCpuUs() - c) / n);
-  }
-  return best;
-}
-
 /** CPU µs per call of an asynchronous f over n calls, AT_ONCE in flight, the best of `rounds` (round 0 warms up). */
 async function perAsyncCall(n: number, rounds: number, f: (i: number) => Promise<unknown>): Promise<number> {
-  let best = Infinity;
   let k = 0;
-  for (let r = 0; r <= rounds; r++) {
-    const c = ownCpuUs();
+  return cpuPerItem(n, rounds, async () => {
     for (let b = 0; b < n / AT_ONCE; b++) {
       const all: Array<Promise<unknown>> = [];
       for (let i = 0; i < AT_ONCE; i++) all.push(f(k++));
       await Promise.all(all);
     }
-    if (r > 0) best = Math.min(best, (ownCpuUs() - c) / n);
-  }
-  return best;
+  });
 }
 
 /** CPU µs per token of committing n tokens' records in batches of 50 through Wal.append (nosync: the flush is the same for both shapes). */
@@ -89,10 +73,8 @@ async function perAppend(n: number, rounds: number, shape: 'floor' | 'service', 
   const wal = createWal(store, () => {});
   const floor = Buffer.alloc(MINT_RECORD_BYTES, 0x5a);
   let offset = 0;
-  let best = Infinity;
   try {
-    for (let r = 0; r <= rounds; r++) {
-      const c = ownCpuUs();
+    return await cpuPerItem(n, rounds, async () => {
       for (let b = 0; b < n / 50; b++) {
         const writes = [];
         for (let i = 0; i < 50; i++) {
@@ -101,13 +83,11 @@ async function perAppend(n: number, rounds: number, shape: 'floor' | 'service', 
         }
         await wal.append(writes);
       }
-      if (r > 0) best = Math.min(best, (ownCpuUs() - c) / n);
-    }
+    });
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  return best;
 }
 
 interface Stage {
@@ -188,19 +168,19 @@ export async function main(argv: string[]): Promise<void> {
     const forEach = (src: Array<[string, string]>, cb: (k: string, v: string) => void) => {
       for (const [k, v] of src) cb(k, v);
     };
-    add('front: copy the route\'s header fields (copyFields; uWS forEach stood in for)', perCall(n, rounds, () => copyFields(fields, forEach, wanted, {})));
+    add('front: copy the route\'s header fields (copyFields; uWS forEach stood in for)', cpuPerCall(n, rounds, () => copyFields(fields, forEach, wanted, {})));
     const headers: Record<string, string> = {};
     copyFields(fields, forEach, wanted, headers);
     const authCtx = createAuthContext(service.registry, { operatorKey: undefined, checkOperatorKey: () => false });
-    add('front: API-key authentication and organization lookup', perCall(n, rounds, () => void compiled.authenticator.authenticate(headers, authCtx, '')));
+    add('front: API-key authentication and organization lookup', cpuPerCall(n, rounds, () => void compiled.authenticator.authenticate(headers, authCtx, '')));
     const copied = (i: number) => ({ params: [personOf(i)], query: '', headers, ip: '' });
-    const build = perCall(n, rounds, (i) => void buildRequest(compiled, copied(i), undefined, authCtx));
+    const build = cpuPerCall(n, rounds, (i) => void buildRequest(compiled, copied(i), undefined, authCtx));
     add('front: the rest of the request (path params, consistency headers; buildRequest less authentication)', Math.max(0, build - (stages.at(-1) as Stage).us));
 
     // ── The issuing pipeline, before the signature (mintByApi's own steps, rebuilt from the same functions) ──
     const templates = createTokenTemplates(() => {});
     const state = actor.state;
-    add('pipeline: person lookup and claims assembly (config, requirePerson, templates, identityClaims)', perCall(n, rounds, (i) => {
+    add('pipeline: person lookup and claims assembly (config, requirePerson, templates, identityClaims)', cpuPerCall(n, rounds, (i) => {
       const config = state.config;
       const groups = groupsClaimName(config);
       void tokenLifetime(config, 3600);
@@ -209,33 +189,33 @@ export async function main(argv: string[]): Promise<void> {
     }));
     // Read on every mint (the token's prev_token_id) and kept for the person while the token commits; the
     // bookkeeping inside signAndRecord (set, get, delete) is not callable alone, so its read stands for it.
-    add("pipeline: the person's previous token (pipeline.previousToken: the pending tokens, then the state)", perCall(n, rounds, (i) => void pipeline.previousToken(actor, fresh(personOf(i)))));
+    add("pipeline: the person's previous token (pipeline.previousToken: the pending tokens, then the state)", cpuPerCall(n, rounds, (i) => void pipeline.previousToken(actor, fresh(personOf(i)))));
     const person0 = requirePerson(state, personOf(0));
     const claims = identityClaims({ org: actor.id, person: person0, authenticated_methods: ['api'], first_token: false, prev_token_id: person0.last_token_id, template_claims: undefined, custom_claims: undefined, groups_claim_name: groupsClaimName(state.config), anonymous: undefined });
     const inline = createTokenIssuer({ keys: service.tokens.keys, issuer: service.issuer, ttl: 3600, clock: systemClock });
-    add("signing: the service's claims against the floor's (inline ES256; the floor signs too)", Math.max(0, perCall(n, rounds, () => void inline.issue(claims)) - perCall(n, rounds, (i) => void inline.issue(floorClaims(personOf(i))))));
+    add("signing: the service's claims against the floor's (inline ES256; the floor signs too)", Math.max(0, cpuPerCall(n, rounds, () => void inline.issue(claims)) - cpuPerCall(n, rounds, (i) => void inline.issue(floorClaims(personOf(i))))));
 
     // ── The actor's commit: decide, stamp, chain, encode, apply ──
     const ctx: DecideContext = { nowMs: Date.now(), uuid: () => ids.uuid(), secret: () => ids.secret(), hashKey, regions: ['europe-belgium'], isEventMessageName };
-    add('actor: decide RecordToken', perCall(n, rounds, (i) => void decide(state, { kind: 'RecordToken', token: record(i) }, ctx)));
+    add('actor: decide RecordToken', cpuPerCall(n, rounds, (i) => void decide(state, { kind: 'RecordToken', token: record(i) }, ctx)));
     const d = decide(state, { kind: 'RecordToken', token: record(0) }, ctx);
     const stamp = createEventStamper(ids);
     const origin = { organization_id: state.id, root_organization_id: state.root_id };
     const nowNs = systemClock.nowNs();
-    add('actor: build and stamp the TokenMinted event (metadata, event_id)', perCall(n, rounds, () => void stamp(origin, d.events[0] as never, nowNs)));
+    add('actor: build and stamp the TokenMinted event (metadata, event_id)', cpuPerCall(n, rounds, () => void stamp(origin, d.events[0] as never, nowNs)));
     const event = stamp(origin, d.events[0] as never, nowNs);
     const chain = createChainer(createEventCodec());
     let head: Buffer = ZERO_CHAIN;
-    add("actor: the event's protobuf and its chain link (SHA-256)", perCall(n, rounds, () => void (head = chain(head, event))));
+    add("actor: the event's protobuf and its chain link (SHA-256)", cpuPerCall(n, rounds, () => void (head = chain(head, event))));
     const wal = service.wal;
     const entry = { at: ctx.nowMs, changes: d.changes, ev: state.event_offset + 1 };
-    add('actor: msgpack of the WAL entry (encodeEntry)', perCall(n, rounds, () => void wal.encodeEntry(entry)));
-    add("actor: msgpack of the event record with its link (encodeEvent)", perCall(n, rounds, () => void wal.encodeEvent(event, head)));
+    add('actor: msgpack of the WAL entry (encodeEntry)', cpuPerCall(n, rounds, () => void wal.encodeEntry(entry)));
+    add("actor: msgpack of the event record with its link (encodeEvent)", cpuPerCall(n, rounds, () => void wal.encodeEvent(event, head)));
     const entryBytes = wal.encodeEntry(entry);
     const eventBytes = wal.encodeEvent(event, head);
     // Applied to a copy's worth of state: the same person map, offsets put back after, so the service's state stays as it was.
     const offsets = { offset: state.offset, ev: state.event_offset };
-    add('actor: apply the entry (applyEntry)', perCall(n, rounds, () => void applyEntry(state as OrgState, { offset: offsets.offset, changes: d.changes, ev: offsets.ev })));
+    add('actor: apply the entry (applyEntry)', cpuPerCall(n, rounds, () => void applyEntry(state as OrgState, { offset: offsets.offset, changes: d.changes, ev: offsets.ev })));
     const floorPut = await perAppend(n, rounds, 'floor', entryBytes, eventBytes);
     const servicePut = await perAppend(n, rounds, 'service', entryBytes, eventBytes);
     add(`store: two LMDB puts (${entryBytes.length} + ${eventBytes.length} B) against the floor's one (${MINT_RECORD_BYTES} B), batches of 50`, Math.max(0, servicePut - floorPut));
@@ -245,13 +225,13 @@ export async function main(argv: string[]): Promise<void> {
     add('answer: the consistency wait (local_region: an async no-op and the written mark)', await perAsyncCall(n, rounds, () => waiter.wait(ORG, 1, { level: 'local_region', timeoutMs: 30_000 })));
     const token = (await inline.issue(claims).token) as string;
     const minted = { status: 201, result: token, resultNeedsNoEscape: true as const };
-    add("answer: JSON envelope (the floor's JSON.stringify subtracted)", Math.max(0, perCall(n, rounds, () => void envelope(minted)) - perCall(n, rounds, () => void JSON.stringify({ result: token }))));
+    add("answer: JSON envelope (the floor's JSON.stringify subtracted)", Math.max(0, cpuPerCall(n, rounds, () => void envelope(minted)) - cpuPerCall(n, rounds, () => void JSON.stringify({ result: token }))));
     const tokens = createConsistencyTokens(Buffer.alloc(32, 1));
-    add('answer: Service-Consistency-Token', perCall(n, rounds, (i) => void tokens.mint(ORG, i)));
+    add('answer: Service-Consistency-Token', cpuPerCall(n, rounds, (i) => void tokens.mint(ORG, i)));
     const metrics = new Metrics();
     const latency = metrics.histogram('h', 'h').bind({ route: mintRoute.path, method: 'post' });
     const requests = metrics.counter('c', 'c').bind({ route: mintRoute.path, method: 'post', status: '201' });
-    add('answer: request metrics (a bound counter and latency histogram, as Front.count)', perCall(n, rounds, () => {
+    add('answer: request metrics (a bound counter and latency histogram, as Front.count)', cpuPerCall(n, rounds, () => {
       requests.inc();
       latency.observe((performance.now() - 1) / 1000);
     }));

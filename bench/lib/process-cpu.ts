@@ -48,3 +48,26 @@ export function machineTicks(): { total: number; steal: number } | undefined {
     return undefined;
   }
 }
+
+/** CPU µs per call of f over n calls, the best of `rounds`, after `warmup` calls. */
+export function cpuPerCall(n: number, rounds: number, f: (i: number) => void, warmup = 10_000): number {
+  for (let i = 0; i < warmup; i++) f(i);
+  let best = Infinity;
+  for (let r = 0; r < rounds; r++) {
+    const c = ownCpuUs();
+    for (let i = 0; i < n; i++) f(i);
+    best = Math.min(best, (ownCpuUs() - c) / n);
+  }
+  return best;
+}
+
+/** CPU µs per item of `round`, which does n items each time it runs: the best of `rounds`, after one that warms up. */
+export async function cpuPerItem(n: number, rounds: number, round: () => Promise<void>): Promise<number> {
+  let best = Infinity;
+  for (let r = 0; r <= rounds; r++) {
+    const c = ownCpuUs();
+    await round();
+    if (r > 0) best = Math.min(best, (ownCpuUs() - c) / n);
+  }
+  return best;
+}
