@@ -356,7 +356,7 @@ function report(o: Options, r: Results): Record<string, number> {
   line('cpu_real_over_baseline', vsBaseline.median && cpu(vsBaseline.median.under) && (cpu(vsBaseline.median.over) as number) / (cpu(vsBaseline.median.under) as number), (v) => `server CPU per request, current / baseline:             ${v.toFixed(3)}×`);
   line('signin_hook_over_signin', over(r.signInHook, r.signIn), (v) => `password sign-in with a hook / without:              ${pct(v)}`);
   line('node_over_jose', r.sign && r.sign.node / r.sign.jose, (v) => `node:crypto / jose signing:                             ${v.toFixed(2)}×`);
-  line('open_p99_ms', realOpen && realOpen.latency.p99_us / 1000, (v) => `mint-token (sync) p99 at half its max rate:             ${v.toFixed(2)} ms   (target < 2 ms)`);
+  line('open_p99_ms', realOpen && realOpen.latency.p99_us / 1000, (v) => `mint-token (sync) p99 at half its max rate:             ${v.toFixed(2)} ms   (issue 15: ≤ the minimal server's p99 + two durable commits' p99)`);
   line('open_nosync_p99_ms', nosyncOpen && nosyncOpen.latency.p99_us / 1000, (v) => `mint-token (nosync) p99 at the same rate:               ${v.toFixed(2)} ms`);
   line('open_minimal_p99_ms', minimalOpen && minimalOpen.latency.p99_us / 1000, (v) => `minimal server (inline) p99 at the same rate:           ${v.toFixed(2)} ms`);
   line('open_minimal_durable_p99_ms', durableOpen && durableOpen.latency.p99_us / 1000, (v) => `minimal, durable record, p99 at the same rate:          ${v.toFixed(2)} ms`);
