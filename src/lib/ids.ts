@@ -25,24 +25,42 @@ function uuidText(bytes: Uint8Array, at: number, text: Buffer): string {
   return text.toString('latin1', 0, 36);
 }
 
+interface RandomPool {
+  readonly bytes: Buffer;
+  /** Where the next n unused random bytes start in `bytes` (n divides POOL_BYTES), refilling it once all are used. */
+  take(n: number): number;
+}
+
+function createRandomPool(): RandomPool {
+  const bytes = Buffer.alloc(POOL_BYTES);
+  let used = POOL_BYTES;
+  return {
+    bytes,
+    take(n) {
+      if (used === POOL_BYTES) {
+        randomFillSync(bytes);
+        used = 0;
+      }
+      const at = used;
+      used += n;
+      return at;
+    },
+  };
+}
+
 /**
  * Random UUIDv4 text (RFC 9562), drawn from a pool like createIdSource's: what node:crypto's randomUUID gives,
  * without the intermediate strings it joins per id.
  */
 export function createRandomUuid(): () => string {
-  const pool = Buffer.alloc(POOL_BYTES);
+  const pool = createRandomPool();
   const text = Buffer.alloc(36);
-  let used = POOL_BYTES;
   return () => {
-    if (used === POOL_BYTES) {
-      randomFillSync(pool);
-      used = 0;
-    }
-    const at = used;
-    used += 16;
-    pool[at + 6] = 0x40 | ((pool[at + 6] as number) & 0x0f);
-    pool[at + 8] = 0x80 | ((pool[at + 8] as number) & 0x3f);
-    return uuidText(pool, at, text);
+    const at = pool.take(16);
+    const bytes = pool.bytes;
+    bytes[at + 6] = 0x40 | ((bytes[at + 6] as number) & 0x0f);
+    bytes[at + 8] = 0x80 | ((bytes[at + 8] as number) & 0x3f);
+    return uuidText(bytes, at, text);
   };
 }
 
@@ -52,8 +70,7 @@ export function createIdSource(now: () => number = Date.now): IdSource {
   let counter = 0;
   const buf = Buffer.alloc(16);
   const text = Buffer.alloc(36);
-  const pool = Buffer.alloc(POOL_BYTES);
-  let used = POOL_BYTES;
+  const pool = createRandomPool();
   return {
     uuid() {
       let ms = now();
@@ -68,12 +85,8 @@ export function createIdSource(now: () => number = Date.now): IdSource {
         counter = 0;
       }
       lastMs = ms;
-      if (used === POOL_BYTES) {
-        randomFillSync(pool);
-        used = 0;
-      }
-      pool.copy(buf, 8, used, used + 8);
-      used += 8;
+      const at = pool.take(8);
+      pool.bytes.copy(buf, 8, at, at + 8);
       buf.writeUIntBE(ms, 0, 6);
       buf[6] = 0x70 | (counter >> 8);
       buf[7] = counter & 0xff;
