@@ -4,9 +4,6 @@
 // the answer. CPU µs per event, the best of --rounds, so that the
 // figures hold on a busy machine; against them, what one mint-token costs the server (the mint benchmark).
 //   npm run bench -- chain-costs [--rounds 5] [--events 100000]
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createEventCodec } from '../src/events/codec.js';
 import type { EventJson } from '../src/events/event-json.js';
@@ -14,7 +11,7 @@ import { createLinker, ZERO_CHAIN } from '../src/events/chain.js';
 import { createConsistencyTokens } from '../src/regions/consistency-token.js';
 import { encodeRecord } from '../src/wal/codec.js';
 import { encodeEventRecord } from '../src/wal/event-record.js';
-import { openStore } from '../src/wal/store.js';
+import { openTempStore } from './lib/temp-store.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { cpuPerCall, cpuPerItem } from './lib/process-cpu.js';
 import { environment, environmentLine, formatTable, writeResults } from './lib/report.js';
@@ -36,8 +33,8 @@ const EVENT = {
 
 /** CPU µs per event of committing n events in batches of 50 (the mint benchmark's batch size), each record with or without its link. */
 async function perPut(n: number, rounds: number, withLink: boolean): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'chain-costs-'));
-  const store = openStore(dir, 'local', false);
+  const temp = openTempStore('chain-costs-', false);
+  const store = temp.store;
   const record = withLink ? encodeEventRecord(EVENT, Buffer.alloc(32, 7)) : encodeRecord(EVENT);
   let offset = 0;
   try {
@@ -52,8 +49,7 @@ async function perPut(n: number, rounds: number, withLink: boolean): Promise<num
       }
     });
   } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await temp.close();
   }
 }
 

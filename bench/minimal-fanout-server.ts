@@ -5,11 +5,8 @@
 // app.publish on one topic. No authentication, validation, chain or actor. bench/events.ts runs it beside the
 // service (--server). Prints the same "listening on" line as src/main.ts.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { open } from 'lmdb';
 import { uws } from '../src/http/uws.js';
+import { openTempStore } from './lib/temp-store.js';
 
 const host = process.env['SERVICE_HOST'] || '127.0.0.1';
 const port = Number(process.env['SERVICE_PORT'] || 0);
@@ -20,10 +17,9 @@ const RECORD_BYTES = 286 + 439;
 /** The service's frames carry a SHA-256 chain link in hex; here a constant of the same length. */
 const CHAIN = 'f9ca95dabb1ac9153082920218b2f371d15d094f51c7dd665b99207e9d52ac80';
 
-// Opened as src/wal/store.ts opens the WAL: a commit's promise resolves once LMDB has synced it to disk.
-const dir = mkdtempSync(join(tmpdir(), 'identity-bench-fanout-'));
-const root = open({ path: join(dir, 'local.mdb'), maxDbs: 16, overlappingSync: false, noSync: false });
-const wal = root.openDB<Buffer, [string, number]>({ name: 'wal', encoding: 'binary' });
+// The service's own store, sync durability: a put's promise resolves once LMDB has synced it to disk.
+const temp = openTempStore('identity-bench-fanout-', true);
+const wal = temp.store.wal;
 let offset = 0;
 
 /** The service's timestamps have nine fraction digits; Date gives three. */
@@ -74,11 +70,8 @@ app.ws('/events', {
 });
 app.listen(host, port, (socket) => {
   if (!socket) throw new Error(`cannot listen on ${host}:${port}`);
-  console.log(`listening on http://${host}:${uws.us_socket_local_port(socket)} (minimal fan-out server, data in ${dir})`);
+  console.log(`listening on http://${host}:${uws.us_socket_local_port(socket)} (minimal fan-out server, data in ${temp.dir})`);
 });
 process.on('SIGTERM', () => {
-  void root.close().finally(() => {
-    rmSync(dir, { recursive: true, force: true });
-    process.exit(0);
-  });
+  void temp.close().finally(() => process.exit(0));
 });

@@ -39,7 +39,7 @@ import { createTokenIssuer } from '../src/tokens/sign.js';
 import { createSigner } from '../src/tokens/signing-threads.js';
 import { createTokenTemplates } from '../src/tokens/token-template.js';
 import { createWal } from '../src/wal/log.js';
-import { openStore } from '../src/wal/store.js';
+import { openTempStore } from './lib/temp-store.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { createDurableRecords, MINT_RECORD_BYTES } from './lib/durable-records.js';
 import { cpuPerCall, cpuPerItem } from './lib/process-cpu.js';
@@ -68,9 +68,8 @@ async function perAsyncCall(n: number, rounds: number, f: (i: number) => Promise
 
 /** CPU µs per token of committing n tokens' records in batches of 50 through Wal.append (nosync: the flush is the same for both shapes). */
 async function perAppend(n: number, rounds: number, shape: 'floor' | 'service', entry: Buffer, event: Buffer): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'mint-path-costs-'));
-  const store = openStore(dir, 'local', false);
-  const wal = createWal(store, () => {});
+  const temp = openTempStore('mint-path-costs-', false);
+  const wal = createWal(temp.store, () => {});
   const floor = Buffer.alloc(MINT_RECORD_BYTES, 0x5a);
   let offset = 0;
   try {
@@ -85,8 +84,7 @@ async function perAppend(n: number, rounds: number, shape: 'floor' | 'service', 
       }
     });
   } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await temp.close();
   }
 }
 

@@ -1,11 +1,8 @@
 // One durable record per token for the minimal mint server's durable variant (the floor durability sets): the
 // service's own WAL store and commit path (openStore, Wal.append) in a temporary directory, batched as its actor batches.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createGatheringQueue } from '../../src/org/gather.js';
 import { createWal } from '../../src/wal/log.js';
-import { openStore } from '../../src/wal/store.js';
+import { openTempStore } from './temp-store.js';
 
 /**
  * What the service writes per mint-token, measured at commit 0e4cf8a (a service's data dir read back after
@@ -38,10 +35,9 @@ export interface DurableRecords {
 const ORG = 'minimal';
 
 export function createDurableRecords(grouping: Grouping, recordBytes = MINT_RECORD_BYTES): DurableRecords {
-  const dir = mkdtempSync(join(tmpdir(), 'minimal-durable-'));
-  // The same options as the service's WAL store, sync durability: a commit resolves only once it is on disk.
-  const store = openStore(dir, 'local', true);
-  const wal = createWal(store, (message) => console.error(message));
+  // Sync durability: a commit resolves only once it is on disk.
+  const temp = openTempStore('minimal-durable-', true);
+  const wal = createWal(temp.store, (message) => console.error(message));
   const bytes = Buffer.alloc(recordBytes, 0x5a);
   let offset = 0;
   let appends = 0;
@@ -75,12 +71,6 @@ export function createDurableRecords(grouping: Grouping, recordBytes = MINT_RECO
     get records() {
       return records;
     },
-    async close() {
-      try {
-        await store.close();
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    },
+    close: () => temp.close(),
   };
 }

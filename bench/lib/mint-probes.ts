@@ -1,8 +1,5 @@
 // Measurements made in the benchmark's own process: the signing ceiling of one core, and how long a
 // durable LMDB commit takes on this disk right now (what bounds durable minting when the disk is slow).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { importPKCS8, SignJWT } from 'jose';
 import type { TokenAlg } from '../../src/config.js';
 import { systemClock } from '../../src/lib/clock.js';
@@ -10,7 +7,7 @@ import { identityClaims } from '../../src/tokens/claims.js';
 import { openKeyRing } from '../../src/tokens/keys.js';
 import { createTokenIssuer } from '../../src/tokens/sign.js';
 import { createWal } from '../../src/wal/log.js';
-import { openStore } from '../../src/wal/store.js';
+import { openTempStore } from './temp-store.js';
 import { Histogram, type LatencySummary } from './histogram.js';
 
 /** Runs fn back to back on this thread for `seconds`; returns operations per second. */
@@ -45,10 +42,9 @@ export async function signingCeiling(alg: TokenAlg, seconds: number): Promise<{ 
 
 /** Latency (µs) of one durable WAL append of one small entry at a time, through the service's own WAL. */
 export async function durableCommitLatency(seconds: number): Promise<LatencySummary & { commits: number }> {
-  const dir = mkdtempSync(join(tmpdir(), 'mint-bench-disk-'));
-  const store = openStore(dir, 'local', true);
+  const temp = openTempStore('mint-bench-disk-', true);
   try {
-    const wal = createWal(store, () => {});
+    const wal = createWal(temp.store, () => {});
     const record = wal.encodeEntry({ at: Date.now(), changes: [{ t: 'TokenIssued', person_id: '01938f6e-7d3c-7000-8000-000000000000', jti: crypto.randomUUID() }], ev: 1 });
     const event = wal.encodeEvent({ token_id: crypto.randomUUID(), pad: 'x'.repeat(400) });
     const latency = new Histogram();
@@ -60,7 +56,6 @@ export async function durableCommitLatency(seconds: number): Promise<LatencySumm
     }
     return { ...latency.summary(), commits: latency.count };
   } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await temp.close();
   }
 }
