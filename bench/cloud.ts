@@ -26,7 +26,7 @@ import { findMotoServer, MOTO_MISSING, startMoto, type Moto } from '../test/supp
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { Histogram, type LatencySummary } from './lib/histogram.js';
 import { cpuSeconds } from './lib/process-cpu.js';
-import { count, environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
+import { count, environment, environmentLine, formatTable, ms, pct, writeResults, type Column } from './lib/report.js';
 import { SERVICE_AUTH, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
 
 const USAGE = `usage: npm run bench -- cloud [options]   (or: npx tsx bench/cloud.ts [options])
@@ -400,7 +400,6 @@ async function snapshot(service: ServerProcess, moto: Moto, roles: number): Prom
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
 export async function main(argv: string[]): Promise<void> {
   const o = options(argv);

@@ -12,7 +12,7 @@ import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
 import { Histogram } from './lib/histogram.js';
 import { runLoad } from './lib/load.js';
-import { environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
+import { environment, environmentLine, formatTable, ms, pct, writeResults, type Column } from './lib/report.js';
 import { SERVICE_AUTH, startServer, startService } from './lib/server-process.js';
 import { startSubscribers, type Subscribers } from './lib/subscriber-process.js';
 
@@ -174,7 +174,6 @@ function ratios(rows: Row[]): void {
   }
 }
 
-const percent = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(1)}%`);
 
 async function start(name: ServerName, profileDir: string | undefined): Promise<Target> {
   if (name === 'service') {
@@ -228,7 +227,7 @@ export async function main(argv: string[]): Promise<void> {
     { title: 'server', value: (r) => r.server },
     { title: 'subscribers', value: (r) => r.subscribers },
     { title: 'persons_per_s', value: (r) => r.persons_per_s },
-    { title: 'vs_none', value: (r) => percent(r.vs_none), align: 'right' },
+    { title: 'vs_none', value: (r) => pct(r.vs_none), align: 'right' },
     { title: 'delivered_events_per_s', value: (r) => r.delivered_events_per_s },
     { title: 'per_subscriber_events_per_s', value: (r) => r.per_subscriber_events_per_s },
     { title: 'p50_ms', value: (r) => msOrDash(r.p50_ms), align: 'right' },
@@ -248,11 +247,11 @@ export async function main(argv: string[]): Promise<void> {
     const comparisonColumns: Column<Comparison>[] = [
       { title: 'phase', value: (c) => c.phase },
       { title: 'subscribers', value: (c) => c.subscribers },
-      { title: 'service_vs_none', value: (c) => percent(c.service_vs_none), align: 'right' },
-      { title: 'minimal_vs_none', value: (c) => percent(c.minimal_vs_none), align: 'right' },
-      { title: 'service_vs_floor', value: (c) => percent(c.service_vs_floor), align: 'right' },
-      { title: 'service_cpu_vs_none', value: (c) => percent(c.service_cpu_vs_none), align: 'right' },
-      { title: 'minimal_cpu_vs_none', value: (c) => percent(c.minimal_cpu_vs_none), align: 'right' },
+      { title: 'service_vs_none', value: (c) => pct(c.service_vs_none), align: 'right' },
+      { title: 'minimal_vs_none', value: (c) => pct(c.minimal_vs_none), align: 'right' },
+      { title: 'service_vs_floor', value: (c) => pct(c.service_vs_floor), align: 'right' },
+      { title: 'service_cpu_vs_none', value: (c) => pct(c.service_cpu_vs_none), align: 'right' },
+      { title: 'minimal_cpu_vs_none', value: (c) => pct(c.minimal_cpu_vs_none), align: 'right' },
     ];
     console.log(formatTable(comparisonColumns, comparisons));
   }

@@ -13,7 +13,7 @@ import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { createPersons } from './lib/persons.js';
-import { cpuColumns, environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
+import { cpuColumns, environment, environmentLine, formatTable, ms, pct, writeResults, type Column } from './lib/report.js';
 import { startServer, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
 
 const CASES = ['hello', 'get-person', 'rbac-check', 'put-attributes', 'put-attributes-nosync'] as const;
@@ -236,7 +236,6 @@ export async function main(argv: string[]): Promise<void> {
   ];
   console.log(formatTable(columns, rows));
   if (vsBaseline) {
-    const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
     console.log(`\nGET /persons/{id}, current / at ${vsBaseline.ref}: ${pct(vsBaseline.ratio)}   (issue 22: ≥ 97%; the round with the median ratio of ${vsBaseline.rounds.map(pct).join(', ')})`);
   }
   console.log(`\n${loop}${s.rate === undefined ? '' : ': latency counts from when each request was due'}; ${environmentLine(env)}`);

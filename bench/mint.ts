@@ -29,7 +29,7 @@ import { checkoutBaseline, type Baseline } from './lib/baseline.js';
 import type { Grouping } from './lib/durable-records.js';
 import { durableCommitLatency, signingCeiling } from './lib/mint-probes.js';
 import { createPersons } from './lib/persons.js';
-import { count, environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
+import { count, environment, environmentLine, formatTable, ms, pct, writeResults, type Column } from './lib/report.js';
 import { SERVICE_AUTH, startServer, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
 
 const PARTS = ['sign', 'hello', 'minimal', 'minimal-durable', 'minimal-threads', 'real', 'inline', 'nosync', 'signin', 'disk'] as const;
@@ -319,7 +319,6 @@ function report(o: Options, r: Results): Record<string, number> {
     ratios[label] = value;
     console.log(text(value));
   };
-  const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
   const cpu = (m: LoadResult | undefined) => m?.serverCpuUsPerRequest;
   const cpuMinimal = cpu(r.minimal);
   const over = (x: LoadResult | undefined, y: { rps: number } | undefined) => x && y && x.rps / y.rps;

@@ -9,7 +9,7 @@ import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { createPersons } from './lib/persons.js';
-import { cpuColumns, environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
+import { cpuColumns, environment, environmentLine, formatTable, ms, pct, writeResults, type Column } from './lib/report.js';
 import { startServer, startService, type ServerProcess } from './lib/server-process.js';
 
 const HOST = '127.0.0.1';
@@ -86,7 +86,6 @@ const median = (xs: number[]) => {
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 };
-const pct = (r: number | undefined) => (r === undefined ? '-' : `${(r * 100).toFixed(1)}%`);
 
 export async function main(argv: string[]): Promise<void> {
   const s = settings(argv);

@@ -35,6 +35,11 @@ export function ms(us: number | undefined): string {
   return (us / 1000).toFixed(us < 10_000 ? 3 : 1);
 }
 
+/** A ratio as a percentage with one decimal; '-' where there is none. */
+export function pct(ratio: number | null | undefined): string {
+  return ratio === null || ratio === undefined ? '-' : `${(ratio * 100).toFixed(1)}%`;
+}
+
 /** A count with thousands separators, '-' when there is none. */
 export function count(n: number | undefined, digits = 0): string {
   if (n === undefined || !Number.isFinite(n)) return '-';
