@@ -1,5 +1,5 @@
 // What the service does per POST /persons/{id}/mint-token beyond the durable floor (bench/minimal-mint-server.ts
-// with MINIMAL_DURABLE=gather: uWS, the same signing, one 674-byte record per token through the same WAL store and
+// with MINIMAL_DURABLE=gather: uWS, the same signing, one 478-byte record per token through the same WAL store and
 // the actor's batching), stage by stage, in process: each stage calls the service's own functions on a running
 // service's own organization, person, keys and store. CPU µs per call, the best of --rounds, so that the figures
 // hold on a busy machine. Beside the stages, the whole issuing path in process (pipeline.issue on the real actor,
@@ -203,14 +203,14 @@ export async function main(argv: string[]): Promise<void> {
     add('actor: build and stamp the TokenMinted event (metadata, event_id)', cpuPerCall(n, rounds, () => void stamp(origin, d.events[0] as never, nowNs)));
     const event = stamp(origin, d.events[0] as never, nowNs);
     const chain = createChainer(createEventCodec());
-    let head: Buffer = ZERO_CHAIN;
-    add("actor: the event's protobuf and its chain link (SHA-256)", cpuPerCall(n, rounds, () => void (head = chain(head, event))));
+    let link = chain(ZERO_CHAIN, event);
+    add("actor: the event's protobuf and its chain link (SHA-256)", cpuPerCall(n, rounds, () => void (link = chain(link.chain, event))));
     const wal = service.wal;
     const entry = { at: ctx.nowMs, changes: d.changes, ev: state.event_offset + 1 };
     add('actor: msgpack of the WAL entry (encodeEntry)', cpuPerCall(n, rounds, () => void wal.encodeEntry(entry)));
-    add("actor: msgpack of the event record with its link (encodeEvent)", cpuPerCall(n, rounds, () => void wal.encodeEvent(event, head)));
+    add("actor: the event record, its link and protobuf bytes (encodeEvent)", cpuPerCall(n, rounds, () => void wal.encodeEvent(event, link.chain, link.wire)));
     const entryBytes = wal.encodeEntry(entry);
-    const eventBytes = wal.encodeEvent(event, head);
+    const eventBytes = wal.encodeEvent(event, link.chain, link.wire);
     // Applied to a copy's worth of state: the same person map, offsets put back after, so the service's state stays as it was.
     const offsets = { offset: state.offset, ev: state.event_offset };
     add('actor: apply the entry (applyEntry)', cpuPerCall(n, rounds, () => void applyEntry(state as OrgState, { offset: offsets.offset, changes: d.changes, ev: offsets.ev })));

@@ -65,15 +65,16 @@ async function offline(dataDir: string): Promise<Verdict> {
   const store = openStore(dataDir, 'local', false);
   try {
     const codec = createEventCodec();
-    const wal = createWal(store, () => undefined);
+    const wal = createWal(store, () => undefined, { decodeEvent: codec.decodeEvent });
     const items: ChainedItem[] = [];
     for (const { key, value } of store.events.getRange({ start: [org, from ?? 0], end: [org, Number.MAX_SAFE_INTEGER] })) {
       // The link is in the event's record, or (written before links moved there) in the chains database.
       let bytes: Uint8Array | undefined;
       let chain: Uint8Array | undefined;
       try {
-        const stored = decodeEventRecord(value);
-        bytes = chainBytes(codec, stored.event as Record<string, unknown>);
+        const stored = decodeEventRecord(value, codec.decodeEvent);
+        // A record of protobuf bytes is hashed as stored; an older one by its event's encoding.
+        bytes = stored.wire?.bytes ?? chainBytes(codec, stored.event as Record<string, unknown>);
         chain = stored.chain;
       } catch {
         bytes = undefined;

@@ -9,7 +9,7 @@ import { directIdRoutes } from './http/handlers/direct-id.js';
 import { quotaRoutes } from './http/handlers/quota.js';
 import { createLimiter } from './auth/throttle.js';
 import type { Config } from './config.js';
-import { createEventCodec } from './events/codec.js';
+import { createEventCodec, type EventCodec } from './events/codec.js';
 import type { EventJson } from './events/event-json.js';
 import { createChainer, fillChains } from './events/chain.js';
 import { createEventLog, type EventLog } from './events/log.js';
@@ -186,6 +186,8 @@ interface Base {
   warn(message: string): void;
   /** The issuer is read per use: with SERVICE_PORT=0 its port is known only once the front listens. */
   issuer(): string;
+  /** events.proto, loaded once: the chain, the log's protobuf records and the stream's frames */
+  codec: EventCodec;
 }
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
@@ -194,7 +196,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const nativeHttp = requireHttp(config, warn);
   const clock = options.clock ?? systemClock;
   let issuer = config.issuer;
-  const base: Base = { config, options, clock, ids: createIdSource(() => clock.nowMs()), metrics: new Metrics(), log, warn, issuer: () => issuer };
+  const base: Base = { config, options, clock, ids: createIdSource(() => clock.nowMs()), metrics: new Metrics(), log, warn, issuer: () => issuer, codec: createEventCodec() };
 
   const storage = await openStorage(base);
   const orgs = await startOrganizations(base, storage.wal);
@@ -280,9 +282,9 @@ interface Storage {
   cursorSecret: Buffer;
 }
 
-async function openStorage({ config, log, warn }: Base): Promise<Storage> {
+async function openStorage({ config, log, warn, codec }: Base): Promise<Storage> {
   const store = openStore(config.dataDir, 'local', config.durability === 'sync');
-  const wal = createWal(store, warn);
+  const wal = createWal(store, warn, { decodeEvent: codec.decodeEvent });
   // Checked before anything else is loaded: a wrong or missing SERVICE_SECRETS_KEY stops the start here.
   const secrets = sealedMeta(wal, config.secretsKey, config.secretsKeyPrevious);
   try {
@@ -307,7 +309,7 @@ interface Organizations {
   root: Service['root'];
 }
 
-async function startOrganizations({ config, options, clock, ids, metrics, log, warn }: Base, wal: Wal): Promise<Organizations> {
+async function startOrganizations({ config, options, clock, ids, metrics, log, warn, codec }: Base, wal: Wal): Promise<Organizations> {
   const commits = createCommitBus(warn);
   // Under load many entries share a commit (and its one flush): their ratio says how well commits batch.
   const walCommits = metrics.counter('wal_commits_total', 'WAL transactions committed by the organizations (one flush each with sync durability)').bind();
@@ -316,7 +318,7 @@ async function startOrganizations({ config, options, clock, ids, metrics, log, w
     walCommits.inc();
     walEntries.inc(commit.entries.length);
   }, 'counting commits');
-  const chain = createChainer(createEventCodec());
+  const chain = createChainer(codec);
   const registry = new Registry({
     wal,
     clock,
@@ -347,8 +349,7 @@ async function startOrganizations({ config, options, clock, ids, metrics, log, w
   return { commits, registry, recovered, root };
 }
 
-function buildEvents({ config, clock, metrics, warn }: Base, wal: Wal, { registry, commits }: Organizations, keepFrom: (org: string) => number | undefined): Service['events'] {
-  const codec = createEventCodec();
+function buildEvents({ config, clock, metrics, warn, codec }: Base, wal: Wal, { registry, commits }: Organizations, keepFrom: (org: string) => number | undefined): Service['events'] {
   const eventLog = createEventLog({
     wal,
     head: (org) => registry.get(org)?.durableEventOffset ?? 0,

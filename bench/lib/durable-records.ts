@@ -5,11 +5,11 @@ import { createWal } from '../../src/wal/log.js';
 import { openTempStore } from './temp-store.js';
 
 /**
- * What the service writes per mint-token, measured at commit 0e4cf8a (a service's data dir read back after
- * minting): a 153-byte WAL entry (RecordToken's change) and a 521-byte TokenMinted event record with its
- * chain link. The floor writes them as one record under one key.
+ * What the service writes per mint-token, measured from a service's data dir read back after minting: a 153-byte
+ * WAL entry (RecordToken's change) and a 325-byte TokenMinted event record (its chain link and protobuf bytes; it
+ * was 521 bytes of msgpack before records kept the protobuf). The floor writes them as one record under one key.
  */
-export const MINT_RECORD_BYTES = 153 + 521;
+export const MINT_RECORD_BYTES = 153 + 325;
 
 /**
  * How the records are grouped into commits. `gather`: as the service's organization actor does (its queue, src/org/gather.ts):

@@ -2,6 +2,7 @@
 // the event's encoded protobuf bytes, so altering, dropping or reordering any retained event changes every
 // link from it on, and a signed checkpoint of one link vouches for everything before it.
 import { hash } from 'node:crypto';
+import type { WireEvent } from '../wal/event-record.js';
 import type { EventCodec } from './codec.js';
 import type { EventJson } from './event-json.js';
 
@@ -39,12 +40,43 @@ export function eventNameOf(event: Record<string, unknown>): string {
   return (event['event_metadata'] as { event_name?: string } | undefined)?.event_name ?? '';
 }
 
-/** Links events as stored (their JSON form): the bytes hashed are the ones a protobuf subscriber receives. */
-export type Chainer = (previous: Uint8Array, event: Record<string, unknown>) => Buffer;
+/** An event's link and, where its record is to keep them (wire), the protobuf bytes the link was computed over. */
+export interface ChainLink {
+  chain: Buffer;
+  wire?: WireEvent;
+}
+
+/** Links events as emitted (their JSON form): the bytes hashed are the ones a protobuf subscriber receives. */
+export type Chainer = (previous: Uint8Array, event: Record<string, unknown>) => ChainLink;
+
+/**
+ * Events whose records keep the protobuf bytes they are chained by: those whose JSON form as emitted comes back
+ * exactly (fields, values and their order) from those bytes, checked for each emitter by
+ * test/e2e/event-emission.test.ts. Any other event's record keeps its JSON form (msgpack), as emitters may
+ * leave out fields that protobuf gives back as defaults ('' or []) or write 64-bit counts as numbers.
+ */
+export const KEPT_AS_PROTOBUF: ReadonlySet<string> = new Set([
+  'TokenMinted_v1',
+  'PersonCreated_v1',
+  'PersonDeleted_v1',
+  'GdprConsentsChanged_v1',
+  'SuborganizationCreated_v1',
+  'SuborganizationCreated_InRegion_v1',
+]);
 
 export function createChainer(codec: Pick<EventCodec, 'encodeEvent'>): Chainer {
   const link = createLinker();
-  return (previous, event) => link(previous, chainBytes(codec, event));
+  return (previous, event) => {
+    const name = eventNameOf(event);
+    let bytes: Uint8Array;
+    try {
+      bytes = codec.encodeEvent(name, event as EventJson);
+    } catch {
+      return { chain: link(previous, jsonBytes(event)) };
+    }
+    const chain = link(previous, bytes);
+    return KEPT_AS_PROTOBUF.has(name) ? { chain, wire: { name, bytes } } : { chain };
+  };
 }
 
 /**
@@ -55,9 +87,11 @@ export function chainBytes(codec: Pick<EventCodec, 'encodeEvent'>, event: Record
   try {
     return codec.encodeEvent(eventNameOf(event), event as EventJson);
   } catch {
-    return Buffer.from(JSON.stringify(event));
+    return jsonBytes(event);
   }
 }
+
+const jsonBytes = (event: Record<string, unknown>): Buffer => Buffer.from(JSON.stringify(event));
 
 /** What filling in missing links needs of the log. */
 export interface ChainStore {
@@ -81,7 +115,7 @@ export async function fillChains(store: ChainStore, chainer: Chainer, org: strin
   for (;;) {
     const batch = store.events(org, from, 1000).filter((e) => e.offset <= head);
     if (batch.length === 0) break;
-    const links = batch.map((e) => ({ offset: e.offset, chain: (previous = chainer(previous, e.event as Record<string, unknown>)) }));
+    const links = batch.map((e) => ({ offset: e.offset, chain: (previous = chainer(previous, e.event as Record<string, unknown>).chain) }));
     await store.putChains(org, links);
     stored += links.length;
     from = (batch.at(-1) as { offset: number }).offset + 1;

@@ -13,7 +13,7 @@ import type { DecideContext } from '../domain/decision.js';
 import { heldSnapshot, toSnapshot } from '../domain/snapshot.js';
 import type { OrgGenesis, OrgState } from '../domain/state.js';
 import type { LoggedEvent } from '../events/log.js';
-import { ZERO_CHAIN, type Chainer } from '../events/chain.js';
+import { ZERO_CHAIN, type ChainLink, type Chainer } from '../events/chain.js';
 import type { EventStamper } from '../events/stamp.js';
 import type { EncodedWrite, SnapshotItem, Wal } from '../wal/log.js';
 import type { CommitRecord, CommittedEntry } from './commit-bus.js';
@@ -145,10 +145,10 @@ export class OrgActor {
       try {
         let eventOffset = this.state.event_offset;
         events = d.events.map((e) => ({ offset: ++eventOffset, event: this.deps.stamp(origin, e, nowNs) }));
-        const chained = this.link(events);
+        const links = this.link(events);
         const record = this.deps.wal.encodeEntry({ at: ctx.nowMs, changes: d.changes, ev: eventOffset });
-        write = { org: this.state.id, offset, record, events: events.map((e) => ({ offset: e.offset, record: this.deps.wal.encodeEvent(e.event, e.chain) })) };
-        if (chained) this.chainHead = chained;
+        write = { org: this.state.id, offset, record, events: events.map((e, i) => ({ offset: e.offset, record: this.deps.wal.encodeEvent(e.event, e.chain, links?.[i]?.wire) })) };
+        if (links) this.chainHead = events[events.length - 1]?.chain;
       } catch (error) {
         item.reject(error);
         continue;
@@ -185,13 +185,19 @@ export class OrgActor {
     this.maybeSnapshot();
   }
 
-  /** Sets each event's chain link; answers the last one, which becomes the head once the entry is taken. */
-  private link(events: LoggedEvent[]): Buffer | undefined {
+  /**
+   * Sets each event's chain link and answers the links with the protobuf bytes each record is to keep; the last
+   * link becomes the head once the entry is taken.
+   */
+  private link(events: LoggedEvent[]): ChainLink[] | undefined {
     const chain = this.deps.chain;
     if (!chain || events.length === 0) return undefined;
     let head = (this.chainHead ??= this.startingLink());
-    for (const e of events) e.chain = head = chain(head, e.event);
-    return head;
+    return events.map((e) => {
+      const link = chain(head, e.event);
+      e.chain = head = link.chain;
+      return link;
+    });
   }
 
   /** The link of the last durable event, as stored (the service fills in the links of older data dirs at start). */

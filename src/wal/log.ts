@@ -2,7 +2,7 @@
 // One append is one LMDB transaction; in durable mode it resolves only once the commit is flushed to disk.
 import { decodeRecord, encodeRecord, encodeRecordInSlices, CorruptRecordError, type SlicedList } from './codec.js';
 import { decodeEntry, encodeEntry, type WalEntry } from './entry.js';
-import { decodeEventRecord, encodeEventRecord, eventRecordLink } from './event-record.js';
+import { decodeEventRecord, encodeEventRecord, eventRecordLink, type WireDecoder, type WireEvent } from './event-record.js';
 import type { Store } from './store.js';
 
 export type { WalEntry } from './entry.js';
@@ -11,7 +11,7 @@ export interface EncodedWrite {
   org: string;
   offset: number;
   record: Buffer;
-  /** each event's record (encodeEvent: the event with its chain link) */
+  /** each event's record (encodeEvent: the event, or its protobuf bytes, with its chain link) */
   events: Array<{ offset: number; record: Buffer }>;
 }
 
@@ -40,7 +40,7 @@ export interface ReplayResult {
 export interface Wal {
   encodeEntry(entry: WalEntry): Buffer;
   /** The event's record, carrying its chain link when given one (see event-record.ts). */
-  encodeEvent(event: unknown, chain?: Uint8Array): Buffer;
+  encodeEvent(event: unknown, chain?: Uint8Array, wire?: WireEvent): Buffer;
   /** Appends writes (several organizations may share one transaction); newOrgs are recorded for recovery. */
   append(writes: EncodedWrite[], newOrgs?: string[]): Promise<void>;
   organizations(): string[];
@@ -90,10 +90,13 @@ function linkIn(record: Uint8Array): Buffer | undefined {
 export interface WalOptions {
   /** packed bytes per commit of saveSnapshots (default SNAPSHOT_BATCH_BYTES); tests lower it to see several commits */
   snapshotBatchBytes?: number;
+  /** decodes the events of records that hold them as protobuf (the service's events codec); reading one without it throws */
+  decodeEvent?: WireDecoder;
 }
 
 export function createWal(store: Store, warn: (message: string) => void, options: WalOptions = {}): Wal {
   const snapshotBatchBytes = options.snapshotBatchBytes ?? SNAPSHOT_BATCH_BYTES;
+  const decodeEvent = options.decodeEvent;
   // The store syncs each commit before resolving it (see store.ts), so a resolved commit is durable.
   async function durable(commit: Promise<unknown>): Promise<void> {
     await commit;
@@ -239,7 +242,7 @@ export function createWal(store: Store, warn: (message: string) => void, options
     events(org, from, limit) {
       const out: Array<{ offset: number; event: unknown; chain?: Buffer }> = [];
       for (const { key, value } of store.events.getRange({ start: [org, from], end: [org, Number.MAX_SAFE_INTEGER], limit })) {
-        const stored = decodeEventRecord(value);
+        const stored = decodeEventRecord(value, decodeEvent);
         // Events written before links moved into their records have theirs (if any) in the chains database.
         const chain = stored.chain ?? store.chains.getBinary(key);
         out.push(chain ? { offset: key[1], event: stored.event, chain: Buffer.from(chain) } : { offset: key[1], event: stored.event });

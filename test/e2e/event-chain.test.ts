@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import { compactVerify, createLocalJWKSet, type JSONWebKeySet } from 'jose';
 import protobuf from 'protobufjs';
+import { createEventCodec } from '../../src/events/codec.js';
 import { decodeEventRecord, encodeEventRecord } from '../../src/wal/event-record.js';
 import { openStore } from '../../src/wal/store.js';
 import { ROOT_KEY, ROOT_ORG, removeDir, startTestServer, tempDir, type TestServer } from '../support/server.js';
@@ -143,12 +144,14 @@ test('the chain: recomputed independently, checkpointed, continuous across key r
   cpSync(dataDir, copy, { recursive: true });
   const altered = head - 2;
   const store = openStore(copy, 'local', true);
-  const stored = decodeEventRecord(store.events.getBinary([ROOT_ORG, altered]) as Uint8Array);
+  const codec = createEventCodec();
+  const stored = decodeEventRecord(store.events.getBinary([ROOT_ORG, altered]) as Uint8Array, codec.decodeEvent);
   const event = stored.event as any;
   event.event_metadata.event_id = '00000000-0000-4000-8000-000000000000';
-  // the record keeps the link it was written with
-  assert.ok(stored.chain);
-  await store.events.put([ROOT_ORG, altered], encodeEventRecord(event, stored.chain));
+  // the record keeps the link it was written with, and holds the event's protobuf bytes
+  assert.ok(stored.chain && stored.wire);
+  const name = stored.wire.name;
+  await store.events.put([ROOT_ORG, altered], encodeEventRecord(undefined, stored.chain, { name, bytes: codec.encodeEvent(name, event) }));
   await store.close();
   const tampered = await verifyEvents(['--data-dir', copy, '--org', ROOT_ORG]);
   assert.equal(tampered.code, 1, tampered.out);

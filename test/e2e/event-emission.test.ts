@@ -2,6 +2,7 @@
 // from WS /events: bodies as the catalog defines them, every event valid, event_metadata complete and ids unique.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { KEPT_AS_PROTOBUF } from '../../src/events/chain.js';
 import { validateEvent } from '../../src/events/validate.js';
 import { ROOT_ORG, startTestServer, type Client, type TestServer } from '../support/server.js';
 import { Subscriber, range, refusal, type JsonFrame } from '../support/ws.js';
@@ -207,4 +208,18 @@ test('every operation emits exactly its events, each valid and with complete eve
     'SuborganizationCreated_InRegion_v1',
     'SuborganizationCreated_v1',
   ]);
+
+  // Read back from the log, every event is the JSON text it was emitted as, key order included: those kept as the
+  // protobuf bytes they are chained by (KEPT_AS_PROTOBUF, each driven here) as much as those kept as msgpack.
+  for (const name of KEPT_AS_PROTOBUF) assert.ok(emitted.includes(name), `${name} is kept as protobuf, so this test must emit it`);
+  const replay = await Subscriber.open(server.base, { key: c.apiKey, query: { from: '1' } });
+  try {
+    await replay.waitForCount(all.length);
+    assert.deepEqual(
+      replay.frames.slice(0, all.length).map((f) => JSON.stringify(f.event)),
+      all.map((f) => JSON.stringify(f.event)),
+    );
+  } finally {
+    await replay.close();
+  }
 });

@@ -3,6 +3,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeRecord, encodeRecord } from '../../src/wal/codec.js';
+import { createEventCodec } from '../../src/events/codec.js';
 import { decodeEventRecord } from '../../src/wal/event-record.js';
 import type { WalEntry } from '../../src/wal/log.js';
 import { openStore, type Store } from '../../src/wal/store.js';
@@ -111,7 +112,7 @@ for (const { name, damage, reason } of damages) {
       // The cut entry's event went with it; the new person's event took its offset.
       const events = [...store.events.getRange({ start: [ROOT_ORG, 0], end: [ROOT_ORG, Number.MAX_SAFE_INTEGER] })];
       assert.deepEqual(events.map((e) => e.key[1]), [1, 2, 3, 4, 5]);
-      assert.equal((decodeEventRecord(events[4]?.value as Buffer).event as { person_id: string }).person_id, newId);
+      assert.equal((decodeEventRecord(events[4]?.value as Buffer, createEventCodec().decodeEvent).event as { person_id: string }).person_id, newId);
     });
 
     // The cut is on disk: the next start is clean and has everything.

@@ -3,7 +3,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeRecord } from '../../src/wal/codec.js';
-import { decodeEventRecord, encodeEventRecord, eventRecordLink } from '../../src/wal/event-record.js';
+import { decodeEventRecord, encodeEventRecord, eventRecordFormat, eventRecordLink } from '../../src/wal/event-record.js';
 import { createWal, type Wal } from '../../src/wal/log.js';
 import { openStore, type Store } from '../../src/wal/store.js';
 import { removeDir, tempDir } from '../support/server.js';
@@ -49,6 +49,61 @@ test('an event record with a link carries it, and one without is the format-0 re
   altered[10] = (altered[10] as number) ^ 1;
   assert.throws(() => decodeEventRecord(altered), { name: 'CorruptRecordError' });
   assert.throws(() => encodeEventRecord({}, Buffer.alloc(31)), RangeError);
+});
+
+test("a linked event with its protobuf bytes is stored as those bytes, and read back through the log's decoder", async () => {
+  const bytes = Buffer.from([0x0a, 0x03, 0x61, 0x62, 0x63, 0xff]);
+  const record = encodeEventRecord({ ignored: true }, link(7), { name: 'TokenMinted_v1', bytes });
+  assert.equal(eventRecordFormat(record), 2);
+  assert.deepEqual(eventRecordLink(record), link(7));
+  // The record is the bytes themselves after its header, not an encoding of the event object.
+  assert.ok(record.subarray(record.length - bytes.length).equals(bytes));
+  const seen: Array<[string, Buffer]> = [];
+  const stored = decodeEventRecord(record, (name, b) => (seen.push([name, Buffer.from(b)]), { decoded: name }));
+  assert.deepEqual(stored, { event: { decoded: 'TokenMinted_v1' }, chain: link(7), wire: { name: 'TokenMinted_v1', bytes } });
+  assert.deepEqual(seen, [['TokenMinted_v1', bytes]]);
+  // Without a decoder it cannot be read, and says why; bytes the decoder refuses make the record corrupt.
+  assert.throws(() => decodeEventRecord(record), /without a decoder/);
+  assert.throws(
+    () =>
+      decodeEventRecord(record, () => {
+        throw new Error('not a message');
+      }),
+    { name: 'CorruptRecordError' },
+  );
+  // The checksum covers the name and the bytes.
+  for (const at of [4 + 34 + 2, record.length - 1]) {
+    const altered = Buffer.from(record);
+    altered[at] = (altered[at] as number) ^ 1;
+    assert.throws(() => decodeEventRecord(altered, () => ({})), { name: 'CorruptRecordError' }, `byte ${at}`);
+  }
+  // A name that does not fit the record is corrupt, not read past the end.
+  const short = encodeEventRecord(undefined, link(7), { name: 'X', bytes: Buffer.alloc(0) });
+  assert.deepEqual(decodeEventRecord(short, (name, b) => ({ name, length: b.length })).event, { name: 'X', length: 0 });
+  assert.throws(() => encodeEventRecord(undefined, link(7), { name: '', bytes }), RangeError);
+  assert.equal(eventRecordFormat(encodeEventRecord({ a: 1 }, link(1))), 1);
+  assert.equal(eventRecordFormat(encodeEventRecord({ a: 1 })), 0);
+});
+
+test('a log opened with a decoder reads protobuf records beside older ones', async () => {
+  const dir = tempDir('identity-event-record-');
+  dirs.push(dir);
+  const store = openStore(dir, 'local', true);
+  try {
+    const wal = createWal(store, () => undefined, { decodeEvent: (name, b) => ({ name, text: Buffer.from(b).toString() }) });
+    await mixedLog(wal, store, 2, 3);
+    await wal.append([{ org: 'a', offset: 4, record: wal.encodeEntry({ at: 4, changes: [], ev: 4 }), events: [{ offset: 4, record: wal.encodeEvent({ n: 4 }, link(4), { name: 'N_v1', bytes: Buffer.from('four') }) }] }]);
+    assert.deepEqual(wal.events('a', 1, 10), [
+      { offset: 1, event: { n: 1 }, chain: link(1) },
+      { offset: 2, event: { n: 2 }, chain: link(2) },
+      { offset: 3, event: { n: 3 }, chain: link(3) },
+      { offset: 4, event: { name: 'N_v1', text: 'four' }, chain: link(4) },
+    ]);
+    assert.deepEqual(wal.chainAt('a', 4), link(4));
+    assert.throws(() => createWal(store, () => undefined).events('a', 4, 1), /without a decoder/);
+  } finally {
+    await store.close();
+  }
 });
 
 test('a write puts one key per event: the chains database gets nothing', async () => {
