@@ -18,6 +18,7 @@ import { environment, environmentLine, formatTable, ms, pct, writeResults, type 
 import { SERVICE_AUTH, startServer, startService } from './lib/server-process.js';
 import { startSubscribers, type Subscribers } from './lib/subscriber-process.js';
 import { GENERATOR_CORE, SERVER_CORE, pinSelf } from './lib/pin.js';
+import { countSyscalls } from './lib/syscall-count.js';
 
 const USAGE = `usage: npm run bench -- events [options]   (or: npx tsx bench/events.ts [options])
   --duration S        seconds of writing per phase (default 2; a bare number is the same)
@@ -30,7 +31,9 @@ const USAGE = `usage: npm run bench -- events [options]   (or: npx tsx bench/eve
   --pin               run everything twice: unpinned, then pinned (each server confined to core ${SERVER_CORE} from its start,
                       the writers and the subscribers' process to core ${GENERATOR_CORE}, with taskset); the tables for both
                       and each server's vs_none unpinned beside pinned
-  --pin-only          only the pinned run`;
+  --pin-only          only the pinned run
+  --syscalls          count each server's sendto and fdatasync calls in every phase with perf stat (needs perf):
+                      socket writes per subscriber per durable commit, and frames per write`;
 
 type ServerName = 'service' | 'minimal';
 const SERVERS: Record<string, ServerName[]> = { both: ['service', 'minimal'], service: ['service'], minimal: ['minimal'] };
@@ -44,6 +47,8 @@ interface Settings {
   profile: boolean;
   /** --pin: unpinned, then pinned; --pin-only: pinned alone */
   pin: 'off' | 'both' | 'only';
+  /** count the server's socket writes and durable commits in each phase (perf stat) */
+  syscalls: boolean;
 }
 
 /** One whole run's rows (phase by phase, the servers in turn) and the service-over-floor comparisons. */
@@ -92,6 +97,12 @@ interface Row {
    * bounded the rate; steadier than vs_none on a shared machine, blind to what the subscribers' reading takes from the writers
    */
   cpu_vs_none: number | null;
+  /** --syscalls: the server's fdatasync calls in the phase, one per durable commit */
+  fsyncs: number | null;
+  /** --syscalls: socket writes (sendto) to the subscribers per subscriber per durable commit; the README promises one */
+  writes_per_socket_per_fsync: number | null;
+  /** --syscalls: frames per socket write to a subscriber */
+  frames_per_write: number | null;
 }
 
 /** One phase with subscribers, both servers: the service's ratio to none over the floor's. */
@@ -105,9 +116,10 @@ interface Comparison {
   minimal_cpu_vs_none: number | null;
 }
 
-async function phase(service: Target, subscribers: Subscribers, tag: number, count: number, seconds: number, writers: number): Promise<Row> {
+async function phase(service: Target, subscribers: Subscribers, tag: number, count: number, seconds: number, writers: number, syscalls = false): Promise<Row> {
   const { hostname, port } = new URL(service.url);
   if (count > 0) await subscribers.open({ host: hostname, port: Number(port), path: '/events?types=PersonCreated_v1', headers: service.auth, count });
+  const counter = syscalls ? await countSyscalls(service.pid, ['sendto', 'fdatasync']) : undefined;
   const headers = { ...service.auth, 'Content-Type': 'application/json' };
   const started = now();
   const writes = await runLoad({
@@ -121,6 +133,7 @@ async function phase(service: Target, subscribers: Subscribers, tag: number, cou
   const created = writes.statuses['201'] ?? 0;
   // The subscribers drain what is in flight (at most 10 s).
   const counts = count > 0 ? await subscribers.finish(created, 10_000) : undefined;
+  const calls = await counter?.stop();
   const deliverSeconds = (now() - started) / 1000;
   const delivered = counts ? counts.received.reduce((n, r) => n + r, 0) : 0;
   const latency = new Histogram();
@@ -146,6 +159,22 @@ async function phase(service: Target, subscribers: Subscribers, tag: number, cou
     latency_samples: l.count,
     vs_none: null,
     cpu_vs_none: null,
+    ...writesPerSocket(calls, writes.requests, count, delivered),
+  };
+}
+
+/**
+ * The subscribers' share of the server's socket writes: every sendto but the one answer per request (uWS writes
+ * an HTTP answer in one call), spread over the sockets and the durable commits (one fdatasync each).
+ */
+function writesPerSocket(calls: Record<string, number> | undefined, answers: number, subscribers: number, delivered: number): Pick<Row, 'fsyncs' | 'writes_per_socket_per_fsync' | 'frames_per_write'> {
+  if (!calls) return { fsyncs: null, writes_per_socket_per_fsync: null, frames_per_write: null };
+  const fsyncs = calls['fdatasync'] ?? 0;
+  const frameWrites = Math.max(0, (calls['sendto'] ?? 0) - answers);
+  return {
+    fsyncs,
+    writes_per_socket_per_fsync: subscribers === 0 || fsyncs === 0 ? null : Math.round((frameWrites / subscribers / fsyncs) * 100) / 100,
+    frames_per_write: subscribers === 0 || frameWrites === 0 ? null : Math.round((delivered / frameWrites) * 10) / 10,
   };
 }
 
@@ -162,6 +191,7 @@ function settings(argv: string[]): Settings | undefined {
       profile: { type: 'boolean', default: false },
       pin: { type: 'boolean', default: false },
       'pin-only': { type: 'boolean', default: false },
+      syscalls: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -176,6 +206,7 @@ function settings(argv: string[]): Settings | undefined {
     servers,
     profile: values.profile,
     pin: values['pin-only'] ? 'only' : values.pin ? 'both' : 'off',
+    syscalls: values.syscalls,
   };
 }
 
@@ -217,7 +248,7 @@ async function measure(s: Settings, cores: string | undefined, profileDir: strin
     // The servers take turns phase by phase, so a change in the machine's load falls on both alike.
     for (const [i, n] of s.phases.entries()) {
       for (const target of targets) {
-        rows.get(target.name)?.push(await phase(target, subscribers, i + 1, n, s.seconds, s.writers));
+        rows.get(target.name)?.push(await phase(target, subscribers, i + 1, n, s.seconds, s.writers, s.syscalls));
         console.error(`  ${cores === undefined ? '' : 'pinned, '}${target.name}, ${n} subscriber(s): done`);
       }
     }
@@ -255,6 +286,13 @@ function print(s: Settings, run: Run, cores: string | undefined): void {
     { title: 'writer_cpu_%', value: (r) => r.writer_cpu_percent },
     { title: 'subscriber_cpu_%', value: (r) => r.subscriber_cpu_percent ?? '-' },
     { title: 'complete', value: (r) => String(r.complete) },
+    ...(s.syscalls
+      ? ([
+          { title: 'fsyncs', value: (r) => r.fsyncs ?? '-' },
+          { title: 'writes/socket/fsync', value: (r) => r.writes_per_socket_per_fsync ?? '-' },
+          { title: 'frames/write', value: (r) => r.frames_per_write ?? '-' },
+        ] satisfies Column<Row>[])
+      : []),
   ];
   const where = cores === undefined ? 'unpinned' : `pinned: each server on core ${cores}, the writers and the subscribers on core ${GENERATOR_CORE}`;
   console.log(`\nevent fan-out (${where}): ${s.writers} HTTP writers creating persons for ${s.seconds} s per phase; latency = event timestamp (stamped as its batch is decided, before the durable commit) to receipt`);
