@@ -18,6 +18,7 @@ import { environment, environmentLine, formatTable, ms, pct, writeResults, type 
 import { SERVICE_AUTH, startServer, startService } from './lib/server-process.js';
 import { startSubscribers, type Subscribers } from './lib/subscriber-process.js';
 import { GENERATOR_CORE, SERVER_CORE, pinSelf } from './lib/pin.js';
+import { cpuSplit } from './lib/process-cpu.js';
 import { countSyscalls } from './lib/syscall-count.js';
 
 const USAGE = `usage: npm run bench -- events [options]   (or: npx tsx bench/events.ts [options])
@@ -33,7 +34,8 @@ const USAGE = `usage: npm run bench -- events [options]   (or: npx tsx bench/eve
                       and each server's vs_none unpinned beside pinned
   --pin-only          only the pinned run
   --syscalls          count each server's sendto and fdatasync calls in every phase with perf stat (needs perf):
-                      socket writes per subscriber per durable commit, and frames per write`;
+                      socket writes per subscriber per durable commit, frames per write, and the share of the
+                      server's CPU spent in the kernel`;
 
 type ServerName = 'service' | 'minimal';
 const SERVERS: Record<string, ServerName[]> = { both: ['service', 'minimal'], service: ['service'], minimal: ['minimal'] };
@@ -103,6 +105,10 @@ interface Row {
   writes_per_socket_per_fsync: number | null;
   /** --syscalls: frames per socket write to a subscriber */
   frames_per_write: number | null;
+  /** --syscalls: socket writes that failed (EAGAIN: the subscriber's kernel buffer was full, uWS keeps the frames) */
+  failed_writes: number | null;
+  /** --syscalls: the share of the server's CPU time spent in the kernel (loopback TCP for the subscribers included) */
+  server_kernel_share: number | null;
 }
 
 /** One phase with subscribers, both servers: the service's ratio to none over the floor's. */
@@ -119,7 +125,8 @@ interface Comparison {
 async function phase(service: Target, subscribers: Subscribers, tag: number, count: number, seconds: number, writers: number, syscalls = false): Promise<Row> {
   const { hostname, port } = new URL(service.url);
   if (count > 0) await subscribers.open({ host: hostname, port: Number(port), path: '/events?types=PersonCreated_v1', headers: service.auth, count });
-  const counter = syscalls ? await countSyscalls(service.pid, ['sendto', 'fdatasync']) : undefined;
+  const counter = syscalls ? await countSyscalls(service.pid, ['sendto', 'fdatasync'], ['sendto']) : undefined;
+  const cpuBefore = syscalls ? cpuSplit(service.pid) : undefined;
   const headers = { ...service.auth, 'Content-Type': 'application/json' };
   const started = now();
   const writes = await runLoad({
@@ -134,6 +141,8 @@ async function phase(service: Target, subscribers: Subscribers, tag: number, cou
   // The subscribers drain what is in flight (at most 10 s).
   const counts = count > 0 ? await subscribers.finish(created, 10_000) : undefined;
   const calls = await counter?.stop();
+  const cpuAfter = cpuBefore ? cpuSplit(service.pid) : undefined;
+  const kernel = cpuBefore && cpuAfter ? (cpuAfter.system - cpuBefore.system) / Math.max(1e-9, cpuAfter.system - cpuBefore.system + cpuAfter.user - cpuBefore.user) : null;
   const deliverSeconds = (now() - started) / 1000;
   const delivered = counts ? counts.received.reduce((n, r) => n + r, 0) : 0;
   const latency = new Histogram();
@@ -160,6 +169,7 @@ async function phase(service: Target, subscribers: Subscribers, tag: number, cou
     vs_none: null,
     cpu_vs_none: null,
     ...writesPerSocket(calls, writes.requests, count, delivered),
+    server_kernel_share: kernel === null ? null : Math.round(kernel * 1000) / 1000,
   };
 }
 
@@ -167,14 +177,15 @@ async function phase(service: Target, subscribers: Subscribers, tag: number, cou
  * The subscribers' share of the server's socket writes: every sendto but the one answer per request (uWS writes
  * an HTTP answer in one call), spread over the sockets and the durable commits (one fdatasync each).
  */
-function writesPerSocket(calls: Record<string, number> | undefined, answers: number, subscribers: number, delivered: number): Pick<Row, 'fsyncs' | 'writes_per_socket_per_fsync' | 'frames_per_write'> {
-  if (!calls) return { fsyncs: null, writes_per_socket_per_fsync: null, frames_per_write: null };
+function writesPerSocket(calls: Record<string, number> | undefined, answers: number, subscribers: number, delivered: number): Pick<Row, 'fsyncs' | 'writes_per_socket_per_fsync' | 'frames_per_write' | 'failed_writes'> {
+  if (!calls) return { fsyncs: null, writes_per_socket_per_fsync: null, frames_per_write: null, failed_writes: null };
   const fsyncs = calls['fdatasync'] ?? 0;
   const frameWrites = Math.max(0, (calls['sendto'] ?? 0) - answers);
   return {
     fsyncs,
     writes_per_socket_per_fsync: subscribers === 0 || fsyncs === 0 ? null : Math.round((frameWrites / subscribers / fsyncs) * 100) / 100,
     frames_per_write: subscribers === 0 || frameWrites === 0 ? null : Math.round((delivered / frameWrites) * 10) / 10,
+    failed_writes: calls['failed:sendto'] ?? 0,
   };
 }
 
@@ -291,6 +302,8 @@ function print(s: Settings, run: Run, cores: string | undefined): void {
           { title: 'fsyncs', value: (r) => r.fsyncs ?? '-' },
           { title: 'writes/socket/fsync', value: (r) => r.writes_per_socket_per_fsync ?? '-' },
           { title: 'frames/write', value: (r) => r.frames_per_write ?? '-' },
+          { title: 'failed_writes', value: (r) => r.failed_writes ?? '-' },
+          { title: 'server_kernel_%', value: (r) => pct(r.server_kernel_share), align: 'right' },
         ] satisfies Column<Row>[])
       : []),
   ];

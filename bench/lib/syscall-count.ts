@@ -7,14 +7,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export interface SyscallCounter {
-  /** Stops counting; each syscall name asked for with the number of calls entered since start. */
+  /**
+   * Stops counting; each syscall name asked for with the number of calls entered since start, and under
+   * `failed:<name>` the number of those that returned an error (EAGAIN: a socket write the kernel had no room for).
+   */
   stop(): Promise<Record<string, number>>;
 }
 
-/** Starts counting entries of each named syscall (e.g. 'sendto', 'fdatasync') by every thread of `pid`. */
-export async function countSyscalls(pid: number, names: readonly string[]): Promise<SyscallCounter> {
+/** Starts counting calls of each named syscall (e.g. 'sendto', 'fdatasync') by every thread of `pid`, and failures of those in `failures`. */
+export async function countSyscalls(pid: number, names: readonly string[], failures: readonly string[] = []): Promise<SyscallCounter> {
   const out = join(tmpdir(), `syscalls-${pid}-${Date.now()}.csv`);
-  const perf = spawn('perf', ['stat', '-x', ',', '-o', out, '-e', names.map((n) => `syscalls:sys_enter_${n}`).join(','), '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const events = [...names.map((n) => ['-e', `syscalls:sys_enter_${n}`]), ...failures.map((n) => ['-e', `syscalls:sys_exit_${n}`, '--filter', 'ret < 0'])].flat();
+  const perf = spawn('perf', ['stat', '-x', ',', '-o', out, ...events, '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
   let errors = '';
   perf.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve, reject) => {
@@ -32,8 +36,8 @@ export async function countSyscalls(pid: number, names: readonly string[]): Prom
         // Lines are "<count>,<unit>,<event>,...", or "<not counted>" for an event that never fired.
         for (const line of readFileSync(out, 'utf8').split('\n')) {
           const [value, , event] = line.split(',');
-          const name = event?.replace('syscalls:sys_enter_', '');
-          if (name && names.includes(name)) counts[name] = Number(value) || 0;
+          if (event?.startsWith('syscalls:sys_enter_')) counts[event.slice('syscalls:sys_enter_'.length)] = Number(value) || 0;
+          if (event?.startsWith('syscalls:sys_exit_')) counts[`failed:${event.slice('syscalls:sys_exit_'.length)}`] = Number(value) || 0;
         }
         if (Object.keys(counts).length === 0) throw new Error(`perf stat counted nothing (exit ${code}): ${errors.trim()}`);
         return counts;
