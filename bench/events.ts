@@ -312,6 +312,13 @@ function print(s: Settings, run: Run, cores: string | undefined): void {
   console.log('subscribers: one process of their own for all of them, each a raw WebSocket client that reads every frame in full, counts it and checks its offset, and decodes the text of one frame in N (N subscribers) for the latency sample');
   if (s.servers.includes('minimal')) console.log(`servers: service = src/main.ts; minimal = bench/minimal-fanout-server.ts (one durable LMDB put of the same size, one publish of a frame of the same size, nothing else), the floor on this machine${s.servers.includes('service') ? '; they take turns phase by phase' : ''}`);
   console.log(formatTable(columns, run.rows));
+  if (s.syscalls) {
+    console.log(
+      'syscalls (perf stat): fsyncs = durable commits; writes/socket/fsync = sendto to the subscribers (all but one per HTTP answer) per subscriber per commit; ' +
+        'uWS writes a socket\'s frames of one loop turn together but its cork buffer holds 16 KB (about 28 of these frames), so a larger commit takes two writes; ' +
+        'failed_writes = sendto refused (EAGAIN), after which uWS retries once per frame',
+    );
+  }
   if (run.comparisons.length > 0) {
     console.log('\nvs_none: persons/s with the subscribers over the same server\'s nearest phase with none; vs_floor: the service\'s vs_none over the minimal server\'s; cpu_vs_none: server CPU µs per person with none over with the subscribers (what vs_none would be if the server\'s CPU alone bounded the rate; steadier on a shared machine)');
     console.log(formatTable(comparisonColumns, run.comparisons));
