@@ -5,7 +5,7 @@
 // and for each server the rate with N subscribers over the rate with none, and the service's ratio over the floor's.
 // With --pin the whole run is made twice: as is, then with each server confined to core 0 and the writers and
 // subscribers to core 1 (taskset), the way operators measure it (bench/mint.ts does the same).
-//   npm run bench -- events [--duration 2] [--warmup 2] [--writers 32] [--subscribers 0,1,10,100] [--server both|service|minimal] [--pin]
+//   npm run bench -- events [--duration 2] [--warmup 2] [--writers 32] [--subscribers 0,1,10,100] [--server both|service|minimal] [--pin|--pin-only] [--syscalls]
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
