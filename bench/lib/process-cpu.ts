@@ -37,6 +37,17 @@ export function cpuSeconds(pid: number | undefined): number | undefined {
   }
 }
 
+/** User and system (kernel) CPU seconds (all threads) the process has used so far; undefined without /proc. */
+export function cpuSplit(pid: number): { user: number; system: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { user: Number(fields[11]) / clockTicks(), system: Number(fields[12]) / clockTicks() };
+  } catch {
+    return undefined;
+  }
+}
+
 /** The machine's CPU ticks so far: all of them, and those stolen by the hypervisor; undefined without /proc. */
 export function machineTicks(): { total: number; steal: number } | undefined {
   try {

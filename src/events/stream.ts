@@ -11,7 +11,10 @@
 // broadcast to the group once per frame (uWebSockets.js publishes natively) rather than sent to each socket:
 // with a hundred subscribers the per-socket work left in JavaScript is one buffered() check per commit. A member
 // whose queue cannot take the whole commit leaves the topic for that commit and is served frame by frame, so the
-// cut-off happens at the same frame as before.
+// cut-off happens at the same frame as before. uWebSockets.js queues what is published and drains it as each
+// event-loop turn ends, each socket corked: every commit that finished in the turn reaches a socket together, in one
+// write per 16 KB (its cork buffer, about 28 PersonCreated JSON frames; past it the buffer is written and refilled),
+// the least it can do with one WebSocket message per event. bench/events.ts --syscalls counts those writes.
 import type { EventLog, LoggedEvent } from './log.js';
 
 /** What the stream needs of a WebSocket; the front adapts uWebSockets.js to it. */
@@ -20,7 +23,7 @@ export interface Sink {
   send(frame: Uint8Array, binary: boolean): void;
   /** Bytes queued and not yet written to the socket. */
   buffered(): number;
-  /** Runs fn with the socket corked, so that its sends leave in one write. */
+  /** Runs fn with the socket corked, so that its sends leave together: one write per 16 KB (uWebSockets.js's cork buffer). */
   cork(fn: () => void): void;
   /** Sends a close frame after what is queued. closed() is called before it returns or soon after. */
   close(code: number, reason: string): void;

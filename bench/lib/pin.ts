@@ -1,0 +1,13 @@
+// Pinned runs, the way operators measure a server: the server confined to core 0 from its start (taskset), the
+// load generator, and whatever it forks after pinning itself, to core 1.
+import { execFileSync } from 'node:child_process';
+
+export const SERVER_CORE = '0';
+export const GENERATOR_CORE = '1';
+
+/** Confines every thread of this process to `cores` (a taskset list); returns the list it had before. */
+export function pinSelf(cores: string): string {
+  const before = execFileSync('taskset', ['-c', '-p', String(process.pid)], { encoding: 'utf8' }).trim().split(': ').pop() as string;
+  execFileSync('taskset', ['-a', '-c', '-p', cores, String(process.pid)], { stdio: 'ignore' });
+  return before;
+}
