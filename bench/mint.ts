@@ -13,7 +13,6 @@
 // With --baseline-ref the service at an earlier git ref runs beside the current one, their closed loops taking
 // turns round after round, and the ratio of the two says what the changes since then cost.
 //   npm run bench -- mint [--duration 2] [--connections 100] [--only minimal,minimal-durable,real] [--pin] [--baseline-ref ad810ac^1]
-import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +28,7 @@ import { checkoutBaseline, type Baseline } from './lib/baseline.js';
 import type { Grouping } from './lib/durable-records.js';
 import { durableCommitLatency, signingCeiling } from './lib/mint-probes.js';
 import { createPersons } from './lib/persons.js';
+import { GENERATOR_CORE, pinSelf, SERVER_CORE } from './lib/pin.js';
 import { count, environment, environmentLine, formatTable, ms, pct, writeResults, type Column } from './lib/report.js';
 import { SERVICE_AUTH, startServer, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
 
@@ -362,17 +362,6 @@ function report(o: Options, r: Results): Record<string, number> {
   line('open_real_minus_minimal_durable_p99_ms', realOpen && durableOpen && (realOpen.latency.p99_us - durableOpen.latency.p99_us) / 1000, (v) => `mint-token (sync) p99 - minimal durable p99:            ${v.toFixed(2)} ms   (the tail of the service's own work)`);
   line('open_hello_p99_ms', helloOpen && helloOpen.latency.p99_us / 1000, (v) => `hello world p99 at the same rate (machine floor):       ${v.toFixed(2)} ms`);
   return ratios;
-}
-
-/** Pinned, the servers take core 0 and the load generator (this process, all its threads) core 1. */
-const SERVER_CORE = '0';
-const GENERATOR_CORE = '1';
-
-/** Confines every thread of this process to `cores` (a taskset list); returns the list it had before. */
-function pinSelf(cores: string): string {
-  const before = execFileSync('taskset', ['-c', '-p', String(process.pid)], { encoding: 'utf8' }).trim().split(': ').pop() as string;
-  execFileSync('taskset', ['-a', '-c', '-p', cores, String(process.pid)], { stdio: 'ignore' });
-  return before;
 }
 
 export async function main(argv: string[]): Promise<void> {
