@@ -145,13 +145,20 @@ test('the service unreachable: traffic keeps flowing on cached keys; a batch who
   fault.mode = 'drop-answer';
   await eventually(() => fault.log.some((p) => p.outcome === 'drop-answer' && JSON.stringify(p.body).includes(`down?t=${tag}`)), 'a batch committed without its answer');
   fault.mode = 'pass';
-  await sub.waitUntil(() => handled(`down?t=${tag}`).length >= 5, 30_000, 'the five events');
-  await new Promise((r) => setTimeout(r, 500));
+  // Waited for, not timed: the resend comes after the gate's backoff, however long a busy machine makes it.
+  const resent = () => fault.log.filter((p) => p.outcome === 'pass' && JSON.stringify(p.body).includes(`down?t=${tag}`));
+  await eventually(() => resent().length >= 1, 'the batch sent again');
+  // The gate has one batch in flight at a time: a later batch passing means the resent one was answered.
+  const at = fault.log.indexOf(resent()[0] as (typeof fault.log)[number]);
+  await eventually(() => fault.log.slice(at + 1).some((p) => p.outcome === 'pass' && p.path === '/gate/events'), 'a batch after the resent one');
+  // Whatever the resend committed is in the stream before a marker written after it.
+  const marker = await server.client.post('/test-events', [{ event_name: 'ServiceSDKLoaded_v1' }]);
+  assert.equal(marker.status, 201, marker.text);
+  const markerOffset = marker.body.result[0].offset as number;
+  await sub.waitUntil(() => sub.frames.some((f) => f.offset === markerOffset), 30_000, 'the marker');
   const ids = sub.frames.map((f) => f.event.event_metadata.event_id);
   assert.equal(new Set(ids).size, ids.length, 'no event twice in the log');
   assert.equal(handled(`down?t=${tag}`).length, 5);
-  const resent = fault.log.filter((p) => p.outcome === 'pass' && JSON.stringify(p.body).includes(`down?t=${tag}`));
-  assert.ok(resent.length >= 1, 'the batch was sent again');
 });
 
 test('a full queue drops request events and counts them; requests are not held back', async () => {
