@@ -227,7 +227,9 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
     } finally {
       if (signed.get(personId) === issued.jti) signed.delete(personId);
     }
-    await waiter.wait(org.id, outcome.offset, r.consistency);
+    // A local_region wait is reached once the record is durable: no promise, no turn lost (the usual case).
+    const reaching = waiter.wait(org.id, outcome.offset, r.consistency);
+    if (reaching !== undefined) await reaching;
     // The signed token was not recorded and never leaves: the person awaits approval.
     if (outcome.reply === AWAITING_APPROVAL) throw new AwaitingApproval(record.person_id);
     return { token, jti: issued.jti, iat: issued.iat, exp: issued.exp, kid: issued.kid, offset: outcome.offset };

@@ -14,7 +14,7 @@ import { readAfter, type FrontConsistency } from './consistency.js';
 import { copyFields, FramingError } from './framing.js';
 import { buildRequest, compileRoute, corsOf, routeHeaders, wantsClient, type Copied, type RouteParts } from './request.js';
 import { errorBody, envelope, oauthErrorBody } from './respond.js';
-import { isMutating, type Request, type Response, type Route } from './route.js';
+import { isMutating, type Method, type Request, type Response, type Route } from './route.js';
 import { eachField, pathOf, queryOf, uws } from './uws.js';
 
 export interface FrontOptions {
@@ -89,6 +89,9 @@ class Exchange implements Copied {
   }
 }
 
+/** The TemplatedApp method that registers a route of each HTTP method (DELETE's is `del`). */
+const UWS_METHODS = { get: 'get', post: 'post', put: 'put', patch: 'patch', delete: 'del' } as const satisfies Record<Method, keyof TemplatedApp>;
+
 const NO_PARAMS: readonly string[] = [];
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 /** Every write's answer names this header: as bytes, uWS takes it as they are instead of encoding a string each time. */
@@ -155,6 +158,12 @@ export class Front {
     for (const [path, methods] of byPath) {
       const pattern = path.replace(/\{([^}]+)\}/g, ':$1');
       const allow = [...methods.keys()].map((m) => m.toUpperCase()).join(', ');
+      // Each declared method is a uWS route of its own: uWS's router, which prefers it to `any` whatever the order,
+      // picks the handler, so a request never asks for its method or looks it up. `any` takes the rest: preflights, 405.
+      for (const compiled of methods.values()) {
+        const method = compiled.route.method;
+        this.app[UWS_METHODS[method]](pattern, (res, req) => this.serve(res, req, method, compiled));
+      }
       this.app.any(pattern, (res, req) => {
         // The native build reports the method in lower case, the pure-Node fallback in upper case.
         const method = req.getMethod().toLowerCase();

@@ -13,8 +13,11 @@ export interface Consistency {
 }
 
 export interface ConsistencyWaiter {
-  /** Resolves when the entry at `offset` of `org` has reached the level; a 408 past the timeout. */
-  wait(org: string, offset: number, consistency: Consistency): Promise<void>;
+  /**
+   * Resolves when the entry at `offset` of `org` has reached the level; a 408 past the timeout. Undefined when
+   * it has reached it already (every local_region write): the caller goes on at once instead of a turn later.
+   */
+  wait(org: string, offset: number, consistency: Consistency): Promise<void> | undefined;
 }
 
 /**
@@ -35,7 +38,7 @@ export function recordingWrites<W extends ConsistencyWaiter>(inner: W): W {
 
 /** With no replica regions, all_regions is reached when the local commit is. */
 export const localOnly: ConsistencyWaiter = {
-  wait: async () => undefined,
+  wait: () => undefined,
 };
 
 export function consistencyTimeout(consistency: Consistency): ServiceError {

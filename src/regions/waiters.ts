@@ -94,16 +94,16 @@ export function createRegionWaiter(sources: readonly AckSource[], latency: Histo
   }
 
   return {
-    wait(org: string, offset: number, consistency: Consistency): Promise<void> {
+    wait(org: string, offset: number, consistency: Consistency): Promise<void> | undefined {
       if (consistency.level === 'local_region') {
         localReached.observe(0);
-        return Promise.resolve();
+        return undefined;
       }
       const started = clock.monoMs();
       const missing = sources.filter((s) => s.acked(org) < offset).map((s) => s.region);
       if (missing.length === 0) {
         latency.observe(0, { level: 'all_regions', outcome: 'reached' });
-        return Promise.resolve();
+        return undefined;
       }
       return new Promise<void>((resolve, reject) => {
         const w: Waiter = { org, offset, remaining: missing.length, regions: missing, started, timer: undefined, resolve, reject };

@@ -29,9 +29,10 @@ function setup() {
   const iowa = region('us-iowa');
   const japan = region('asia-japan');
   const waiter = createRegionWaiter([iowa.source, japan.source], metrics.histogram('consistency_wait_seconds', 'waits'), clock);
-  /** Reads the wait's outcome so far. */
-  const outcome = (p: Promise<void>) => {
+  /** Reads the wait's outcome so far; a wait reached at once returns no promise. */
+  const outcome = (p: Promise<void> | undefined) => {
     let value: 'pending' | 'reached' | ServiceError = 'pending';
+    if (p === undefined) return () => 'reached' as const;
     p.then(
       () => (value = 'reached'),
       (e: ServiceError) => (value = e),
