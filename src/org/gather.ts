@@ -20,20 +20,25 @@ export interface GatheringQueue<T> {
  * instead of the first one paying a commit of its own while the rest queue. Later batches are items that arrived
  * while the last commit was in flight: under load more are on their way (answers of that commit bring their
  * clients' next requests), so the batch grows while each event-loop turn adds to it, up to GATHER_MIN items or
- * `gatherMaxMs`. A turn that adds nothing ends it: then the load is light, and waiting would only add latency.
+ * `gatherMaxMs`. Once it holds half as many as the last batch, a turn that adds nothing ends it: the load is
+ * light, and waiting would only add latency. Before that, quiet turns are the round trip of the clients the last
+ * commit answered; not waiting them out made closed-loop load alternate one full commit with one of the few
+ * requests that arrived during it, twice the commits (and, fanned out, the socket writes) for the same work.
  * Saturated, a commit per 64 requests rather than per few halves the CPU the flushes take (bench/mint-costs.ts
  * shows requests per commit). `commit` answers its own items, failures included.
  */
 export function createGatheringQueue<T>(commit: (batch: T[]) => Promise<void>, gatherMaxMs = GATHER_MAX_MS): GatheringQueue<T> {
   let queue: T[] = [];
   let draining = false;
+  let lastBatch = 0;
 
   async function gather(): Promise<void> {
     const deadline = performance.now() + gatherMaxMs;
+    const enough = Math.min(GATHER_MIN, lastBatch >> 1);
     let seen = queue.length;
     while (seen < GATHER_MIN && performance.now() < deadline) {
       await nextTurn();
-      if (queue.length === seen) return;
+      if (queue.length === seen && seen >= enough) return;
       seen = queue.length;
     }
   }
@@ -46,6 +51,7 @@ export function createGatheringQueue<T>(commit: (batch: T[]) => Promise<void>, g
         first = false;
         const batch = queue;
         queue = [];
+        lastBatch = batch.length;
         await commit(batch);
       }
     } finally {
