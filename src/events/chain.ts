@@ -57,7 +57,9 @@ export type Chainer = (previous: Uint8Array, event: Record<string, unknown>) => 
  */
 export const KEPT_AS_PROTOBUF: ReadonlySet<string> = new Set([
   'TokenMinted_v1',
+  'AnonymousTokenMinted_v1',
   'PersonCreated_v1',
+  'AnonymousPersonCreated_v1',
   'PersonDeleted_v1',
   'GdprConsentsChanged_v1',
   'SuborganizationCreated_v1',
