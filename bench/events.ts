@@ -17,7 +17,7 @@ import { runLoad } from './lib/load.js';
 import { environment, environmentLine, formatTable, ms, pct, writeResults, type Column } from './lib/report.js';
 import { SERVICE_AUTH, startServer, startService } from './lib/server-process.js';
 import { startSubscribers, type Subscribers } from './lib/subscriber-process.js';
-import { GENERATOR_CORE, SERVER_CORE, pinSelf } from './lib/pin.js';
+import { GENERATOR_CORE, onGeneratorCore, SERVER_CORE } from './lib/pin.js';
 import { cpuSplit } from './lib/process-cpu.js';
 import { countSyscalls } from './lib/syscall-count.js';
 
@@ -374,12 +374,7 @@ export async function main(argv: string[]): Promise<void> {
     print(s, unpinned, undefined);
   }
   if (s.pin !== 'off') {
-    const before = pinSelf(GENERATOR_CORE);
-    try {
-      pinned = await measure(s, SERVER_CORE, profileDir);
-    } finally {
-      pinSelf(before);
-    }
+    pinned = await onGeneratorCore(() => measure(s, SERVER_CORE, profileDir));
     print(s, pinned, SERVER_CORE);
   }
   if (unpinned && pinned) printSideBySide(s, unpinned, pinned);

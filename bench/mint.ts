@@ -28,7 +28,7 @@ import { checkoutBaseline, type Baseline } from './lib/baseline.js';
 import type { Grouping } from './lib/durable-records.js';
 import { durableCommitLatency, signingCeiling } from './lib/mint-probes.js';
 import { createPersons } from './lib/persons.js';
-import { GENERATOR_CORE, pinSelf, SERVER_CORE } from './lib/pin.js';
+import { GENERATOR_CORE, onGeneratorCore, SERVER_CORE } from './lib/pin.js';
 import { count, environment, environmentLine, formatTable, ms, pct, writeResults, type Column } from './lib/report.js';
 import { SERVICE_AUTH, startServer, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
 
@@ -382,12 +382,7 @@ async function runAll(o: Options, env: ReturnType<typeof environment>): Promise<
   if (o.pin !== 'off') {
     // On one core the service's default is no signing thread (config.ts); the run uses what it would.
     const po: Options = { ...o, serverCores: SERVER_CORE, threads: o.threadsGiven ? o.threads : 0 };
-    const before = pinSelf(GENERATOR_CORE);
-    try {
-      runs['pinned'] = { options: po, ...(await measure(po)) };
-    } finally {
-      pinSelf(before);
-    }
+    runs['pinned'] = { options: po, ...(await onGeneratorCore(() => measure(po))) };
   }
   console.log(`\n${environmentLine(env)}`);
   const json = (run: (typeof runs)[string]) => {

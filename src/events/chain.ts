@@ -70,12 +70,8 @@ export function createChainer(codec: Pick<EventCodec, 'encodeEvent'>): Chainer {
   const link = createLinker();
   return (previous, event) => {
     const name = eventNameOf(event);
-    let bytes: Uint8Array;
-    try {
-      bytes = codec.encodeEvent(name, event as EventJson);
-    } catch {
-      return { chain: link(previous, jsonBytes(event)) };
-    }
+    const bytes = protobufOf(codec, event, name);
+    if (bytes === undefined) return { chain: link(previous, jsonBytes(event)) };
     const chain = link(previous, bytes);
     return KEPT_AS_PROTOBUF.has(name) ? { chain, wire: { name, bytes } } : { chain };
   };
@@ -86,10 +82,15 @@ export function createChainer(codec: Pick<EventCodec, 'encodeEvent'>): Chainer {
  * validated when emitted) is chained by its JSON text rather than failing the write that emitted it.
  */
 export function chainBytes(codec: Pick<EventCodec, 'encodeEvent'>, event: Record<string, unknown>): Uint8Array {
+  return protobufOf(codec, event, eventNameOf(event)) ?? jsonBytes(event);
+}
+
+/** The event's protobuf encoding, or undefined when it has none. */
+function protobufOf(codec: Pick<EventCodec, 'encodeEvent'>, event: Record<string, unknown>, name: string): Uint8Array | undefined {
   try {
-    return codec.encodeEvent(eventNameOf(event), event as EventJson);
+    return codec.encodeEvent(name, event as EventJson);
   } catch {
-    return jsonBytes(event);
+    return undefined;
   }
 }
 

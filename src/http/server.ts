@@ -168,8 +168,6 @@ export class Front {
         // The native build reports the method in lower case, the pure-Node fallback in upper case.
         const method = req.getMethod().toLowerCase();
         if (method === 'options') return this.preflight(res, req, methods);
-        const compiled = methods.get(method);
-        if (compiled) return this.serve(res, req, method, compiled);
         const x = new Exchange(res, method, pathOf(req), undefined, NO_PARAMS, '', NO_HEADERS, '', performance.now());
         this.finish(x, new ServiceError('ERR_METHOD_NOT_ALLOWED', `method ${method.toUpperCase()} is not allowed on ${path}; allowed: ${allow}`, { headers: { Allow: allow } }));
       });
