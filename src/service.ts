@@ -522,7 +522,7 @@ function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organiz
 /** The authorization server's person side: the authorization endpoint with its hosted sign-in page, and userinfo. */
 function buildOAuthUser({ clock, issuer }: Base, storage: Storage, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>): Route[] {
   const authorize = createAuthorize({ clients: oauth.clients, sealer: createSessionSealer(storage.cursorSecret), clock, signIn, issuer });
-  const userinfo = createUserInfo({ tokens: oauth.accessTokens });
+  const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer });
   return [...oauthAuthorizeRoutes(authorize), ...oauthUserInfoRoutes(userinfo)];
 }
 

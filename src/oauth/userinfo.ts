@@ -6,6 +6,8 @@ import type { AccessTokens } from './introspect.js';
 export interface UserInfoDeps {
   /** the access tokens' activity: signature, expiry, client, revocation, grant (introspect.ts) */
   tokens: Pick<AccessTokens, 'active'>;
+  /** the issuer: userinfo is its resource, so a token meant for another resource (RFC 8707) is not for it */
+  issuer: () => string;
 }
 
 export type UserInfoAnswer = { ok: true; claims: Record<string, unknown> } | { ok: false; status: 400 | 401 | 403; challenge: string; error?: string; description?: string };
@@ -32,6 +34,8 @@ export function createUserInfo(deps: UserInfoDeps) {
       const active = await deps.tokens.active(token);
       if (!active) return refuse(401, 'invalid_token', 'the access token is invalid, expired or revoked');
       const { claims, org } = active;
+      const aud = claims.aud;
+      if (!(aud === deps.issuer() || (Array.isArray(aud) && aud.includes(deps.issuer())))) return refuse(401, 'invalid_token', 'the access token is meant for another resource');
       // A client's own token (client_credentials) names no grant of a person.
       if (typeof claims['sid'] !== 'string') return refuse(401, 'invalid_token', 'the access token is not a token of a person');
       const scope = claims.scope.split(' ');

@@ -1,6 +1,8 @@
 // Validation of identity tokens against our own key set, as POST /token/validate answers it.
 // The key is chosen by kid among the keys we publish, and its algorithm is pinned to that key: a token
 // cannot choose its own algorithm (none, HMAC keyed with a public key) or its own key (jku, x5u, jwk, x5c).
+// The same keys sign OAuth access tokens (typ at+jwt) and ID tokens (aud: their client), which a third
+// party holds: only a token that is an identity token by its kind (isIdentityToken) passes here.
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../lib/clock.js';
 import type { KeyRing } from './keys.js';
@@ -59,6 +61,14 @@ export interface TokenValidatorOptions {
 /** Header parameters that name a key by reference or by value; we only ever trust our own, by kid. */
 const KEY_CARRYING_HEADERS = ['jku', 'x5u', 'jwk', 'x5c'];
 
+/**
+ * An identity token's kind: typ JWT (an access token's is at+jwt) and the organization as its audience (an
+ * ID token's is its client; a webhook delivery token carries no oid). Two comparisons, no work at minting.
+ */
+export function isIdentityToken(typ: unknown, payload: Pick<JWTPayload, 'aud'> & { oid?: unknown }): boolean {
+  return typeof typ === 'string' && typ.toLowerCase() === 'jwt' && typeof payload.oid === 'string' && payload.aud === payload.oid;
+}
+
 const invalid = (reason: InvalidityReason): Verdict => ({ valid: false, invalidity_reason: reason });
 
 export function createTokenValidator(options: TokenValidatorOptions): TokenValidator {
@@ -72,6 +82,7 @@ export function createTokenValidator(options: TokenValidatorOptions): TokenValid
       return { reason: 'invalid_token_content' };
     }
     if (KEY_CARRYING_HEADERS.some((h) => h in header)) return { reason: 'invalid_token_content' };
+    const typ = header.typ;
     const key = typeof header.kid === 'string' ? keys.find(header.kid) : undefined;
     if (!key || header.alg !== key.alg) return { reason: 'invalid_token_content' };
     try {
@@ -81,6 +92,7 @@ export function createTokenValidator(options: TokenValidatorOptions): TokenValid
         requiredClaims: ['exp', 'iat', 'sub'],
         currentDate: at,
       });
+      if (!isIdentityToken(typ, payload)) return { reason: 'invalid_token_content' };
       return { payload };
     } catch (error) {
       if (error instanceof errors.JWTExpired) return { reason: 'expired' };
@@ -88,7 +100,8 @@ export function createTokenValidator(options: TokenValidatorOptions): TokenValid
       return { reason: 'invalid_token_content' };
     }
   }
-  const orgOf = (payload: JWTPayload) => (typeof payload['oid'] === 'string' ? payload['oid'] : typeof payload.aud === 'string' ? payload.aud : undefined);
+  // check() let only identity tokens through, whose oid is their audience
+  const orgOf = (payload: JWTPayload) => payload['oid'] as string;
 
   async function judge(token: string): Promise<{ verdict: Verdict; identified?: Identified }> {
     const now = clock.nowMs();
@@ -96,7 +109,7 @@ export function createTokenValidator(options: TokenValidatorOptions): TokenValid
     if ('reason' in checked) return { verdict: invalid(checked.reason) };
     const { payload } = checked;
     const org = orgOf(payload);
-    if (org === undefined || payload.sub === undefined) return { verdict: invalid('invalid_token_content') };
+    if (payload.sub === undefined) return { verdict: invalid('invalid_token_content') };
     if (typeof payload.jti === 'string' && options.revoked(org, payload.jti)) return { verdict: { ...invalid('invalid_token_content'), revoked: true } };
     if (!options.personActive(org, payload.sub)) return { verdict: invalid('person_not_active') };
     if (payload['person_type'] === 'anonymous' && options.personType !== undefined && options.personType(org, payload.sub) !== 'anonymous') {
@@ -130,7 +143,7 @@ export function createTokenValidator(options: TokenValidatorOptions): TokenValid
       if ('reason' in checked) return undefined;
       const org = orgOf(checked.payload);
       const jti = checked.payload.jti;
-      if (org === undefined || typeof jti !== 'string' || jti === '') return undefined;
+      if (typeof jti !== 'string' || jti === '') return undefined;
       return { org, jti, exp };
     },
   };

@@ -5,6 +5,7 @@ import { parseDuration } from '../../domain/webhook-rules.js';
 import type { Counter } from '../../lib/metrics.js';
 import type { PluginConfig } from '../config.js';
 import type { HttpCaller } from '../round-trip.js';
+import { isIdentityToken } from '../../tokens/validate.js';
 import { checkParameters, param, tokenOf, type Decision, type GateRequest, type Plugin } from './types.js';
 
 const PARAMS = [
@@ -138,10 +139,12 @@ export function createValidateJwt(config: PluginConfig, service: ServiceRef | un
   async function verify(req: GateRequest, token: string, http: HttpCaller): Promise<Decision> {
     let kid: string | undefined;
     let alg: string | undefined;
+    let typ: string | undefined;
     try {
       const h = decodeProtectedHeader(token);
       kid = h.kid;
       alg = h.alg;
+      typ = h.typ;
     } catch {
       return unauthorized('malformed token');
     }
@@ -171,8 +174,10 @@ export function createValidateJwt(config: PluginConfig, service: ServiceRef | un
       return unauthorized((error as { code?: string }).code ?? 'invalid');
     }
     if (!thirdParty) {
-      const org = typeof payload['oid'] === 'string' ? payload['oid'] : payload.aud;
-      if (org !== orgId) return unauthorized('token of another organization');
+      // The service's keys also sign OAuth access and ID tokens, which third-party clients hold: only a
+      // person's identity token passes, of this organization.
+      if (!isIdentityToken(typ, payload)) return unauthorized('not an identity token');
+      if (payload['oid'] !== orgId) return unauthorized('token of another organization');
       if (issuer === undefined) return unauthorized('issuer unknown');
     }
     if (revocationCheck) {
