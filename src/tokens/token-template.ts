@@ -17,20 +17,54 @@ const READABLE_BUCKETS: readonly string[] = BUCKETS.filter((b) => b.end_user_per
 type Tokens = ReturnType<typeof Mustache.parse>;
 
 /**
- * Values are written as JSON, never as HTML: a string is JSON-escaped (without its quotes, so the template
- * writes `"{{person.person_id}}"`), anything else (arrays, objects, booleans) is written as its JSON text.
- * A quote or backslash in a handle therefore cannot end the string it is written into.
+ * Values are written as JSON, never as HTML, and for where they land. Inside a string of the template
+ * (`"{{person.person_id}}"`) a value is JSON-escaped without its quotes: a string as it is, anything else
+ * (an object an end user stored in a writable bucket) as its JSON text. Outside a string an array, object,
+ * number or boolean is written as its JSON text (`{{person.groups}}`). So no value can end the string it is
+ * written into or break the template's JSON.
  */
-function jsonEscape(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value).slice(1, -1) : JSON.stringify(value) ?? 'null';
+const escapedInString = (value: unknown): string => JSON.stringify(typeof value === 'string' ? value : (JSON.stringify(value) ?? 'null')).slice(1, -1);
+const escapedOutside = (value: unknown): string => (typeof value === 'string' ? JSON.stringify(value).slice(1, -1) : (JSON.stringify(value) ?? 'null'));
+
+/**
+ * Mustache's writer, knowing whether the JSON written so far leaves a string open. It writes tokens in the
+ * order they appear in the output (sections' bodies included), so the template's text moves that state, and
+ * each value is escaped for where it lands. Rendering is synchronous: one writer serves every render.
+ */
+class JsonWriter extends Mustache.Writer {
+  private inString = false;
+  private escaping = false;
+
+  renderJson(tokens: Tokens, content: string, view: Record<string, unknown>): string {
+    this.inString = false;
+    this.escaping = false;
+    return this.renderTokens(tokens as string[][], new Mustache.Context(view), undefined, content);
+  }
+
+  override rawValue(token: string[]): string {
+    const text = token[1] as string;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (this.escaping) this.escaping = false;
+      else if (c === 0x5c) this.escaping = this.inString;
+      else if (c === 0x22) this.inString = !this.inString;
+    }
+    return text;
+  }
+
+  override escapedValue(token: string[], context: Mustache.Context): string {
+    const value: unknown = context.lookup(token[1] as string);
+    if (value === null || value === undefined) return '';
+    // A backslash just before would take the value's first character as its escape.
+    if (this.escaping) throw new Error(`the value of "${token[1]}" follows a backslash inside a string`);
+    return this.inString ? escapedInString(value) : escapedOutside(value);
+  }
 }
 
-const RENDER = { escape: jsonEscape };
-
-// Its own writer with Mustache's template cache off: the cache below holds one parsed template per
-// organization, where Mustache's would keep every template ever seen.
-const writer = new Mustache.Writer();
-(writer as { templateCache?: unknown }).templateCache = undefined;
+// Mustache's template cache off: the cache below holds one parsed template per organization, where
+// Mustache's would keep every template ever seen.
+const writer = new JsonWriter();
+(writer as unknown as { templateCache?: unknown }).templateCache = undefined;
 
 /** What a template sees: `person` and `organization`. */
 export function templateView(orgId: string, orgName: string, person: Pick<Person, 'person_id' | 'region' | 'handles' | 'groups' | 'attributes'>): Record<string, unknown> {
@@ -75,7 +109,7 @@ function lineOf(text: string, position: number): number {
 }
 
 function render(tokens: Tokens, content: string, view: Record<string, unknown>): string {
-  return writer.renderTokens(tokens as string[][], new Mustache.Context(view), undefined, content, RENDER);
+  return writer.renderJson(tokens, content, view);
 }
 
 /** The claims a rendering gives, or why not: invalid JSON (with its line), not an object, too large. */

@@ -144,6 +144,28 @@ describe('the token template', () => {
     assert.equal(claims['x'], undefined);
   });
 
+  test("an end user's own object in a writable bucket, written inside a string, is its JSON text there: the template's other claims stay", async () => {
+    const org = await newOrg(server);
+    const id = await personWithPassword(org, 'obj@example.com', PASSWORD);
+    expectNoContent(await put(org, '{"nick": "{{person.attributes.end_user_read_write.nick}}", "tenant": "{{organization.id}}", "friends": {{person.attributes.end_user_read_write.friends}}{{^person.attributes.end_user_read_write.friends}}[]{{/person.attributes.end_user_read_write.friends}}}'));
+    // the person writes the bucket themselves, with their own identity token
+    const own = (await signIn(org, 'obj@example.com', PASSWORD)).body.result.token as string;
+    const wrote = await server.client.as('', '').put('/attributes/end_user_read_write', { nick: { a: 1, '"': '\\' }, friends: ['ann', { b: '"' }] }, { Authorization: `Bearer ${own}` });
+    assert.equal(wrote.status, 204, wrote.text);
+    const before = warnings.length;
+    const claims = await mint(org, id);
+    assert.equal(claims['tenant'], org.id, 'the template\'s claims were all dropped');
+    assert.equal(claims['nick'], JSON.stringify({ a: 1, '"': '\\' }));
+    // outside a string an array or object is still written as JSON
+    assert.deepEqual(claims['friends'], ['ann', { b: '"' }]);
+    assert.equal(warnings.length, before);
+  });
+
+  test('a template writing a value right after a backslash inside a string is refused: the backslash would escape the value', async () => {
+    const org = await newOrg(server);
+    expectError(await put(org, '{"path": "C:\\\\{{person.person_id}}", "bad": "x\\{{person.person_id}}"}'), 400, 'backslash');
+  });
+
   test('at issue time a failing rendering leaves the token without the claims and warns; a reserved name only a person renders is dropped', async () => {
     const org = await newOrg(server);
     const id = await personWithPassword(org, 'cy@example.com', PASSWORD);
