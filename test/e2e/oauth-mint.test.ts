@@ -115,11 +115,25 @@ describe('mint, revoke-all and the hosted-UI configuration', () => {
     const before = offsets(server);
     assert.equal((await post('/oauth2/tokens/revoke-all', { person_id: person }, { Authorization: basic(web.client_id, 'wrong') })).status, 401);
     const badUntil = await post('/oauth2/tokens/revoke-all', { person_id: person, until: 'yesterday' }, { Authorization: basic(web.client_id, web.client_secret) });
-    expectError({ ...badUntil, headers: { get: (n: string) => badUntil.headers.get(n) } }, 400, 'until');
+    assert.equal(badUntil.status, 400, badUntil.text);
+    assert.equal(badUntil.body.error, 'invalid_request');
+    assert.match(badUntil.body.error_description, /until/);
     const noPerson = await post('/oauth2/tokens/revoke-all', {}, { Authorization: basic(web.client_id, web.client_secret) });
     assert.equal(noPerson.status, 400, noPerson.text);
     assert.deepEqual(offsets(server), before);
     assert.equal(await active(kept.access_token), true);
+  });
+
+  test("revoke-all refuses a public client, which cannot authenticate: its bare client_id ends no person's grants", async () => {
+    const spa = expectResult<Registered>(await org.admin.post('/oauth2/clients', { client_name: 'spa', public: true, scopes: ['openid'], grant_types: ['authorization_code', 'refresh_token'], redirect_uris: ['https://spa.example.com/cb'] }), 201);
+    const held = expectResult(await mint({ person_id: person, client_id: spa.client_id, scopes: ['offline_access'] }), 200);
+    const before = offsets(server);
+    const r = await post('/oauth2/tokens/revoke-all', { client_id: spa.client_id, person_id: person });
+    assert.equal(r.status, 401, r.text);
+    assert.equal(r.body.error, 'invalid_client');
+    assert.match(r.body.error_description, /public client/);
+    assert.deepEqual(offsets(server), before);
+    assert.equal(await active(held.access_token), true);
   });
 
   test('ui-configuration: {} until set, replaced whole by PUT (201), kept per client', async () => {

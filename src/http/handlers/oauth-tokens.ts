@@ -1,6 +1,7 @@
 // The OAuth 2.0 token endpoint and its companions (introspection, revocation): form-encoded, the client
 // authenticated by its route's authenticator, errors as RFC 6749 5.2 JSON, bodies as the RFCs define them.
-// The original's additions (mint with the API key, revoke-all) answer in the envelope, as the original does.
+// The original's mint (with the API key) answers in the envelope, as the original does; revoke-all, a client's
+// endpoint like the others here, answers as RFC 6749 5.2 does.
 import { Type, type Static } from '@sinclair/typebox';
 import type { GrantRequest, TokenParams } from '../../oauth/grants/grant.js';
 import type { AccessTokens } from '../../oauth/introspect.js';
@@ -11,6 +12,7 @@ import { admitCustomClaims } from '../../tokens/claims.js';
 import { groupsClaimName } from '../../domain/org-config.js';
 import { requireOAuthClient } from '../../domain/oauth-clients.js';
 import { badRequest, quote } from '../../errors.js';
+import { oauthError } from '../../oauth/errors.js';
 import type { Authenticator, Principal } from '../auth.js';
 import { route, type Request, type Route } from '../route.js';
 import { execute, type HandlerDeps } from './deps.js';
@@ -151,10 +153,13 @@ export function oauthTokenRoutes(deps: OAuthTokenRouteDeps): Route[] {
       auth: deps.clientAuth,
       codec: 'form',
       body: RevokeAllForm,
+      errorFormat: 'oauth',
       success: { status: 200 },
       errors: [400, 401, 408],
       handler: async (req) => {
         const caller = callerOf(req);
+        // A public client's ID is no secret: anyone could name it and end its grants of any person.
+        if (caller.method === 'none') throw oauthError('invalid_client', 'revoke-all needs an authenticated client: a public client cannot authenticate, so it may not revoke a person\'s grants');
         // No until: every grant begun before the decision, which is every grant there is.
         const until = req.body.until === undefined ? Number.MAX_SAFE_INTEGER : Date.parse(req.body.until);
         if (req.body.until !== undefined && (!/^\d{4}-\d\d-\d\dT/.test(req.body.until) || Number.isNaN(until))) throw badRequest(`until: ${quote(req.body.until)} is not an RFC 3339 date-time`);
