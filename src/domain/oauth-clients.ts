@@ -11,6 +11,7 @@ export type OAuthGrantType = (typeof OAUTH_GRANT_TYPES)[number];
 export const MAX_OAUTH_CLIENTS = 1000;
 export const MAX_OAUTH_SCOPES = 100;
 export const MAX_REDIRECT_URIS = 16;
+export const MAX_RESOURCES = 16;
 /** defaults and bounds of the token lifetimes, seconds */
 export const ACCESS_TOKEN_DURATION = { default: 3600, min: 60, max: 86_400 };
 export const REFRESH_TOKEN_DURATION = { default: 30 * 86_400, min: 60, max: 365 * 86_400 };
@@ -25,6 +26,8 @@ export interface OAuthClientInput {
   scopes: string[];
   grant_types: string[];
   redirect_uris?: string[];
+  /** RFC 8707 resources its client_credentials tokens may be for */
+  resources?: string[];
   public?: boolean;
   access_token_duration?: number;
   refresh_token_duration?: number;
@@ -41,6 +44,7 @@ export interface OAuthClientRet {
   scopes: string[];
   public: boolean;
   redirect_uris: string[];
+  resources: string[];
   access_token_duration: number;
   refresh_token_duration: number;
   created_at: string;
@@ -57,6 +61,7 @@ export function oauthClientView(c: OAuthClient): OAuthClientRet {
     scopes: [...c.scopes],
     public: c.public,
     redirect_uris: [...c.redirect_uris],
+    resources: [...(c.resources ?? [])],
     access_token_duration: c.access_token_duration,
     refresh_token_duration: c.refresh_token_duration,
     created_at: c.created,
@@ -107,6 +112,16 @@ function checkRedirectUri(v: string, at: string): void {
   if (url.protocol === 'javascript:' || url.protocol === 'data:' || url.protocol === 'file:') throw badRequest(`${at}: the ${url.protocol} scheme is not allowed`);
 }
 
+/** RFC 8707 2: a resource is an absolute URI without a fragment. */
+function checkResource(v: string, at: string): void {
+  let ok = false;
+  try {
+    ok = new URL(v).hash === '' && !v.includes('#');
+  } catch {}
+  if (!ok) throw badRequest(`${at}: ${quote(v)} is not an absolute URI without a fragment`);
+  if (v.length > 2048) throw badRequest(`${at}: longer than 2048 characters`);
+}
+
 function checkDuration(v: number | undefined, field: string, bounds: { default: number; min: number; max: number }): number {
   if (v === undefined) return bounds.default;
   if (!Number.isInteger(v) || v < bounds.min || v > bounds.max) throw badRequest(`${field}: must be an integer from ${bounds.min} to ${bounds.max} seconds, got ${v}`);
@@ -115,6 +130,8 @@ function checkDuration(v: number | undefined, field: string, bounds: { default: 
 
 /** The settings a client would have, checked as a whole (the rules span fields). */
 function settled(input: Omit<OAuthClientInput, 'public'> & { redirect_uris: string[] }, isPublic: boolean): Omit<OAuthClient, 'client_id' | 'public' | 'secret_hash' | 'created'> {
+  const resources = input.resources ?? [];
+  if (resources.length > MAX_RESOURCES) throw badRequest(`resources: at most ${MAX_RESOURCES}`);
   const client_name = input.client_name.trim();
   if (client_name === '' || client_name.length > 256) throw badRequest('client_name: must be 1-256 characters');
   const grant_types = uniqueList(input.grant_types, 'grant_types', checkGrantType);
@@ -131,6 +148,8 @@ function settled(input: Omit<OAuthClientInput, 'public'> & { redirect_uris: stri
     grant_types,
     scopes,
     redirect_uris,
+    // none registered is left out, so a client stored before reads the same
+    ...(resources.length > 0 && { resources: uniqueList(resources, 'resources', checkResource) }),
     access_token_duration: checkDuration(input.access_token_duration, 'access_token_duration', ACCESS_TOKEN_DURATION),
     refresh_token_duration: checkDuration(input.refresh_token_duration, 'refresh_token_duration', REFRESH_TOKEN_DURATION),
   };
@@ -163,7 +182,9 @@ export function createOAuthClient(state: OrgState, input: OAuthClientInput, ctx:
 
 export function updateOAuthClient(state: OrgState, clientId: string, patch: OAuthClientPatch): Decision<OAuthClientRet> {
   const current = requireOAuthClient(state, clientId);
-  const next: OAuthClient = { ...current, ...settled({ ...current, ...stripUndefined(patch) }, current.public) };
+  // settled leaves resources out when there are none: an emptied list must not keep the current one
+  const { resources: _held, ...kept } = current;
+  const next: OAuthClient = { ...kept, ...settled({ ...current, ...stripUndefined(patch) }, current.public) };
   if (JSON.stringify(next) === JSON.stringify(current)) return decision(oauthClientView(current));
   return decision(oauthClientView(next), [{ t: 'OAuthClientUpdated', client: next }]);
 }

@@ -173,6 +173,8 @@ export interface OAuthClient {
   /** SHA-256 (hex) of the secret; '' for a public client. Never returned. */
   secret_hash: string;
   created: string;
+  /** RFC 8707 resources the client may ask client_credentials tokens for (their aud); absent on clients stored before, read as none */
+  resources?: string[];
   /** PUT /oauth2/clients/{id}/ui-configuration: the hosted UI's theme, as the original shapes it; absent until set */
   ui_configuration?: Record<string, unknown>;
 }

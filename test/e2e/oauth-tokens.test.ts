@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
-import { expectResult } from '../support/expect.js';
+import { expectError, expectResult } from '../support/expect.js';
 import { newOrg, recordEvents, type Org } from '../support/auth.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -43,7 +43,7 @@ describe('OAuth 2.0 token endpoint: client credentials, introspection, revocatio
   before(async () => {
     server = await startTestServer();
     org = await newOrg(server);
-    machine = expectResult(await org.admin.post('/oauth2/clients', { client_name: 'machine', scopes: ['invoices.read', 'invoices.write'], grant_types: ['client_credentials'] }), 201);
+    machine = expectResult(await org.admin.post('/oauth2/clients', { client_name: 'machine', scopes: ['invoices.read', 'invoices.write'], grant_types: ['client_credentials'], resources: ['https://api.example.com/'] }), 201);
     resourceServer = expectResult(await org.admin.post('/oauth2/clients', { client_name: 'api', scopes: [], grant_types: ['client_credentials'] }), 201);
   });
   after(() => server.stop());
@@ -102,6 +102,27 @@ describe('OAuth 2.0 token endpoint: client credentials, introspection, revocatio
     assert.equal(claims.aud, 'https://api.example.com/');
     const bad = await post('/oauth2/tokens', { grant_type: 'client_credentials', resource: 'https://api.example.com/#x' }, { Authorization: basic(machine.client_id, machine.client_secret) });
     assert.deepEqual([bad.status, bad.body.error], [400, 'invalid_target']);
+    // the issuer, the default audience, needs no registration
+    const own = await post('/oauth2/tokens', { grant_type: 'client_credentials', resource: server.base }, { Authorization: basic(machine.client_id, machine.client_secret) });
+    assert.equal(own.status, 200, own.text);
+  });
+
+  test("a client_credentials token's audience is a resource registered for the client, never any resource it names", async () => {
+    const other = expectResult<Registered>(await org.admin.post('/oauth2/clients', { client_name: 'unregistered', scopes: ['invoices.read'], grant_types: ['client_credentials'] }), 201);
+    const payroll = await post('/oauth2/tokens', { grant_type: 'client_credentials', resource: 'https://payroll.example.com/' }, { Authorization: basic(other.client_id, other.client_secret) });
+    assert.equal(payroll.status, 400, `a token for a resource the client has no business with: ${payroll.text}`);
+    assert.equal(payroll.body.error, 'invalid_target');
+    assert.match(payroll.body.error_description, /not registered for this client/);
+    assert.deepEqual(expectResult(await org.admin.get(`/oauth2/clients/${other.client_id}`), 200).resources, []);
+    // registering a resource: absolute URIs without a fragment, each once
+    expectError(await org.admin.patch(`/oauth2/clients/${other.client_id}`, { resources: ['payroll'] }), 400, 'resources[0]');
+    expectError(await org.admin.patch(`/oauth2/clients/${other.client_id}`, { resources: ['https://a.example/', 'https://a.example/'] }), 400, 'resources[1]');
+    assert.deepEqual(expectResult(await org.admin.patch(`/oauth2/clients/${other.client_id}`, { resources: ['https://payroll.example.com/'] }), 200).resources, ['https://payroll.example.com/']);
+    const allowed = await post('/oauth2/tokens', { grant_type: 'client_credentials', resource: 'https://payroll.example.com/' }, { Authorization: basic(other.client_id, other.client_secret) });
+    assert.equal(allowed.status, 200, allowed.text);
+    // emptied, the list no longer allows it
+    assert.deepEqual(expectResult(await org.admin.patch(`/oauth2/clients/${other.client_id}`, { resources: [] }), 200).resources, []);
+    assert.equal((await post('/oauth2/tokens', { grant_type: 'client_credentials', resource: 'https://payroll.example.com/' }, { Authorization: basic(other.client_id, other.client_secret) })).body.error, 'invalid_target');
   });
 
   test('a wrong secret is 401 invalid_client with WWW-Authenticate, by either method and through openid-client', async () => {

@@ -1,7 +1,7 @@
 // OAuth 2.0 clients of the organization's authorization server: create (the secret shown once), list, get,
 // change, delete, and a new secret. Management routes: API key, envelope.
 import { Type, type Static } from '@sinclair/typebox';
-import { ACCESS_TOKEN_DURATION, MAX_OAUTH_SCOPES, MAX_REDIRECT_URIS, OAUTH_GRANT_TYPES, REFRESH_TOKEN_DURATION, oauthClientView, requireOAuthClient, type OAuthClientInput, type OAuthClientPatch } from '../../domain/oauth-clients.js';
+import { ACCESS_TOKEN_DURATION, MAX_OAUTH_SCOPES, MAX_REDIRECT_URIS, MAX_RESOURCES, OAUTH_GRANT_TYPES, REFRESH_TOKEN_DURATION, oauthClientView, requireOAuthClient, type OAuthClientInput, type OAuthClientPatch } from '../../domain/oauth-clients.js';
 import { pageOfMap, PagingQuery, PaginationMeta, type PagingParams } from '../paging.js';
 import { route, type Request, type Route } from '../route.js';
 import { execute, type HandlerDeps } from './deps.js';
@@ -16,6 +16,7 @@ const Fields = {
   scopes: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: MAX_OAUTH_SCOPES, description: 'the scopes the client may ask for (RFC 6749 3.3 scope tokens)' }),
   grant_types: Type.Array(GrantType, { minItems: 1, maxItems: 3 }),
   redirect_uris: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: MAX_REDIRECT_URIS, description: 'exact-match redirect URIs: absolute, no fragment; http only for loopback' }),
+  resources: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: MAX_RESOURCES, description: 'RFC 8707 resources (absolute URIs, no fragment) its client_credentials tokens may name as their audience; default none, so only the issuer' }),
   access_token_duration: Type.Integer({ minimum: ACCESS_TOKEN_DURATION.min, maximum: ACCESS_TOKEN_DURATION.max, description: `seconds, default ${ACCESS_TOKEN_DURATION.default}` }),
   refresh_token_duration: Type.Integer({ minimum: REFRESH_TOKEN_DURATION.min, maximum: REFRESH_TOKEN_DURATION.max, description: `seconds, default ${REFRESH_TOKEN_DURATION.default}` }),
 };
@@ -25,6 +26,7 @@ const CreateBody = Type.Object(
     scopes: Fields.scopes,
     grant_types: Fields.grant_types,
     redirect_uris: Type.Optional(Fields.redirect_uris),
+    resources: Type.Optional(Fields.resources),
     public: Type.Optional(Type.Boolean({ description: 'a public client has no secret, may not use client_credentials, and must use PKCE' })),
     access_token_duration: Type.Optional(Fields.access_token_duration),
     refresh_token_duration: Type.Optional(Fields.refresh_token_duration),
@@ -40,6 +42,7 @@ const Client = Type.Object({
   scopes: Type.Array(Type.String()),
   public: Type.Boolean(),
   redirect_uris: Type.Array(Type.String()),
+  resources: Type.Array(Type.String()),
   access_token_duration: Type.Integer(),
   refresh_token_duration: Type.Integer(),
   created_at: Type.String(),

@@ -17,12 +17,22 @@ export function resourceOf(resource: string | undefined): string | undefined {
   return resource;
 }
 
+/**
+ * RFC 8707 2.2: the audience a client may ask for is one registered for it (its `resources`), or the issuer,
+ * the default; any other is invalid_target, so a client cannot mint tokens for a resource server that is not its.
+ */
+function audienceFor(resource: string | undefined, registered: readonly string[] | undefined, issuer: string): string | undefined {
+  const aud = resourceOf(resource);
+  if (aud === undefined || aud === issuer || registered?.includes(aud)) return aud;
+  throw oauthError('invalid_target', `resource: ${JSON.stringify(aud)} is not registered for this client (its resources)`);
+}
+
 export const clientCredentials: Grant = (request, deps) => {
   const { caller, params } = request;
   // A public client cannot keep a secret, so it has no credentials to grant on (also refused at registration).
   if (caller.method === 'none') throw oauthError('unauthorized_client', 'client_credentials needs a confidential client');
   const scope = grantScope(params.scope, caller.client.scopes);
-  const aud = resourceOf(params.resource);
+  const aud = audienceFor(params.resource, caller.client.resources, deps.issuer());
   const pending = deps.accessTokens.issue(aud === undefined ? { client: caller.client, sub: caller.client.client_id, scope } : { client: caller.client, sub: caller.client.client_id, scope, aud });
   const expires_in = pending.exp - pending.iat;
   return pending.token.then((access_token) => ({ access_token, token_type: 'Bearer', expires_in, scope }));
