@@ -26,29 +26,44 @@ type Tokens = ReturnType<typeof Mustache.parse>;
 const escapedInString = (value: unknown): string => JSON.stringify(typeof value === 'string' ? value : (JSON.stringify(value) ?? 'null')).slice(1, -1);
 const escapedOutside = (value: unknown): string => (typeof value === 'string' ? JSON.stringify(value).slice(1, -1) : (JSON.stringify(value) ?? 'null'));
 
+/** Where the JSON written so far stands: outside a string, inside one, or inside one just after a backslash. */
+const OUTSIDE = 0;
+const IN_STRING = 1;
+const ESCAPING = 2;
+type JsonPlace = typeof OUTSIDE | typeof IN_STRING | typeof ESCAPING;
+
+function placeAfter(text: string, from: JsonPlace): JsonPlace {
+  let place = from;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (place === ESCAPING) place = IN_STRING;
+    else if (c === 0x5c) place = place === IN_STRING ? ESCAPING : place;
+    else if (c === 0x22) place = place === IN_STRING ? OUTSIDE : IN_STRING;
+  }
+  return place;
+}
+
+/** A text token's place after it, per place before it: worked out once, as the parsed template lives per organization. */
+const textMoves = new WeakMap<string[], Array<JsonPlace | undefined>>();
+
 /**
  * Mustache's writer, knowing whether the JSON written so far leaves a string open. It writes tokens in the
- * order they appear in the output (sections' bodies included), so the template's text moves that state, and
+ * order they appear in the output (sections' bodies included), so the template's text moves that place, and
  * each value is escaped for where it lands. Rendering is synchronous: one writer serves every render.
  */
 class JsonWriter extends Mustache.Writer {
-  private inString = false;
-  private escaping = false;
+  private place: JsonPlace = OUTSIDE;
 
   renderJson(tokens: Tokens, content: string, view: Record<string, unknown>): string {
-    this.inString = false;
-    this.escaping = false;
+    this.place = OUTSIDE;
     return this.renderTokens(tokens as string[][], new Mustache.Context(view), undefined, content);
   }
 
   override rawValue(token: string[]): string {
     const text = token[1] as string;
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (this.escaping) this.escaping = false;
-      else if (c === 0x5c) this.escaping = this.inString;
-      else if (c === 0x22) this.inString = !this.inString;
-    }
+    let moves = textMoves.get(token);
+    if (moves === undefined) textMoves.set(token, (moves = []));
+    this.place = moves[this.place] ??= placeAfter(text, this.place);
     return text;
   }
 
@@ -56,8 +71,8 @@ class JsonWriter extends Mustache.Writer {
     const value: unknown = context.lookup(token[1] as string);
     if (value === null || value === undefined) return '';
     // A backslash just before would take the value's first character as its escape.
-    if (this.escaping) throw new Error(`the value of "${token[1]}" follows a backslash inside a string`);
-    return this.inString ? escapedInString(value) : escapedOutside(value);
+    if (this.place === ESCAPING) throw new Error(`the value of "${token[1]}" follows a backslash inside a string`);
+    return this.place === IN_STRING ? escapedInString(value) : escapedOutside(value);
   }
 }
 
