@@ -10,7 +10,7 @@ import { authenticationDetails, SIGN_IN_DENIED } from '../domain/sign-in.js';
 import type { Handle, OrgState, Person } from '../domain/state.js';
 import { rfc3339Seconds } from '../lib/time-text.js';
 import type { ConsistencyWaiter } from '../regions/consistency.js';
-import { AWAITING_APPROVAL } from '../domain/tokens.js';
+import { AWAITING_APPROVAL } from '../domain/admission.js';
 import { DIRECT_ID_REFUSED } from '../domain/direct-id.js';
 import { admitCustomClaims, identityClaims, type ClaimsProfile } from '../tokens/claims.js';
 import type { IssuedToken, PendingToken, TokenIssuer } from '../tokens/sign.js';
