@@ -1,6 +1,7 @@
 // A person's tokens at the token endpoint: redeeming an authorization code (RFC 6749 4.1.3, RFC 7636 4.6) and
-// rotating a refresh token (RFC 6749 6, RFC 9700 4.14.2). Each token goes through the issuing pipeline, so
-// each emits TokenMinted; the grant's state (codes, refresh families) is the organization's, by its actor.
+// rotating a refresh token (RFC 6749 6, RFC 9700 4.14.2). Each token goes through the issuing pipeline as a
+// token of the grant's sign-in (method 'oauth'), so each emits TokenMinted; the grant's state (codes,
+// refresh families) is the organization's, by its actor.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Consistency, IssuePipeline } from '../auth/issue.js';
 import type { GrantOutcome, MintGrantInput, OAuthGrant } from '../domain/oauth-grants.js';
@@ -62,24 +63,17 @@ export function createUserTokens(deps: UserTokenDeps): UserTokens {
   /** The access token, then the ID token whose at_hash names it (openid scope only). */
   async function tokens(org: OrgActor, client: UserTokenClient, grant: OAuthGrant, consistency: Consistency, nonce: string | undefined, refresh_token: string | undefined): Promise<UserTokenResponse> {
     const g: GrantContext = { client_id: client.client_id, scope: grant.scope, grant_id: grant.grant_id, facts: grant };
+    // Both tokens are of the grant's sign-in, recorded when it happened: its methods, its authentications.
+    const ofSignIn = { method: 'oauth', person_id: grant.person_id, authenticated_methods: grant.amr, authentications: grant.authentications ?? [], consistency } as const;
     const access = await deps.pipeline.issue(org, {
-      method: 'api',
-      person_id: grant.person_id,
-      mint_token_api: false,
-      consistency,
+      ...ofSignIn,
       profile: accessTokenProfile(g, deps.issuer()),
       sign: (claims) => deps.signAccessToken(claims, client.access_token_duration),
     });
     const response: UserTokenResponse = { access_token: access.token, token_type: 'Bearer', expires_in: access.exp - access.iat, scope: grant.scope.join(' ') };
     if (grant.scope.includes('openid')) {
       const person = org.state.persons.get(grant.person_id);
-      const id = await deps.pipeline.issue(org, {
-        method: 'api',
-        person_id: grant.person_id,
-        mint_token_api: false,
-        consistency,
-        profile: idTokenProfile(g, { person: person ?? { handles: [] }, nonce, access_token: access.token }),
-      });
+      const id = await deps.pipeline.issue(org, { ...ofSignIn, profile: idTokenProfile(g, { person: person ?? { handles: [] }, nonce, access_token: access.token }) });
       response.id_token = id.token;
     }
     if (refresh_token !== undefined) response.refresh_token = refresh_token;
