@@ -39,13 +39,10 @@ describe('the hosted sign-in page verifies; the token endpoint issues', () => {
 
   const mintToken = async (): Promise<Record<string, unknown>> => decodeJwt(expectResult(await org.admin.post(`/persons/${personId}/mint-token`, {}), 201) as string);
   const minted = () => events(org.id, 'TokenMinted_v1');
+  const configure = () => oidc.discovery(new URL(server.service.issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), { execute: [oidc.allowInsecureRequests] });
 
-  test('no token for the hosted page, the real authenticated_methods, and an unbroken prev_token_id chain', async () => {
-    const before = await mintToken();
-    const mintedBefore = minted().length;
-    const succeededBefore = events(org.id, 'AuthenticationSucceeded_v1').length;
-
-    const config = await oidc.discovery(new URL(server.service.issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), { execute: [oidc.allowInsecureRequests] });
+  /** A relying party's authorization request, the person through the hosted page; the callback with its code. */
+  async function authorize(config: oidc.Configuration, email: string) {
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
@@ -53,9 +50,19 @@ describe('the hosted sign-in page verifies; the token endpoint issues', () => {
     const browser = new Browser();
     const page = await browser.get(url);
     assert.equal(page.status, 200, page.html);
-    const done = await browser.signIn(page, server.base, EMAIL, PASSWORD);
+    const done = await browser.signIn(page, server.base, email, PASSWORD);
     assert.equal(done.status, 302, done.html);
     await browser.close();
+    return { callback: new URL(done.location as string), checks: { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true } };
+  }
+
+  test('no token for the hosted page, the real authenticated_methods, and an unbroken prev_token_id chain', async () => {
+    const before = await mintToken();
+    const mintedBefore = minted().length;
+    const succeededBefore = events(org.id, 'AuthenticationSucceeded_v1').length;
+
+    const config = await configure();
+    const { callback, checks } = await authorize(config, EMAIL);
 
     // The sign-in is recorded, with its method; no token is, since none was handed out.
     const succeeded = events(org.id, 'AuthenticationSucceeded_v1').slice(succeededBefore);
@@ -64,7 +71,7 @@ describe('the hosted sign-in page verifies; the token endpoint issues', () => {
     assert.deepEqual(succeeded[0]?.['authenticated_methods'], ['password']);
     assert.equal(minted().length, mintedBefore, 'the hosted page mints no token');
 
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(done.location as string), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+    const tokens = await oidc.authorizationCodeGrant(config, callback, checks);
     const access = decodeJwt(tokens.access_token);
     const id = decodeJwt(tokens.id_token as string);
 
@@ -91,5 +98,20 @@ describe('the hosted sign-in page verifies; the token endpoint issues', () => {
     const last = minted().at(-2);
     assert.equal(last?.['token_id'], decodeJwt(refreshed.access_token).jti);
     assert.deepEqual(last?.['authentications'].map((a: Record<string, unknown>) => a['method']), ['password']);
+  });
+
+  test("a person's first sign-in, on the hosted page: the first token they receive is their first_token", async () => {
+    const email = 'first@example.com';
+    const newcomer = await personWithPassword(org, email, PASSWORD);
+    const config = await configure();
+    const { callback, checks } = await authorize(config, email);
+    const tokens = await oidc.authorizationCodeGrant(config, callback, checks);
+    const access = decodeJwt(tokens.access_token);
+    const id = decodeJwt(tokens.id_token as string);
+    assert.equal(access.sub, newcomer);
+    assert.deepEqual([access['first_token'], access['prev_token_id']], [true, undefined]);
+    assert.deepEqual([id['first_token'], id['prev_token_id']], [false, access.jti]);
+    const recorded = minted().filter((e) => e['person_id'] === newcomer);
+    assert.deepEqual(recorded.map((e) => [e['token_id'], e['first_token']]), [[access.jti, true], [id.jti, false]]);
   });
 });
