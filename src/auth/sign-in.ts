@@ -108,6 +108,7 @@ export function createSignIn(deps: SignInDeps): SignInService {
     return issued.token;
   }
 
+  /** The attempt as the pipeline takes it, for a token (issue) or without one (verify). */
   function request(a: SignInAttempt, person: Person, password_hash?: Promise<string>, upgrade?: true): SignInIssue {
     return {
       method: METHOD,
