@@ -72,7 +72,6 @@ import { createAuthorize } from './oauth/authorize.js';
 import { createSessionSealer } from './oauth/session.js';
 import { createUserInfo } from './oauth/userinfo.js';
 import { createUserTokens } from './oauth/user-tokens.js';
-import { oauthError } from './oauth/errors.js';
 import { oauthAuthorizeRoutes } from './http/handlers/oauth-authorize.js';
 import { oauthUserInfoRoutes } from './http/handlers/oauth-userinfo.js';
 import { createSecretSealer, type SecretSealer } from './sso/secrets.js';
@@ -509,7 +508,7 @@ function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organiz
   const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });
   const accessTokens = createAccessTokenIssuer(atIssuer);
   const verifier = createAccessTokenVerifier({ keys: tokens.keys, issuer, clock });
-  const users = createUserTokens({ pipeline, signAccessToken: (claims, ttl) => atIssuer.issue(claims, ttl), issuer, newGrantId: () => ids.uuid(), refuse: oauthError });
+  const users = createUserTokens({ pipeline, signAccessToken: (claims, ttl) => atIssuer.issue(claims, ttl), issuer, newGrantId: () => ids.uuid() });
   return {
     clients,
     clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients)),

@@ -1,6 +1,6 @@
 // Password sign-in and registration: throttling, the organization's configuration and credential checks, the
 // first step in front of the issuing pipeline (issue.ts), which runs the hooks and records the outcome; one
-// per attempt (AuthenticationSucceeded or AuthenticationFailed).
+// per attempt (AuthenticationSucceeded or AuthenticationFailed). The hosted OAuth page signs in without a token.
 import { ServiceError, conflict } from '../errors.js';
 import { INVALID_CREDENTIALS, SIGN_IN_DENIED } from '../domain/sign-in.js';
 import { checkFactorAllowed, checkSelfRegistration, PolicyRefused } from '../domain/org-config.js';
@@ -8,10 +8,10 @@ import { checkHandle } from '../domain/rules.js';
 import { handleKey, type Handle, type Person } from '../domain/state.js';
 import { rfc3339Nanos } from '../lib/time-text.js';
 import type { Clock } from '../lib/clock.js';
-import type { ClaimsProfile } from '../tokens/claims.js';
 import { checkPasswordPolicy, type PasswordHasher } from './password-hash.js';
 import type { Limiter } from './throttle.js';
-import { AwaitingApproval, type Consistency, type IssuePipeline, type IssuingOrg } from './issue.js';
+import type { Consistency, IssuePipeline, IssuingOrg, SignInIssue } from './issue.js';
+import { AwaitingApproval, type SignedIn } from './verify.js';
 
 const METHOD = 'password' as const;
 
@@ -20,7 +20,7 @@ export interface SignInDeps {
   passwords: PasswordHasher;
   /** failures per handle (sign-in only) and per client IP (sign-in and registration), per organization */
   throttle: { handle: Limiter; ip: Limiter };
-  pipeline: Pick<IssuePipeline, 'issue' | 'refuse'>;
+  pipeline: Pick<IssuePipeline, 'issue' | 'verify' | 'refuse'>;
   /** where self-registered persons live: the local region */
   region: string;
   newPersonId(): string;
@@ -35,8 +35,6 @@ export interface SignInAttempt {
   userAgent: string;
   /** what the answer waits for, recorded failures included */
   consistency: Consistency;
-  /** the token's claims profile; the identity token when absent (the hosted OAuth page passes its own) */
-  profile?: ClaimsProfile | undefined;
   /**
    * the live anonymous person of this organization whose token the caller sent: registration upgrades it,
    * sign-in deletes it; both name it in the token and TokenMinted (see src/browser/anonymous.ts)
@@ -50,7 +48,10 @@ export interface SignInAttempt {
 export type Registration = { token: string } | { awaiting_approval: true; person_id: string };
 
 export interface SignInService {
+  /** The person's identity token. */
   authenticate(a: SignInAttempt): Promise<string>;
+  /** The same sign-in, recorded without a token: the hosted OAuth page, whose client gets its own tokens later. */
+  verify(a: SignInAttempt): Promise<SignedIn>;
   register(a: SignInAttempt): Promise<Registration>;
 }
 
@@ -103,43 +104,51 @@ export function createSignIn(deps: SignInDeps): SignInService {
 
   /** The rest is the issuing pipeline's: hooks, claims, signature, record; registration creates the person in the same entry. */
   async function issue(a: SignInAttempt, person: Person, password_hash?: Promise<string>, upgrade?: true): Promise<string> {
-    const issued = await deps.pipeline.issue(a.org, {
+    const issued = await deps.pipeline.issue(a.org, request(a, person, password_hash, upgrade));
+    return issued.token;
+  }
+
+  /** The attempt as the pipeline takes it, for a token (issue) or without one (verify). */
+  function request(a: SignInAttempt, person: Person, password_hash?: Promise<string>, upgrade?: true): SignInIssue {
+    return {
       method: METHOD,
       person,
       handle: a.handle,
       authentications: [{ handle: a.handle, method: METHOD, timestamp: rfc3339Nanos(deps.clock.nowNs()) }],
       request_metadata: { client_ip_address: a.ip, origin: a.origin, user_agent: a.userAgent },
       consistency: a.consistency,
-      profile: a.profile,
       registration: password_hash === undefined ? undefined : { password_hash, ...(upgrade && { upgrade }) },
       prev_anonymous_person_id: a.anonymous_person_id,
       analytics_correlation_id: a.analytics_correlation_id,
-    });
-    return issued.token;
+    };
+  }
+
+  /** The password's own checks, each failure recorded: the person whose password it is, still active. */
+  async function checkPassword(a: SignInAttempt): Promise<Person> {
+    refuseIfThrottled(a, true);
+    await refuseByPolicy(a, () => checkFactorAllowed(a.org.state.config, METHOD));
+    const id = a.org.state.handles.get(handleKey(a.handle));
+    const found = id === undefined ? undefined : a.org.state.persons.get(id);
+    const ok = await deps.passwords.verify(a.password, found?.password_hash);
+    if (!ok) {
+      countFailure(a, true);
+      const detail = !found ? 'unknown handle' : found.password_hash === undefined ? 'the person has no password' : 'wrong password';
+      await recordFailure(a, 'invalid_credentials', detail);
+      throw new ServiceError('ERR_UNAUTHORIZED', INVALID_CREDENTIALS);
+    }
+    deps.throttle.handle.reset(keys(a).handle);
+    // Read again: the state may have moved on while the hash was computed.
+    const person = a.org.state.persons.get((found as Person).person_id);
+    if (!person || !person.active) {
+      await recordFailure(a, 'person_not_active', person ? 'the person is not active' : 'the person was deleted', (found as Person).person_id);
+      throw new ServiceError('ERR_UNAUTHORIZED', SIGN_IN_DENIED);
+    }
+    return person;
   }
 
   return {
-    async authenticate(a) {
-      refuseIfThrottled(a, true);
-      await refuseByPolicy(a, () => checkFactorAllowed(a.org.state.config, METHOD));
-      const id = a.org.state.handles.get(handleKey(a.handle));
-      const found = id === undefined ? undefined : a.org.state.persons.get(id);
-      const ok = await deps.passwords.verify(a.password, found?.password_hash);
-      if (!ok) {
-        countFailure(a, true);
-        const detail = !found ? 'unknown handle' : found.password_hash === undefined ? 'the person has no password' : 'wrong password';
-        await recordFailure(a, 'invalid_credentials', detail);
-        throw new ServiceError('ERR_UNAUTHORIZED', INVALID_CREDENTIALS);
-      }
-      deps.throttle.handle.reset(keys(a).handle);
-      // Read again: the state may have moved on while the hash was computed.
-      const person = a.org.state.persons.get((found as Person).person_id);
-      if (!person || !person.active) {
-        await recordFailure(a, 'person_not_active', person ? 'the person is not active' : 'the person was deleted', (found as Person).person_id);
-        throw new ServiceError('ERR_UNAUTHORIZED', SIGN_IN_DENIED);
-      }
-      return issue(a, person);
-    },
+    authenticate: async (a) => issue(a, await checkPassword(a)),
+    verify: async (a) => deps.pipeline.verify(a.org, request(a, await checkPassword(a))),
 
     async register(a) {
       checkHandle(a.handle, 'handle');

@@ -71,6 +71,20 @@ export interface SignInRecord extends Attempt {
   registration?: { password_hash?: string; region: string; groups?: string[]; upgrade?: true };
 }
 
+/** Whose sign-in an entry records, and how they signed in: a token's record, or a sign-in recorded alone. */
+export interface SignInSubject {
+  person_id: string;
+  /** the sign-in's steps, as AuthenticationSucceeded (and TokenMinted) carry them */
+  authentications: AuthenticationDetails[];
+  /** the anonymous person whose token the caller held (see TokenRecord) */
+  prev_anonymous_person_id?: string;
+}
+
+/** A verified sign-in recorded without a token: the hosted page of the OAuth authorization endpoint. */
+export interface SignInEntry extends SignInSubject {
+  sign_in: SignInRecord;
+}
+
 /** The seed's AuthenticationDetails, as the TokenMinted event carries it. */
 export interface AuthenticationDetails {
   /** RFC 3339 with nanoseconds */
@@ -168,6 +182,8 @@ export type Command =
   | { kind: 'EmitOwedTwins'; through: number }
   /** records a signed token: of the mint-token API, or of a sign-in (creating the person on registration) */
   | { kind: 'RecordToken'; token: TokenRecord }
+  /** records a verified sign-in that ends without a token (AuthenticationSucceeded alone) */
+  | { kind: 'RecordSignIn'; entry: SignInEntry }
   /** an identity token of this organization, already verified: jti and exp are its own */
   | { kind: 'RevokeIdentityToken'; jti: string; exp: number }
   // Access control (roles and permissions)

@@ -9,6 +9,7 @@ import { addGdprConsents, setGdprConsents } from './consents.js';
 import { addAllowedDomains, removeAllowedDomains } from './domains.js';
 import { emitTestEvents } from './test-events.js';
 import { recordAuthenticationFailure } from './sign-in.js';
+import { recordSignIn } from './admission.js';
 import { addPasswordCredential, changePassword, completePasswordReset, removeCredentials } from './credentials.js';
 import { setMessageTemplate } from './message-templates.js';
 import { emitGateEvents } from './gate-events.js';
@@ -114,6 +115,8 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return emitOwedTwins(state, command.through);
     case 'RecordToken':
       return recordToken(state, command.token, ctx);
+    case 'RecordSignIn':
+      return recordSignIn(state, command.entry, ctx);
     case 'RevokeIdentityToken':
       return revokeIdentityToken(state, command.jti, command.exp, ctx);
     // Access control (roles and permissions)

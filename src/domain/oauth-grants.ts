@@ -3,6 +3,7 @@
 // refresh tokens are stored only as hashes, so the WAL and snapshots never hold a usable one.
 import { badRequest, notFound, quote } from '../errors.js';
 import type { Change } from './changes.js';
+import type { AuthenticationDetails } from './commands.js';
 import { decision, type DecideContext, type Decision } from './decision.js';
 import type { OrgState } from './state.js';
 
@@ -20,6 +21,11 @@ export interface SignInFacts {
   auth_time: number;
   /** the sign-in's methods, e.g. ['password'] */
   amr: string[];
+  /**
+   * the sign-in as its AuthenticationSucceeded said it, for the TokenMinted of the grant's tokens; absent for a
+   * grant the organization began, and in codes, grants and sessions made before it was kept
+   */
+  authentications?: AuthenticationDetails[];
   /** the token_minted hooks' claims at the sign-in, already admitted (reserved names dropped) */
   custom_claims?: Record<string, unknown>;
 }
@@ -123,6 +129,7 @@ export function redeemOAuthCode(state: OrgState, input: RedeemCodeInput, ctx: De
     person_id: code.person_id,
     auth_time: code.auth_time,
     amr: code.amr,
+    ...(code.authentications !== undefined && { authentications: code.authentications }),
     ...(code.custom_claims !== undefined && { custom_claims: code.custom_claims }),
     scope: code.scope,
     created_ms: ctx.nowMs,

@@ -1,6 +1,7 @@
 // The authorization endpoint's use case (RFC 6749 4.1, RFC 7636, OpenID Connect Core 3.1.2): checking the
-// request, the hosted sign-in (a password sign-in through the issuing pipeline, so hooks, events and
-// throttling are those of any sign-in), the browser session, and the single-use code it ends with.
+// request, the hosted sign-in (a password sign-in verified as any, so hooks, events and throttling are those
+// of any sign-in, but recorded without a token: the client's tokens are the token endpoint's), the browser
+// session, and the single-use code it ends with.
 import { createHash, randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import type { Consistency, IssuingOrg } from '../auth/issue.js';
@@ -8,7 +9,6 @@ import type { SignInService } from '../auth/sign-in.js';
 import { HANDLE_TYPES, type HandleType, type OrgState } from '../domain/state.js';
 import type { SignInFacts } from '../domain/oauth-grants.js';
 import type { Clock } from '../lib/clock.js';
-import { identityClaims } from '../tokens/claims.js';
 import { readCookie, type Sealer } from '../lib/signed.js';
 import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readSession, sessionCookie, setCookie } from './session.js';
 import { STANDARD_SCOPES } from './discovery.js';
@@ -56,7 +56,7 @@ export interface AuthorizeDeps {
   clients: ClientFinder;
   sealer: Sealer;
   clock: Clock;
-  signIn: Pick<SignInService, 'authenticate'>;
+  signIn: Pick<SignInService, 'verify'>;
   issuer(): string;
 }
 
@@ -269,9 +269,9 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       const found = deps.clients.find(request.client_id);
       if (!found || !found.client.redirect_uris.includes(request.redirect_uri)) return badPage('invalid_client', 'the client or its redirect_uri no longer exists');
       const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
-      let facts: SignInFacts | undefined;
+      let facts: SignInFacts;
       try {
-        await deps.signIn.authenticate({
+        const signedIn = await deps.signIn.verify({
           org: found.org,
           handle: { type: handleType, value: form.handle ?? '' },
           password: form.password ?? '',
@@ -279,27 +279,24 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
           origin: caller.origin,
           userAgent: caller.userAgent,
           consistency: caller.consistency,
-          // The session token the pipeline signs is never handed out; what it established is kept for the
-          // client's tokens: the person, the time, and the hooks' claims.
-          profile: (input) => {
-            facts = {
-              person_id: input.person.person_id,
-              auth_time: now(),
-              amr: [...input.authenticated_methods],
-              ...(input.custom_claims !== undefined && Object.keys(input.custom_claims).length > 0 && { custom_claims: input.custom_claims }),
-            };
-            return identityClaims(input);
-          },
         });
+        // What the sign-in established is kept for the client's tokens: the person, how and when, and the hooks' claims.
+        const { person_id, authentications, custom_claims } = signedIn;
+        facts = {
+          person_id,
+          auth_time: now(),
+          amr: authentications.map((a) => a.method),
+          authentications,
+          ...(Object.keys(custom_claims).length > 0 && { custom_claims }),
+        };
       } catch (error) {
         if (!(error instanceof ServiceError) || (error.status >= 500 && error.status !== 502)) throw error;
         const answer = page(found, request, error.status, error.message, handleType);
         if (error.headers?.['Retry-After'] !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': error.headers['Retry-After'] };
         return answer;
       }
-      const signedIn = facts as SignInFacts;
-      const cookie = sessionCookie(deps.sealer, { org: found.org.id, ...signedIn }, now(), secure());
-      return issueCode(found.org, request, signedIn, { 'Set-Cookie': cookie });
+      const cookie = sessionCookie(deps.sealer, { org: found.org.id, ...facts }, now(), secure());
+      return issueCode(found.org, request, facts, { 'Set-Cookie': cookie });
     },
   };
 }

@@ -6,7 +6,7 @@ import { decide } from '../../src/domain/decide.js';
 import type { DecideContext } from '../../src/domain/decision.js';
 import { defaultOrgConfig, PolicyRefused, type OrgConfig } from '../../src/domain/org-config.js';
 import { emptyState, type OrgState } from '../../src/domain/state.js';
-import { AWAITING_APPROVAL, RECORDED } from '../../src/domain/tokens.js';
+import { AWAITING_APPROVAL, RECORDED } from '../../src/domain/admission.js';
 import { ServiceError } from '../../src/errors.js';
 
 const ctx: DecideContext = { nowMs: 1_800_000_000_000, uuid: () => 'p-1', secret: () => 's', hashKey: (k) => k, regions: ['europe-belgium'], isEventMessageName: () => true };

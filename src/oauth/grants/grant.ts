@@ -29,12 +29,12 @@ export interface TokenResponse {
   refresh_token?: string;
 }
 
-/** What grants are built from; a grant that needs more (codes, refresh families, the sign-in pipeline) adds it here. */
+/** What grants are built from; a grant that needs more adds it here. */
 export interface GrantDeps {
   accessTokens: AccessTokenIssuer;
   /** the deployment's issuer URL, read per use */
   issuer(): string;
-  /** a person's grants: authorization codes and refresh tokens (user-tokens.ts) */
+  /** a person's grants: beginning one, and issuing its tokens (user-tokens.ts) */
   users: UserTokens;
 }
 
