@@ -119,6 +119,11 @@ export function recordToken(state: OrgState, token: TokenRecord, ctx: DecideCont
       checkDirectIdRedeemable(state, signIn.direct_id, found.person_id, ctx.nowMs);
       changes.push({ t: 'DirectIdRedeemed', hash: signIn.direct_id });
     }
+    // The same password in the service's own form: the credential (and its ID) stays, so no PasswordChanged.
+    if (signIn.rehash !== undefined && found.password_hash === signIn.rehash.replaces) {
+      const credential_id = found.password_credential_id;
+      changes.push({ t: 'PersonPasswordSet', person_id: found.person_id, password_hash: signIn.rehash.password_hash, ...(credential_id !== undefined && { credential_id }) });
+    }
   }
   changes.push({ t: 'PersonTokenMinted', person_id: token.person_id, token_id: token.token_id });
   events.push(
