@@ -35,6 +35,8 @@ export interface SignInRequest {
    * while the hooks run; none for SSO) and these groups
    */
   registration?: { password_hash?: Promise<string>; groups?: string[]; upgrade?: true } | undefined;
+  /** a password sign-in against a hash to replace: the replacement (computed while the hooks run) and the hash it replaces */
+  rehash?: { password_hash: Promise<string>; replaces: string } | undefined;
   /** a direct-id sign-in: the SHA-256 (hex) of the value, used up by the entry that records the sign-in */
   direct_id?: string | undefined;
   /**
@@ -144,8 +146,8 @@ export function createSignInVerifier(deps: VerifierDeps): SignInVerifier {
       region: person.region,
       request_metadata: r.request_metadata,
     };
-    // A registration's password is hashed while the hooks are called.
-    const [hook, passwordHash] = await Promise.all([hooks.tokenMinted(state, content), r.registration?.password_hash]);
+    // A registration's password, or a sign-in's re-hashed one, is hashed while the hooks are called.
+    const [hook, passwordHash, rehash] = await Promise.all([hooks.tokenMinted(state, content), r.registration?.password_hash, r.rehash?.password_hash]);
     if (hook.kind === 'denied') {
       await refuse(org, r.consistency, failure(r, 'hook_denied', hook.detail));
       throw new ServiceError('ERR_UNAUTHORIZED', SIGN_IN_DENIED);
@@ -157,6 +159,7 @@ export function createSignInVerifier(deps: VerifierDeps): SignInVerifier {
     const sign_in: SignInRecord = { handle: r.handle, method: r.method, client_ip_address: r.request_metadata.client_ip_address };
     if (r.direct_id !== undefined) sign_in.direct_id = r.direct_id;
     if (r.analytics_correlation_id !== undefined) sign_in.analytics_correlation_id = r.analytics_correlation_id;
+    if (r.rehash !== undefined && rehash !== undefined) sign_in.rehash = { password_hash: rehash, replaces: r.rehash.replaces };
     if (r.registration) {
       sign_in.registration = {
         region: person.region,

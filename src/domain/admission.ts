@@ -80,6 +80,11 @@ export function admitSignIn(state: OrgState, entry: SignInSubject, signIn: SignI
       checkDirectIdRedeemable(state, signIn.direct_id, found.person_id, ctx.nowMs);
       changes.push({ t: 'DirectIdRedeemed', hash: signIn.direct_id });
     }
+    // The same password in the service's own form: the credential (and its ID) stays, so no PasswordChanged.
+    if (signIn.rehash !== undefined && found.password_hash === signIn.rehash.replaces) {
+      const credential_id = found.password_credential_id;
+      changes.push({ t: 'PersonPasswordSet', person_id: found.person_id, password_hash: signIn.rehash.password_hash, ...(credential_id !== undefined && { credential_id }) });
+    }
   }
   events.push({
     name: 'AuthenticationSucceeded_v1',

@@ -69,6 +69,11 @@ export interface SignInRecord extends Attempt {
   direct_id?: string;
   /** present when the attempt registers the person: they are created in the same entry */
   registration?: { password_hash?: string; region: string; groups?: string[]; upgrade?: true };
+  /**
+   * a sign-in that proved the password against a hash of another form or cost: its replacement in the
+   * service's own form, set by the same entry as long as the person still holds the hash it replaces
+   */
+  rehash?: { password_hash: string; replaces: string };
 }
 
 /** Whose sign-in an entry records, and how they signed in: a token's record, or a sign-in recorded alone. */

@@ -10,7 +10,7 @@ import { HANDLE_TYPES, type HandleType, type OrgState } from '../domain/state.js
 import type { SignInFacts } from '../domain/oauth-grants.js';
 import type { Clock } from '../lib/clock.js';
 import { readCookie, type Sealer } from '../lib/signed.js';
-import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readSession, sessionCookie, setCookie } from './session.js';
+import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readSession, sessionCookie, sessionCurrent, sessionPassword, setCookie } from './session.js';
 import { STANDARD_SCOPES } from './discovery.js';
 import { errorPage, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
 
@@ -251,9 +251,10 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       const { request, prompts } = checked;
       const session = readSession(deps.sealer, caller.cookie, now());
       const person = session && session.org === found.org.id ? found.org.state.persons.get(session.person_id) : undefined;
-      const fresh = session !== undefined && person?.active === true && !prompts.includes('login') && (request.max_age === undefined || now() - session.auth_time <= request.max_age);
+      // A password changed or reset since the session began ends it: whoever signed in with the old one is out.
+      const fresh = session !== undefined && person?.active === true && sessionCurrent(session, person) && !prompts.includes('login') && (request.max_age === undefined || now() - session.auth_time <= request.max_age);
       if (fresh) {
-        const { org: _org, expires: _expires, ...facts } = session;
+        const { org: _org, expires: _expires, password: _password, ...facts } = session;
         return issueCode(found.org, request, facts);
       }
       if (prompts.includes('none')) return back(redirect_uri, { error: 'login_required', error_description: 'the person must sign in', state: request.state });
@@ -295,7 +296,10 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
         if (error.headers?.['Retry-After'] !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': error.headers['Retry-After'] };
         return answer;
       }
-      const cookie = sessionCookie(deps.sealer, { org: found.org.id, ...facts }, now(), secure());
+      // Read after the sign-in's entry: a re-hashed imported password keeps its credential.
+      const person = found.org.state.persons.get(facts.person_id);
+      const password = person === undefined ? null : sessionPassword(person);
+      const cookie = sessionCookie(deps.sealer, { org: found.org.id, ...facts, password }, now(), secure());
       return issueCode(found.org, request, facts, { 'Set-Cookie': cookie });
     },
   };

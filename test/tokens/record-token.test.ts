@@ -160,3 +160,16 @@ test('given manual approval or a denied registration, when an existing person si
   assert.equal(d.reply, RECORDED);
   assert.deepEqual(d.events.map((e) => e.name), ['AuthenticationSucceeded_v1', 'TokenMinted_v1']);
 });
+
+test('given a sign-in that re-hashes an imported password, when its token is recorded, then the same entry replaces the hash, keeping the credential, unless it changed meanwhile', () => {
+  const imported = apply(orgWithPerson(), { t: 'PersonPasswordSet', person_id: 'p-1', password_hash: '$2b$10$imported', credential_id: 'cred-1' });
+  const token = record({ mint_token_api: false, authentications: signInAuthentications, sign_in: { ...signIn, rehash: { password_hash: 'scrypt$15$8$1$new', replaces: '$2b$10$imported' } } });
+  const d = decide(imported, { kind: 'RecordToken', token }, ctx);
+  assert.deepEqual(d.changes, [
+    { t: 'PersonPasswordSet', person_id: 'p-1', password_hash: 'scrypt$15$8$1$new', credential_id: 'cred-1' },
+    { t: 'PersonTokenMinted', person_id: 'p-1', token_id: 'jti-1' },
+  ]);
+  assert.ok(!d.events.some((e) => e.name === 'PasswordChanged_v1'), 'the password is the same');
+  const changed = apply(imported, { t: 'PersonPasswordSet', person_id: 'p-1', password_hash: 'scrypt$15$8$1$set-meanwhile', credential_id: 'cred-2' });
+  assert.deepEqual(decide(changed, { kind: 'RecordToken', token }, ctx).changes, [{ t: 'PersonTokenMinted', person_id: 'p-1', token_id: 'jti-1' }]);
+});
