@@ -9,6 +9,7 @@ export type Change =
   | { t: 'OrgCreated'; genesis: OrgGenesis }
   | { t: 'ApiKeyRotated'; api_key_hash: string }
   | { t: 'SuborganizationCreated'; id: string }
+  | { t: 'SuborganizationDeleted'; id: string }
   | { t: 'PersonCreated'; person: Person }
   | { t: 'PersonActiveSet'; person_id: string; active: boolean }
   | { t: 'PersonHandlesAdded'; person_id: string; handles: Handle[] }

@@ -66,6 +66,8 @@ export class OrgActor {
   private snapshotOffset: number;
   /** a sliced snapshot is still being packed */
   private packing = false;
+  /** the periodic snapshot being written, if any: a deleted organization's must land before its keys are removed */
+  private snapshotWrite: Promise<void> | undefined;
   /** the chain link of the last event decided (ahead of the durable one while a commit is in flight); read at first use */
   private chainHead: Buffer | undefined;
 
@@ -103,6 +105,15 @@ export class OrgActor {
     this.lifecycle.send({ type: 'stop' });
     while (this.queue.draining) await new Promise((r) => setImmediate(r));
     this.lifecycle.send({ type: 'drained' });
+  }
+
+  /**
+   * Refuses later commands and resolves once nothing of this organization is left to be written: its queued
+   * commands answered and committed, its periodic snapshot stored. The first step of deleting it.
+   */
+  async retire(): Promise<void> {
+    await this.quiesce();
+    await this.snapshotWrite;
   }
 
   /**
@@ -219,7 +230,7 @@ export class OrgActor {
   private maybeSnapshot(): void {
     const interval = Math.max(this.deps.snapshotInterval, this.state.persons.size >> 2);
     if (this.packing || this.state.offset - this.snapshotOffset < interval) return;
-    void this.writeSnapshot();
+    this.snapshotWrite = this.writeSnapshot();
   }
 
   private async writeSnapshot(): Promise<void> {
