@@ -40,10 +40,18 @@ export function createOrgDeletions(deps: OrgDeletionDeps): OrgDeletions {
   /** one deletion's removal at a time, in order: they share the write lock with the requests */
   let tail: Promise<void> = Promise.resolve();
 
+  /** the wait between two transactions, cut short by stop() */
+  let waking: (() => void) | undefined;
   const pause = () =>
     new Promise<void>((resolve) => {
-      if (deps.pauseMs > 0) deps.clock.setTimeout(resolve, deps.pauseMs, { background: true });
-      else setImmediate(resolve);
+      if (deps.pauseMs === 0) return void setImmediate(resolve);
+      const timer = deps.clock.setTimeout(() => wake(), deps.pauseMs, { background: true });
+      const wake = () => {
+        deps.clock.clearTimeout(timer);
+        waking = undefined;
+        resolve();
+      };
+      waking = wake;
     });
 
   /** The parent no longer lists the organization. Idempotent; a parent being deleted itself has nothing to forget. */
@@ -94,6 +102,7 @@ export function createOrgDeletions(deps: OrgDeletionDeps): OrgDeletions {
 
     async stop() {
       stopped = true;
+      waking?.();
       await tail;
     },
 

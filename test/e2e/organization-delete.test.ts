@@ -56,13 +56,24 @@ test('DELETE /organizations removes the caller and every suborganization below i
   assert.equal((await a.client.put(`/persons/${person}/credentials/password`, { password: 'correct horse battery staple' })).status, 204);
   assert.equal((await a.client.post('/groups', { name: 'editors' })).status, 201);
   expectResult(await a.client.post('/organizations/webhooks', { name: 'auth', target_url: 'https://hooks.example.com/auth' }), 201);
-  expectResult(await a.client.post('/oauth2/clients', { client_name: 'front', scopes: ['front.read'], grant_types: ['client_credentials'] }), 201);
+  const machine = expectResult(await a.client.post('/oauth2/clients', { client_name: 'front', scopes: ['front.read'], grant_types: ['client_credentials'] }), 201);
+  const token = expectResult<string>(await a.client.post(`/persons/${person}/mint-token`, {}), 201);
+  const validate = () => root.post('/token/validate', { token }, { 'Service-OrgID': '', 'Service-API-Key': '' });
+  const clientCredentials = () =>
+    fetch(`${root.base}/oauth2/tokens`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Basic ${Buffer.from(`${machine.client_id}:${machine.client_secret}`).toString('base64')}` },
+      body: 'grant_type=client_credentials',
+    });
+  assert.equal(expectResult(await validate(), 200).valid, true);
+  assert.equal((await clientCredentials()).status, 200);
   expectResult(await b.client.post('/persons', email('grace@example.com')), 201);
   expectResult(await keep.client.post('/persons', email('kept@example.com')), 201);
 
   expectError(await root.delete('/organizations'), 400, 'root organization');
   expectError(await b.client.as(b.id, 'not-the-key-0123456789').delete('/organizations'), 401);
 
+  const rootEvents = server.service.events.log.read(root.orgId, 1, 100_000).length;
   const deleted = await a.client.delete('/organizations');
   assert.equal(deleted.status, 204, deleted.text);
   for (const gone of [a, b, c]) {
@@ -73,6 +84,9 @@ test('DELETE /organizations removes the caller and every suborganization below i
   assert.deepEqual(subs, [keep.id], 'only the kept suborganization is left below the root');
   assert.equal(expectResult(await root.get('/organizations/quota/usage'), 200).num_suborganizations, 1);
   assert.equal(expectResult<unknown[]>(await keep.client.get('/persons'), 200).length, 1, 'a sibling keeps its persons');
+  assert.equal(expectResult(await validate(), 200).valid, false, "a token of a deleted organization's person is no longer valid");
+  assert.equal((await clientCredentials()).status, 401, "a deleted organization's OAuth client is unknown");
+  assert.equal(server.service.events.log.read(root.orgId, 1, 100_000).length, rootEvents, 'the original has no event for a deleted organization');
 
   await server.service.deletions.settled();
   await server.stop();
