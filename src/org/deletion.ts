@@ -62,6 +62,8 @@ export function createOrgDeletions(deps: OrgDeletionDeps): OrgDeletions {
   }
 
   async function sweep(intent: DeletionIntent): Promise<void> {
+    // First too: a crash may have come between the intent and the parent's entry.
+    await forgetInParent(intent);
     for (const org of intent.orgs) {
       let removed = 0;
       for (;;) {

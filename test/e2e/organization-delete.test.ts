@@ -2,6 +2,7 @@
 // nothing in LMDB; the root refuses; a deletion killed with SIGKILL half way is finished by the next start.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createOrgRemoval } from '../../src/wal/org-removal.js';
 import { openStore } from '../../src/wal/store.js';
 import { expectError, expectResult } from '../support/expect.js';
 import { spawnService, type ServiceProcess } from '../support/process.js';
@@ -131,4 +132,28 @@ test('a deletion killed with SIGKILL half way is finished by the next start', as
   } finally {
     await service.kill('SIGKILL');
   }
+});
+
+test('a crash right after the deletion was recorded, before anything else: the next start makes the parent forget it and removes it', async () => {
+  const dataDir = tempDir();
+  dirs.push(dataDir);
+  let server = await startTestServer({}, {}, dataDir);
+  const doomed = await createSub(server.client, 'Doomed');
+  const below = await createSub(doomed.client, 'Below');
+  expectResult(await doomed.client.post('/persons', email('ada@example.com')), 201);
+  await server.stop();
+  // What DELETE /organizations writes first, and all a crash just after it leaves.
+  const store = openStore(dataDir, 'local', true);
+  await createOrgRemoval(store).record({ org: doomed.id, parent: server.client.orgId, orgs: [doomed.id, below.id] });
+  await store.close();
+
+  server = await startTestServer({}, {}, dataDir);
+  try {
+    expectError(await server.client.as(doomed.id, doomed.client.apiKey).get('/organizations'), 401);
+    await server.service.deletions.settled();
+    assert.deepEqual(expectResult<string[]>(await server.client.get('/organizations/suborganizations'), 200), []);
+  } finally {
+    await server.stop();
+  }
+  assert.deepEqual(await storedKeysOf(dataDir, [doomed.id, below.id]), []);
 });
