@@ -6,6 +6,7 @@ import { createOrgRemoval } from '../../src/wal/org-removal.js';
 import { openStore } from '../../src/wal/store.js';
 import { expectError, expectResult } from '../support/expect.js';
 import { spawnService, type ServiceProcess } from '../support/process.js';
+import { Subscriber } from '../support/ws.js';
 import { email, removeDir, startTestServer, tempDir, type Client } from '../support/server.js';
 
 const dirs: string[] = [];
@@ -74,6 +75,7 @@ test('DELETE /organizations removes the caller and every suborganization below i
   expectError(await root.delete('/organizations'), 400, 'root organization');
   expectError(await b.client.as(b.id, 'not-the-key-0123456789').delete('/organizations'), 401);
 
+  const subscriber = await Subscriber.open(server.base, { org: b.id, key: b.client.apiKey });
   const rootEvents = server.service.events.log.read(root.orgId, 1, 100_000).length;
   const deleted = await a.client.delete('/organizations');
   assert.equal(deleted.status, 204, deleted.text);
@@ -81,6 +83,9 @@ test('DELETE /organizations removes the caller and every suborganization below i
     expectError(await gone.client.get('/organizations'), 401);
     expectError(await gone.client.get('/persons'), 401);
   }
+  const closed = await subscriber.closed;
+  assert.equal(closed.code, 4001);
+  assert.match(closed.reason, /^organization deleted/);
   const subs = expectResult<string[]>(await root.get('/organizations/suborganizations'), 200);
   assert.deepEqual(subs, [keep.id], 'only the kept suborganization is left below the root');
   assert.equal(expectResult(await root.get('/organizations/quota/usage'), 200).num_suborganizations, 1);
