@@ -39,7 +39,7 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
     case 'RotateApiKey':
       return rotateApiKey(state, ctx);
     case 'DeleteSuborganization':
-      return deleteSuborganization(state, command.id);
+      return deleteSuborganization(state, command.id, command.orgs);
     case 'CreatePerson':
       return createPerson(state, command.input, ctx);
     case 'PutPerson':

@@ -32,6 +32,6 @@ export function rotateApiKey(_state: OrgState, ctx: DecideContext): Decision<{ a
  * and counts. Idempotent, as a deletion resumed after a crash asks again. No event: the original's catalog has
  * none for a deleted organization.
  */
-export function deleteSuborganization(state: OrgState, id: string): Decision<null> {
-  return decision(null, state.suborganizations.includes(id) ? [{ t: 'SuborganizationDeleted', id }] : []);
+export function deleteSuborganization(state: OrgState, id: string, orgs: string[]): Decision<null> {
+  return decision(null, state.suborganizations.includes(id) ? [{ t: 'SuborganizationDeleted', id, orgs }] : []);
 }

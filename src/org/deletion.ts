@@ -58,7 +58,7 @@ export function createOrgDeletions(deps: OrgDeletionDeps): OrgDeletions {
   async function forgetInParent(intent: DeletionIntent): Promise<void> {
     const parent = registry.get(intent.parent);
     if (!parent) return;
-    await parent.execute({ kind: 'DeleteSuborganization', id: intent.org });
+    await parent.execute({ kind: 'DeleteSuborganization', id: intent.org, orgs: intent.orgs });
   }
 
   async function sweep(intent: DeletionIntent): Promise<void> {
