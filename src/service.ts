@@ -269,8 +269,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await events.log.stop();
       await checkpoints.stop();
       await Promise.all(webhooks.callers.map((c) => c.close()));
-      await orgs.registry.stop();
+      // Before the organizations stop: a removal in progress may still have a parent to tell.
       await deletions.stop();
+      await orgs.registry.stop();
       await regions.stop();
       await remote.close();
       await tokens.signer.close();
