@@ -68,6 +68,8 @@ export class OrgActor {
   private packing = false;
   /** the periodic snapshot being written, if any: a deleted organization's must land before its keys are removed */
   private snapshotWrite: Promise<void> | undefined;
+  /** the organization was deleted: a command that arrives after is the caller's, not the service's, problem */
+  private deleted = false;
   /** the chain link of the last event decided (ahead of the durable one while a commit is in flight); read at first use */
   private chainHead: Buffer | undefined;
 
@@ -87,6 +89,7 @@ export class OrgActor {
 
   execute<R = unknown>(command: Command): Promise<Outcome<R>> {
     if (this.lifecycle.getSnapshot().value !== 'ready') {
+      if (this.deleted) return Promise.reject(new ServiceError('ERR_UNAUTHORIZED', 'the API key is not valid: its organization was deleted'));
       return Promise.reject(new ServiceError('ERR_UNAVAILABLE', 'the service is shutting down'));
     }
     if (this.queue.length >= this.deps.mailboxLimit) {
@@ -112,6 +115,7 @@ export class OrgActor {
    * commands answered and committed, its periodic snapshot stored. The first step of deleting it.
    */
   async retire(): Promise<void> {
+    this.deleted = true;
     await this.quiesce();
     await this.snapshotWrite;
   }
