@@ -33,6 +33,8 @@ export interface Config {
   eventRetention: EventRetention;
   /** how often the pruning job runs, ms */
   eventPruneIntervalMs: number;
+  /** DELETE /organizations: stored keys removed per LMDB transaction, and the wait between two, ms */
+  orgDeletion: { batchKeys: number; pauseMs: number };
   /** how often each organization's event-chain checkpoint is signed and stored when its head moved; 0 never */
   eventCheckpointIntervalMs: number;
   /** bytes a live WebSocket subscriber may have unsent before it is cut off as a slow consumer */
@@ -185,6 +187,10 @@ export function loadConfig(env: Env): Config {
     eventRetention: parseRetention(env['SERVICE_EVENT_RETENTION']),
     eventPruneIntervalMs: integer(env, 'SERVICE_EVENT_PRUNE_INTERVAL_MS', 60_000, 10, 86_400_000),
     eventCheckpointIntervalMs: integer(env, 'SERVICE_EVENT_CHECKPOINT_INTERVAL_MS', 300_000, 0, 86_400_000),
+    orgDeletion: {
+      batchKeys: integer(env, 'SERVICE_ORG_DELETE_BATCH', 1000, 1, 1_000_000),
+      pauseMs: integer(env, 'SERVICE_ORG_DELETE_PAUSE_MS', 0, 0, 3_600_000),
+    },
     // At least 64 KiB, so that one large event frame always fits an empty buffer.
     wsMaxBuffer: integer(env, 'SERVICE_WS_MAX_BUFFER', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
     webhookAllowInsecure: flag(env, 'SERVICE_WEBHOOK_ALLOW_INSECURE'),

@@ -14,7 +14,7 @@ import type { EventJson } from './events/event-json.js';
 import { createChainer, fillChains } from './events/chain.js';
 import { createEventLog, type EventLog } from './events/log.js';
 import { createEventStamper } from './events/stamp.js';
-import { CLOSE_GOING_AWAY, createEventStream, type EventStream } from './events/stream.js';
+import { CLOSE_GOING_AWAY, CLOSE_KEY_ROTATED, createEventStream, type EventStream } from './events/stream.js';
 import { Front } from './http/server.js';
 import { createPager } from './http/paging.js';
 import type { Route } from './http/route.js';
@@ -95,6 +95,7 @@ import { createIdSource, type IdSource } from './lib/ids.js';
 import { Metrics } from './lib/metrics.js';
 import { createCommitBus, type CommitBus } from './org/commit-bus.js';
 import { hashKey, Registry } from './org/registry.js';
+import { createOrgDeletions, deletingOrganizations, type OrgDeletions } from './org/deletion.js';
 import { connectRemoteRegions } from './regions/jetstream/remote-regions.js';
 import { startRegions, type Regions } from './regions/regions.js';
 import { openKeyRing, type KeyRing } from './tokens/keys.js';
@@ -108,6 +109,7 @@ import { createWal, type Wal } from './wal/log.js';
 import { createOutboxStore } from './wal/outbox-store.js';
 import { sealedMeta, type MetaStore } from './wal/sealed-meta.js';
 import { openStore, type Store } from './wal/store.js';
+import { createOrgRemoval } from './wal/org-removal.js';
 import { createAddressGuard, type Resolver } from './webhooks/address-guard.js';
 import { createWebhookCaller } from './webhooks/caller.js';
 import { createDeliverySigner } from './webhooks/delivery-token.js';
@@ -142,6 +144,8 @@ export interface Service {
   tokens: { keys: KeyRing; pipeline: IssuePipeline; validator: TokenValidator };
   /** cloud connection snapshots and billing counts; their timers run on the injected clock */
   cloud: { inventory: Inventory; billing: Billing };
+  /** organizations being deleted (DELETE /organizations) */
+  deletions: OrgDeletions;
   stop(): Promise<void>;
 }
 
@@ -198,7 +202,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const base: Base = { config, options, clock, ids: createIdSource(() => clock.nowMs()), metrics: new Metrics(), log, warn, issuer: () => issuer, codec: createEventCodec() };
 
   const storage = await openStorage(base);
-  const orgs = await startOrganizations(base, storage.wal);
+  const removal = createOrgRemoval(storage.store);
+  const orgs = await startOrganizations(base, storage.wal, deletingOrganizations(removal));
+  const deletions = createOrgDeletions({ registry: orgs.registry, removal, clock, ...config.orgDeletion, log, warn });
   // Bound once the outbox exists, before pruning starts: the log keeps what webhooks have still to deliver.
   let outbox: Outbox | undefined;
   const events = buildEvents(base, storage.wal, orgs, (org) => outbox?.keepFrom(org));
@@ -207,6 +213,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const tokens = await buildTokens(base, storage.secrets, orgs.registry);
   const webhooks = await buildWebhooks(base, storage, orgs, events.log);
   outbox = webhooks.outbox;
+  orgs.registry.onRetired((org) => {
+    events.stream.closeOrg(org, CLOSE_KEY_ROTATED, 'organization deleted');
+    webhooks.outbox.forgetOrganization(org);
+  });
   const pipeline = createIssuePipeline({ issuer: tokens.issuer, hooks: webhooks.hooks, consistency: regions.consistency, warn, nowMs: () => clock.nowMs() });
 
   const cloud = buildCloud(base, orgs.registry);
@@ -219,7 +229,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     meta: storage.wal,
     warn,
   });
-  const front = buildFront(base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline, cloud, checkpoints });
+  const front = buildFront(base, { nativeHttp, storage, orgs, deletions, events, regions, tokens, webhooks, pipeline, cloud, checkpoints });
   const port = await front.listen(config.host, config.port);
   if (config.port === 0) issuer = issuer.replace(/:0$/, `:${port}`);
   // Deliveries start once the issuer they carry is known; pruning once the outbox says what to keep.
@@ -229,6 +239,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   cloud.inventory.start(config.cloudSnapshotInterval);
   cloud.billing.start(config.billingInterval);
   checkpoints.start(config.eventCheckpointIntervalMs);
+  deletions.resume();
 
   return {
     port,
@@ -244,6 +255,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     wal: storage.wal,
     tokens: { keys: tokens.keys, pipeline, validator: tokens.validator },
     cloud: { inventory: cloud.inventory, billing: cloud.billing },
+    deletions,
     async stop() {
       await anonymousExpiry.stop();
       events.stream.closeAll(CLOSE_GOING_AWAY, 'server stopping');
@@ -256,6 +268,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await events.log.stop();
       await checkpoints.stop();
       await Promise.all(webhooks.callers.map((c) => c.close()));
+      // Before the organizations stop: a removal in progress may still have a parent to tell.
+      await deletions.stop();
       await orgs.registry.stop();
       await regions.stop();
       await remote.close();
@@ -308,7 +322,7 @@ interface Organizations {
   root: Service['root'];
 }
 
-async function startOrganizations({ config, options, clock, ids, metrics, log, warn, codec }: Base, wal: Wal): Promise<Organizations> {
+async function startOrganizations({ config, options, clock, ids, metrics, log, warn, codec }: Base, wal: Wal, deleting: ReadonlySet<string>): Promise<Organizations> {
   const commits = createCommitBus(warn);
   // Under load many entries share a commit (and its one flush): their ratio says how well commits batch.
   const walCommits = metrics.counter('wal_commits_total', 'WAL transactions committed by the organizations (one flush each with sync durability)').bind();
@@ -338,7 +352,7 @@ async function startOrganizations({ config, options, clock, ids, metrics, log, w
     warn,
   });
   const started = performance.now();
-  const recovered = await registry.recover();
+  const recovered = await registry.recover(deleting);
   if (recovered.orgs > 0) log(`recovered ${recovered.orgs} organization(s), replayed ${recovered.replayed} WAL entries in ${Math.round(performance.now() - started)} ms`);
   // A data dir written before events were chained gets its links once, before any new event joins the chain.
   let linked = 0;
@@ -443,6 +457,7 @@ interface Wings {
   nativeHttp: boolean;
   storage: Storage;
   orgs: Organizations;
+  deletions: OrgDeletions;
   events: Service['events'];
   regions: Regions;
   tokens: Tokens;
@@ -525,7 +540,7 @@ function buildOAuthUser({ clock, issuer }: Base, storage: Storage, oauth: Return
   return [...oauthAuthorizeRoutes(authorize), ...oauthUserInfoRoutes(userinfo)];
 }
 
-function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline, cloud, checkpoints }: Wings): Front {
+function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, regions, tokens, webhooks, pipeline, cloud, checkpoints }: Wings): Front {
   const { config, options, metrics, issuer } = base;
   const { registry } = orgs;
   const consistencyTokens = createConsistencyTokens(storage.cursorSecret);
@@ -574,7 +589,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   const routes: Route[] = [];
   routes.push(
     ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views() }, () => routes),
-    ...organizationRoutes(deps),
+    ...organizationRoutes(deps, deletions),
     ...orgConfigRoutes(deps),
     ...domainRoutes(deps),
     ...tokenTemplateRoutes(deps),

@@ -93,6 +93,9 @@ export function apply(state: OrgState, change: Change): OrgState {
     case 'SuborganizationCreated':
       state.suborganizations.push(change.id);
       return state;
+    case 'SuborganizationDeleted':
+      state.suborganizations = state.suborganizations.filter((id) => id !== change.id);
+      return state;
     case 'PersonCreated': {
       const p = personOf(state, change.person);
       state.persons.set(p.person_id, p);

@@ -9,6 +9,8 @@ export type Change =
   | { t: 'OrgCreated'; genesis: OrgGenesis }
   | { t: 'ApiKeyRotated'; api_key_hash: string }
   | { t: 'SuborganizationCreated'; id: string }
+  /** `orgs`: the suborganization and every one below it, all deleted (what a replica region has to remove too) */
+  | { t: 'SuborganizationDeleted'; id: string; orgs: string[] }
   | { t: 'PersonCreated'; person: Person }
   | { t: 'PersonActiveSet'; person_id: string; active: boolean }
   | { t: 'PersonHandlesAdded'; person_id: string; handles: Handle[] }

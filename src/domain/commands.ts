@@ -130,6 +130,8 @@ export interface TokenRecord {
 export type Command =
   | { kind: 'CreateSuborganization'; sub_org_name: string }
   | { kind: 'RotateApiKey' }
+  /** the parent's side of a deletion: the suborganization leaves its list */
+  | { kind: 'DeleteSuborganization'; id: string; orgs: string[] }
   | { kind: 'CreatePerson'; input: PersonInput }
   | { kind: 'PutPerson'; input: PersonInput }
   | { kind: 'SetPersonActive'; person_id: string; active: boolean }

@@ -4,7 +4,7 @@ import { decision, type DecideContext, type Decision } from './decision.js';
 import { addPersonHandles, createPerson, deletePerson, putPerson, removePersonHandle, setPersonActive } from './persons.js';
 import { addGroupPersons, createGroup, deleteGroup, removeGroupPerson, setPersonGroups } from './groups.js';
 import { deleteAttributes, setAttributeBuckets, setAttributes } from './attributes.js';
-import { createSuborganization, rotateApiKey } from './organizations.js';
+import { createSuborganization, rotateApiKey, deleteSuborganization } from './organizations.js';
 import { addGdprConsents, setGdprConsents } from './consents.js';
 import { addAllowedDomains, removeAllowedDomains } from './domains.js';
 import { emitTestEvents } from './test-events.js';
@@ -39,6 +39,8 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return createSuborganization(state, command.sub_org_name, ctx);
     case 'RotateApiKey':
       return rotateApiKey(state, ctx);
+    case 'DeleteSuborganization':
+      return deleteSuborganization(state, command.id, command.orgs);
     case 'CreatePerson':
       return createPerson(state, command.input, ctx);
     case 'PutPerson':
