@@ -1,5 +1,5 @@
 // proto3's JSON form of a 64-bit integer is a decimal string. Parsers accept a number too, so an event may
-// arrive with one (a Gate's or a browser's report, an emitter that counted with a number); the stream must
+// arrive with one (a Gate's report, an emitter that counted with a number); the stream must
 // never hand one on: a consumer's protobuf library reads numbers only up to 2^53, so the mistake would show
 // only once a value grew past that. The walkers are compiled once from the catalog, per message.
 import { EVENT_MESSAGE_NAMES, messageDef } from './catalog.js';

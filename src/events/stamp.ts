@@ -55,6 +55,6 @@ function stamp(origin: EventOrigin, draft: EventDraft, timestamp: string, ids: E
     event_id: draft.external?.event_id ?? draft.test?.event_id ?? ids.uuid(),
     timestamp: draft.external?.timestamp ?? timestamp,
   });
-  // Whoever made the body (a decision, a Gate, a browser), its 64-bit integers leave as proto3 JSON has them.
+  // Whoever made the body (a decision, a Gate), its 64-bit integers leave as proto3 JSON has them.
   return { event_metadata: metadata, ...int64AsDecimal(draft.name, draft.body) };
 }
