@@ -129,6 +129,15 @@ function webhookRetry(env: Env): WebhookRetry {
   return { baseMs, maxMs, limit: integer(env, 'SERVICE_WEBHOOK_RETRY_LIMIT', 10, 1, 1000) };
 }
 
+/** SERVICE_OPERATOR_KEY: undefined leaves the operator endpoints off; as long as a root API key at least. */
+export function loadOperatorKey(env: Env): string | undefined {
+  const key = env['SERVICE_OPERATOR_KEY'] || undefined;
+  if (key !== undefined && !/^[\x21-\x7e]{16,512}$/.test(key)) {
+    throw new ConfigError(`SERVICE_OPERATOR_KEY must be 16-512 visible ASCII characters (no spaces), got ${key.length} characters`);
+  }
+  return key;
+}
+
 export function loadConfig(env: Env): Config {
   const host = env['SERVICE_HOST'] || '127.0.0.1';
   const port = integer(env, 'SERVICE_PORT', 8080, 0, 65535);

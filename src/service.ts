@@ -1,5 +1,5 @@
 // Builds the whole service from a configuration: store, WAL, organizations, front. main.ts and the tests use it.
-import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createPasswordHasher } from './auth/password-hash.js';
 import { createIssuePipeline, type IssuePipeline } from './auth/issue.js';
 import { createSignIn } from './auth/sign-in.js';
@@ -109,6 +109,7 @@ import { createWal, type Wal } from './wal/log.js';
 import { createOutboxStore } from './wal/outbox-store.js';
 import { sealedMeta, type MetaStore } from './wal/sealed-meta.js';
 import { openStore, type Store } from './wal/store.js';
+import { sameSecret } from './lib/same-secret.js';
 import { createAddressGuard, type Resolver } from './webhooks/address-guard.js';
 import { createWebhookCaller } from './webhooks/caller.js';
 import { createDeliverySigner } from './webhooks/delivery-token.js';
@@ -168,11 +169,6 @@ const SECRETS = [TOKEN_KEYS, WEBHOOK_KEYS_META, CURSOR_SECRET];
 
 export class FallbackHttpError extends Error {
   override name = 'FallbackHttpError';
-}
-
-function sameSecret(expected: string | undefined) {
-  const want = expected === undefined ? undefined : createHash('sha256').update(expected).digest();
-  return (presented: string) => want !== undefined && timingSafeEqual(createHash('sha256').update(presented).digest(), want);
 }
 
 /** What every wing is built from. */
