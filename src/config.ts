@@ -44,7 +44,7 @@ export interface Config {
   /** repeated failed sign-ins per handle and per client IP, counted in a sliding window */
   authThrottle: { windowMs: number; perHandle: number; perIp: number };
   /** the browser side: POST /actions/sdk and POST /persons/anonymous rates per window, anonymous persons' lifetime (s) */
-  browser: { rateWindowMs: number; sdkPerIp: number; sdkPerOrg: number; anonymousPerIp: number; anonymousTtl: number; anonymousSweepMs: number; mitmRateWindowMs: number; mitmPerKey: number };
+  browser: { rateWindowMs: number; sdkPerIp: number; sdkPerOrg: number; anonymousPerIp: number; anonymousTtl: number; anonymousSweepMs: number; mitmRateWindowMs: number; mitmPerKey: number; mitmPerToken: number };
   /** signing algorithm of new identity-token keys */
   tokenAlg: TokenAlg;
   /** identity-token lifetime, seconds */
@@ -212,6 +212,7 @@ export function loadConfig(env: Env): Config {
       anonymousSweepMs: integer(env, 'SERVICE_ANONYMOUS_SWEEP_INTERVAL_MS', 60_000, 10, 86_400_000),
       mitmRateWindowMs: integer(env, 'SERVICE_MITM_RATE_WINDOW', 60, 1, 86_400) * 1000,
       mitmPerKey: integer(env, 'SERVICE_MITM_RATE_PER_KEY', 5, 1, 1_000_000),
+      mitmPerToken: integer(env, 'SERVICE_MITM_RATE_PER_TOKEN', 100, 1, 1_000_000),
     },
     tokenAlg: tokenAlg as TokenAlg,
     // At most a year: a retired signing key stays published until the last token it signed expires.

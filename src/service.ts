@@ -605,7 +605,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...anonymousRoutes(anonymous),
     ...endUserRoutes(deps, personAuthenticator(tokens.validator)),
     ...mitmRoutes(deps, {
-      detector: createMitmDetector({ registry, commits: orgs.commits, clock: base.clock, rate: { windowMs: config.browser.mitmRateWindowMs, perKey: config.browser.mitmPerKey }, warn: base.warn }),
+      detector: createMitmDetector({ registry, commits: orgs.commits, clock: base.clock, rate: { windowMs: config.browser.mitmRateWindowMs, perKey: config.browser.mitmPerKey, perToken: config.browser.mitmPerToken }, metrics: base.metrics, warn: base.warn }),
       issuer,
       nowMs: () => base.clock.nowMs(),
     }),
