@@ -2,7 +2,8 @@
 // allows, never following redirects, with a per-call deadline and a bounded response body.
 import { Agent, buildConnector } from 'undici';
 import { TIMEOUT_MAX_MS } from '../domain/webhook-rules.js';
-import { ForbiddenAddressError, type AddressGuard } from './address-guard.js';
+import type { AddressGuard } from '../lib/address-guard.js';
+import { isForbiddenAddress } from '../lib/guarded-connect.js';
 
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 
@@ -40,11 +41,6 @@ export interface WebhookCaller {
   /** Resolves with any HTTP answer (3xx included: redirects are not followed); rejects with WebhookCallError. */
   post(request: CallRequest): Promise<CallResponse>;
   close(): Promise<void>;
-}
-
-function isForbidden(error: unknown): boolean {
-  for (let e = error; e instanceof Error; e = e.cause) if (e instanceof ForbiddenAddressError) return true;
-  return false;
 }
 
 export function createWebhookCaller(options: { guard: AddressGuard; maxResponseBytes?: number; connectionsPerOrigin?: number }): WebhookCaller {
@@ -104,7 +100,7 @@ export function createWebhookCaller(options: { guard: AddressGuard; maxResponseB
         if (error instanceof WebhookCallError) throw error;
         if (external?.aborted) throw new WebhookCallError('aborted', 'the call was abandoned', { cause: error });
         if (controller.signal.aborted) throw new WebhookCallError('timeout', `no complete answer within ${request.timeoutMs} ms`, { cause: error });
-        if (isForbidden(error)) throw new WebhookCallError('forbidden_address', (error as Error).message, { cause: error });
+        if (isForbiddenAddress(error)) throw new WebhookCallError('forbidden_address', (error as Error).message, { cause: error });
         throw new WebhookCallError('connection', `the call failed: ${(error as Error).message}`, { cause: error });
       } finally {
         clearTimeout(timer);
