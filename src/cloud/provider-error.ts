@@ -11,7 +11,7 @@ export type Provider = 'AWS' | 'GCP' | 'Active Directory';
 export function providerError(provider: Provider, code: string, message: string, status: number | undefined, cause?: unknown): ServiceError {
   const text = `${provider} refused: ${code}: ${message}`.slice(0, 500);
   const options = cause === undefined ? {} : { cause };
-  if (status === undefined) return new ServiceError('ERR_BAD_GATEWAY', `${provider} could not be reached`, options);
+  if (status === undefined) return new ServiceError('ERR_BAD_GATEWAY', `the ${provider} endpoint could not be reached`, options);
   if (status >= 500) return new ServiceError('ERR_BAD_GATEWAY', `${provider} failed: ${code}: ${message}`.slice(0, 500), options);
   if (status === 409) return new ServiceError('ERR_CONFLICT', text, options);
   if (status === 404) return new ServiceError('ERR_NOT_FOUND', text, options);

@@ -65,7 +65,7 @@ describe('cloud connection endpoints go through the address guard', () => {
       }
       // A name that does not resolve gets the very same answer: nothing tells a closed door from a forbidden one.
       const nowhere = await org.admin.post('/cloud/connections', { name: `probe-${type}`, type, ...c.body('nowhere.invalid') });
-      const expected = `the connection test failed: ${c.provider} could not be reached`;
+      const expected = `the connection test failed: the ${c.provider} endpoint could not be reached`;
       assert.equal(nowhere.body.errors[0].message, expected);
       for (const [host, message] of answers) assert.equal(message, expected, host);
       assert.equal(connections, before, 'the loopback listener was connected to');
