@@ -67,15 +67,22 @@ export function guardedAgents(guard: AddressGuard, options: AgentOptions = {}): 
 export type GuardedFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
 /** fetch through the guard; redirects are answered to the caller, never followed to another address. */
-export function guardedFetch(guard: AddressGuard): GuardedFetch {
-  const base = buildConnector({});
-  const connect: buildConnector.connector = (opts, callback) => {
+/**
+ * An undici connector that resolves and checks the host, then connects to the checked address itself; TLS still
+ * verifies the original host name, since undici derives the server name from `host`, which is left as it was.
+ */
+export function guardedConnector(guard: AddressGuard, options: buildConnector.BuildOptions = {}): buildConnector.connector {
+  const base = buildConnector(options);
+  return (opts, callback) => {
     guard.resolve(opts.hostname).then(
       (address) => base({ ...opts, hostname: address }, callback),
       (error: Error) => callback(error, null),
     );
   };
-  const dispatcher = new UndiciAgent({ connect });
+}
+
+export function guardedFetch(guard: AddressGuard): GuardedFetch {
+  const dispatcher = new UndiciAgent({ connect: guardedConnector(guard) });
   return async (url, init) => {
     try {
       return (await undiciFetch(url, { ...(init as object), redirect: 'manual', dispatcher })) as unknown as Response;
