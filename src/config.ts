@@ -46,7 +46,7 @@ export interface Config {
   /** repeated failed sign-ins per handle and per client IP, counted in a sliding window */
   authThrottle: { windowMs: number; perHandle: number; perIp: number };
   /** the browser side: POST /actions/sdk and POST /persons/anonymous rates per window, anonymous persons' lifetime (s) */
-  browser: { rateWindowMs: number; sdkPerIp: number; sdkPerOrg: number; anonymousPerIp: number; anonymousTtl: number; anonymousSweepMs: number; mitmRateWindowMs: number; mitmPerKey: number };
+  browser: { rateWindowMs: number; sdkPerIp: number; sdkPerOrg: number; anonymousPerIp: number; anonymousTtl: number; anonymousSweepMs: number; mitmRateWindowMs: number; mitmPerKey: number; mitmPerToken: number };
   /** signing algorithm of new identity-token keys */
   tokenAlg: TokenAlg;
   /** identity-token lifetime, seconds */
@@ -131,6 +131,15 @@ function webhookRetry(env: Env): WebhookRetry {
   return { baseMs, maxMs, limit: integer(env, 'SERVICE_WEBHOOK_RETRY_LIMIT', 10, 1, 1000) };
 }
 
+/** SERVICE_OPERATOR_KEY: undefined leaves the operator endpoints off; as long as a root API key at least. */
+export function loadOperatorKey(env: Env): string | undefined {
+  const key = env['SERVICE_OPERATOR_KEY'] || undefined;
+  if (key !== undefined && !/^[\x21-\x7e]{16,512}$/.test(key)) {
+    throw new ConfigError(`SERVICE_OPERATOR_KEY must be 16-512 visible ASCII characters (no spaces), got ${key.length} characters`);
+  }
+  return key;
+}
+
 export function loadConfig(env: Env): Config {
   const host = env['SERVICE_HOST'] || '127.0.0.1';
   const port = integer(env, 'SERVICE_PORT', 8080, 0, 65535);
@@ -209,6 +218,7 @@ export function loadConfig(env: Env): Config {
       anonymousSweepMs: integer(env, 'SERVICE_ANONYMOUS_SWEEP_INTERVAL_MS', 60_000, 10, 86_400_000),
       mitmRateWindowMs: integer(env, 'SERVICE_MITM_RATE_WINDOW', 60, 1, 86_400) * 1000,
       mitmPerKey: integer(env, 'SERVICE_MITM_RATE_PER_KEY', 5, 1, 1_000_000),
+      mitmPerToken: integer(env, 'SERVICE_MITM_RATE_PER_TOKEN', 100, 1, 1_000_000),
     },
     tokenAlg: tokenAlg as TokenAlg,
     // At most a year: a retired signing key stays published until the last token it signed expires.

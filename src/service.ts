@@ -1,5 +1,5 @@
 // Builds the whole service from a configuration: store, WAL, organizations, front. main.ts and the tests use it.
-import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createPasswordHasher } from './auth/password-hash.js';
 import { createIssuePipeline, type IssuePipeline } from './auth/issue.js';
 import { createSignIn } from './auth/sign-in.js';
@@ -110,7 +110,9 @@ import { createOutboxStore } from './wal/outbox-store.js';
 import { sealedMeta, type MetaStore } from './wal/sealed-meta.js';
 import { openStore, type Store } from './wal/store.js';
 import { createOrgRemoval } from './wal/org-removal.js';
-import { createAddressGuard, type Resolver } from './webhooks/address-guard.js';
+import { sameSecret } from './lib/same-secret.js';
+import { createOutbound, guardedFetch } from './lib/guarded-connect.js';
+import { createAddressGuard, type AddressGuard, type Resolver } from './lib/address-guard.js';
 import { createWebhookCaller } from './webhooks/caller.js';
 import { createDeliverySigner } from './webhooks/delivery-token.js';
 import { loadWebhookKeys, WEBHOOK_KEYS_META } from './webhooks/keys.js';
@@ -173,11 +175,6 @@ export class FallbackHttpError extends Error {
   override name = 'FallbackHttpError';
 }
 
-function sameSecret(expected: string | undefined) {
-  const want = expected === undefined ? undefined : createHash('sha256').update(expected).digest();
-  return (presented: string) => want !== undefined && timingSafeEqual(createHash('sha256').update(presented).digest(), want);
-}
-
 /** What every wing is built from. */
 interface Base {
   config: Config;
@@ -185,6 +182,7 @@ interface Base {
   clock: Clock;
   ids: IdSource;
   metrics: Metrics;
+  guard: AddressGuard;
   log(message: string): void;
   warn(message: string): void;
   /** The issuer is read per use: with SERVICE_PORT=0 its port is known only once the front listens. */
@@ -199,7 +197,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const nativeHttp = requireHttp(config, warn);
   const clock = options.clock ?? systemClock;
   let issuer = config.issuer;
-  const base: Base = { config, options, clock, ids: createIdSource(() => clock.nowMs()), metrics: new Metrics(), log, warn, issuer: () => issuer, codec: createEventCodec() };
+  // Every outbound connection made on a tenant's behalf (webhooks, cloud providers, SSO discovery) goes through it.
+  const guard = createAddressGuard(options.resolveHost ? { allowInsecure: config.webhookAllowInsecure, resolver: options.resolveHost } : { allowInsecure: config.webhookAllowInsecure });
+  const base: Base = { config, options, clock, ids: createIdSource(() => clock.nowMs()), metrics: new Metrics(), log, warn, issuer: () => issuer, codec: createEventCodec(), guard };
 
   const storage = await openStorage(base);
   const removal = createOrgRemoval(storage.store);
@@ -422,9 +422,8 @@ interface Webhooks {
   callers: Array<ReturnType<typeof createWebhookCaller>>;
 }
 
-async function buildWebhooks({ config, options, clock, metrics, warn, issuer }: Base, storage: Storage, { registry, commits }: Organizations, eventLog: EventLog): Promise<Webhooks> {
+async function buildWebhooks({ config, options, clock, metrics, warn, issuer, guard }: Base, storage: Storage, { registry, commits }: Organizations, eventLog: EventLog): Promise<Webhooks> {
   const webhookKeys = await loadWebhookKeys(storage.secrets, clock.nowMs());
-  const guard = createAddressGuard(options.resolveHost ? { allowInsecure: config.webhookAllowInsecure, resolver: options.resolveHost } : { allowInsecure: config.webhookAllowInsecure });
   const caller = createWebhookCaller({ guard });
   const signer = createDeliverySigner(webhookKeys, issuer, () => clock.nowMs());
   const webhookMetrics = createWebhookMetrics(metrics);
@@ -470,15 +469,16 @@ interface Wings {
 type CloudWing = ReturnType<typeof buildCloud>;
 
 /** Cloud connections, the changes made through them, snapshots and billing counts. */
-function buildCloud({ config, clock, ids, metrics, warn }: Base, registry: Registry) {
+function buildCloud({ config, clock, ids, metrics, warn, guard }: Base, registry: Registry) {
   const sealer = createCredentialSealer(config.secretsKey, config.secretsKeyPrevious);
   const queue = createSerialQueue();
   const phases = metrics.histogram('cloud_change_phase_seconds', 'changes made at a cloud provider: waiting in the organization\'s cloud queue, the provider\'s calls, the commit of the event');
   const changes = { queue, observe: (phase: string, seconds: number) => phases.observe(seconds, { phase }) };
-  const clients = createClients(sealer);
+  const outbound = createOutbound(guard);
+  const clients = createClients(sealer, outbound);
   const orgs = () => registry.all();
   return {
-    connections: createCloudConnections({ sealer, queue, clients, uuid: () => ids.uuid(), allowInsecure: config.webhookAllowInsecure, regions: config.regions }),
+    connections: createCloudConnections({ sealer, queue, clients, outbound, uuid: () => ids.uuid(), allowInsecure: config.webhookAllowInsecure, regions: config.regions }),
     aws: createAwsChanges({ clients, ...changes }),
     ad: createAdChanges({ clients, ...changes }),
     gcp: createGcpUseCases({ clients, ...changes }),
@@ -500,11 +500,11 @@ function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, pass
   });
 }
 
-function buildSso({ config, clock, ids, issuer, options }: Base, cursorSecret: Buffer, pipeline: IssuePipeline, registry: Registry, sealer: SecretSealer) {
+function buildSso({ config, clock, ids, issuer, options, guard }: Base, cursorSecret: Buffer, pipeline: IssuePipeline, registry: Registry, sealer: SecretSealer) {
   // Sign-ins in flight live in memory: after a restart their callbacks fail as expired and the person starts again.
   return createSsoSignIn({
     clock,
-    endpoints: createProviderEndpoints({ clock, allowInsecure: config.webhookAllowInsecure, ...(options.ssoReroute && { reroute: options.ssoReroute }) }),
+    endpoints: createProviderEndpoints({ clock, allowInsecure: config.webhookAllowInsecure, fetch: guardedFetch(guard), ...(options.ssoReroute && { reroute: options.ssoReroute }) }),
     sealer,
     cookies: createStateCookies(createStateSealer(cursorSecret), config.issuer.startsWith('https:')),
     pending: createPendingFlows(clock),
@@ -623,7 +623,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     ...anonymousRoutes(anonymous),
     ...endUserRoutes(deps, personAuthenticator(tokens.validator)),
     ...mitmRoutes(deps, {
-      detector: createMitmDetector({ registry, commits: orgs.commits, clock: base.clock, rate: { windowMs: config.browser.mitmRateWindowMs, perKey: config.browser.mitmPerKey }, warn: base.warn }),
+      detector: createMitmDetector({ registry, commits: orgs.commits, clock: base.clock, rate: { windowMs: config.browser.mitmRateWindowMs, perKey: config.browser.mitmPerKey, perToken: config.browser.mitmPerToken }, metrics: base.metrics, warn: base.warn }),
       issuer,
       nowMs: () => base.clock.nowMs(),
     }),

@@ -178,7 +178,7 @@ export function routeCases(t: Targets): RouteCase[] {
     c('GET', '/organizations/mitm-tokens', '/organizations/mitm-tokens'),
     c('DELETE', '/organizations/mitm-tokens/{token}', `/organizations/mitm-tokens/${encodeURIComponent(t.mitmToken ?? 'sample-token')}`),
     c('GET', '/stats/mitm', '/stats/mitm'),
-    // cloud identities: a loopback endpoint is refused before any provider call, and the sample connection does not exist
+    // cloud identities: a loopback endpoint is refused by the address guard before any connection, and the sample connection does not exist
     c('POST', cloud, cloud, { name: 'sample', type: 'aws', config: { account_id: '123456789012', endpoint: 'https://127.0.0.1:9' }, credentials: { access_key_id: 'AKIAIOSFODNN7EXAMPLE', secret_access_key: 'sample' } }),
     c('GET', cloud, cloud),
     c('GET', `${cloud}/{connection_id}`, `${cloud}/${cc}`),
