@@ -39,7 +39,7 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
     case 'RotateApiKey':
       return rotateApiKey(state, ctx);
     case 'CreatePerson':
-      return createPerson(state, command.input, ctx);
+      return createPerson(state, command.input, ctx, command.verified_by === undefined ? {} : { verified_by: command.verified_by });
     case 'PutPerson':
       return putPerson(state, command.input, ctx);
     case 'SetPersonActive':
@@ -47,7 +47,7 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
     case 'DeletePerson':
       return deletePerson(state, command.person_id);
     case 'AddPersonHandles':
-      return addPersonHandles(state, command.person_id, command.handles);
+      return addPersonHandles(state, command.person_id, command.handles, ctx);
     case 'RemovePersonHandle':
       return removePersonHandle(state, command.person_id, command.handle);
     case 'CreateGroup':

@@ -10,7 +10,7 @@ import { createPerson } from './persons.js';
 import { checkDirectIdRedeemable } from './direct-id.js';
 import { anonymousCreated, discardAnonymous, upgradeAnonymous } from './anonymous.js';
 import { analytics, personHandle, SIGN_IN_DENIED } from './sign-in.js';
-import type { OrgState, Person } from './state.js';
+import type { HandleVerification, OrgState, Person } from './state.js';
 
 /**
  * The event a recorded token emits. The token's own iat and exp are its issued_at and expires_at, so the
@@ -37,6 +37,14 @@ export function tokenMintedEvent(personType: Person['person_type'], token: Token
       authentications: token.authentications,
     },
   };
+}
+
+/**
+ * How a registration's handle is verified by its method: an SSO provider vouched for the address; a password
+ * registration proves nothing about it.
+ */
+function verifiedBy(method: string, ctx: DecideContext): HandleVerification | null {
+  return method === 'oidc' ? { method: 'oidc', at: new Date(ctx.nowMs).toISOString() } : null;
 }
 
 /** recordToken's reply to a registration whose person awaits the organization's approval: the token was not recorded. */
@@ -79,7 +87,7 @@ export function recordToken(state: OrgState, token: TokenRecord, ctx: DecideCont
   let person: Pick<Person, 'region' | 'person_type'>;
   if (signIn.registration?.upgrade) {
     // The anonymous person the caller held registers: the same person, now regular, with the handle and password.
-    const upgraded = upgradeAnonymous(state, token.person_id, signIn.handle, analytics_metadata);
+    const upgraded = upgradeAnonymous(state, token.person_id, signIn.handle, analytics_metadata, verifiedBy(signIn.method, ctx));
     changes.push(...upgraded.changes);
     if (signIn.registration.password_hash !== undefined) changes.push({ t: 'PersonPasswordSet', person_id: token.person_id, password_hash: signIn.registration.password_hash });
     events.push(...upgraded.events);
@@ -87,7 +95,11 @@ export function recordToken(state: OrgState, token: TokenRecord, ctx: DecideCont
   } else if (signIn.registration) {
     const { region, password_hash, groups } = signIn.registration;
     const active = newPersonActive(state.config);
-    const created = createPerson(state, { handles: [signIn.handle], region, active, ...(groups && { groups }) }, ctx, { person_id: token.person_id, analytics_metadata });
+    const created = createPerson(state, { handles: [signIn.handle], region, active, ...(groups && { groups }) }, ctx, {
+      person_id: token.person_id,
+      analytics_metadata,
+      verified_by: verifiedBy(signIn.method, ctx)?.method ?? null,
+    });
     changes.push(...created.changes);
     // SSO registers without a password.
     if (password_hash !== undefined) changes.push({ t: 'PersonPasswordSet', person_id: token.person_id, password_hash });

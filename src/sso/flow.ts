@@ -6,6 +6,7 @@ import { badRequest, notFound, quote, ServiceError } from '../errors.js';
 import type { Command } from '../domain/commands.js';
 import { expired } from '../domain/anonymous.js';
 import { checkFactorAllowed, checkRedirectAllowed, checkSelfRegistration, newPersonActive } from '../domain/org-config.js';
+import { joinableBySso } from '../domain/handle-verification.js';
 import { checkHandle } from '../domain/rules.js';
 import { SIGN_IN_DENIED } from '../domain/sign-in.js';
 import { handleKey, type Handle, type Person, type SsoCredential } from '../domain/state.js';
@@ -23,6 +24,11 @@ import { verifiedEmail } from './verified-email.js';
 import type { SsoProvider } from './providers.js';
 
 const METHOD = 'oidc' as const;
+
+/** The linking rule's refusal (domain/handle-verification.ts): an unverified address may be someone's pre-claim. */
+const NOT_JOINED =
+  'email_address: the person holding this address registered it without verifying it, so an SSO sign-in does not join them; ' +
+  'verify the address first: complete a password reset sent to it, then sign in again';
 
 export interface SsoSignInDeps {
   clock: Clock;
@@ -333,6 +339,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
     let registration: { groups?: string[]; upgrade?: true } | undefined;
     if (person) {
       if (!person.active) throw refusal('person_not_active', unauthorized(SIGN_IN_DENIED), 'access_denied');
+      if (!joinableBySso(person, handle)) throw refusal('handle_not_verified', new ServiceError('ERR_FORBIDDEN', NOT_JOINED), 'access_denied');
       if (groups && groups.join('\n') !== person.groups.join('\n')) {
         await org.execute({ kind: 'SetPersonGroups', person_id: person.person_id, groups });
         person = org.state.persons.get(person.person_id) ?? person;
@@ -345,7 +352,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
       }
       if (!newPersonActive(org.state.config)) {
         // Created, and left for the organization to approve: no token until then.
-        const command: Command = { kind: 'CreatePerson', input: { handles: [handle], region: deps.region, active: false, ...(groups && { groups }) } };
+        const command: Command = { kind: 'CreatePerson', input: { handles: [handle], region: deps.region, active: false, ...(groups && { groups }) }, verified_by: METHOD };
         await org.execute(command);
         throw refusal('person_not_active', unauthorized('the person was registered and awaits the organization\'s approval'), 'access_denied');
       }
