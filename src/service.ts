@@ -51,7 +51,8 @@ import { webhookRoutes } from './http/handlers/webhooks.js';
 import { ssoSignInRoutes } from './http/handlers/sso-sign-in.js';
 import { createSsoSignIn } from './sso/flow.js';
 import { createProviderEndpoints } from './sso/endpoints.js';
-import { createPendingFlows } from './sso/pending.js';
+import { createPendingFlows, PENDING_FLOW_FORMAT } from './sso/pending.js';
+import { createKeyedRecords } from './wal/keyed-records.js';
 import { createStateCookies, createStateSealer } from './sso/state-cookie.js';
 import { tokenRoutes } from './http/handlers/tokens.js';
 import { rbacRoutes } from './http/handlers/rbac.js';
@@ -486,14 +487,14 @@ function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, pass
   });
 }
 
-function buildSso({ config, clock, ids, issuer, options }: Base, cursorSecret: Buffer, pipeline: IssuePipeline, registry: Registry, sealer: SecretSealer) {
-  // Sign-ins in flight live in memory: after a restart their callbacks fail as expired and the person starts again.
+function buildSso({ config, clock, ids, issuer, options }: Base, cursorSecret: Buffer, store: Store, pipeline: IssuePipeline, registry: Registry, sealer: SecretSealer) {
+  // Sign-ins in flight are kept beside the WAL: a restart between a start and its callback loses none.
   return createSsoSignIn({
     clock,
     endpoints: createProviderEndpoints({ clock, allowInsecure: config.webhookAllowInsecure, ...(options.ssoReroute && { reroute: options.ssoReroute }) }),
     sealer,
     cookies: createStateCookies(createStateSealer(cursorSecret), config.issuer.startsWith('https:')),
-    pending: createPendingFlows(clock),
+    pending: createPendingFlows({ clock, records: createKeyedRecords(store.ssoPending, PENDING_FLOW_FORMAT), sealer, limits: config.ssoPending }),
     pipeline,
     org: (id) => registry.get(id),
     callbackUrl: () => `${issuer()}/authenticate/oidc/callback`,
@@ -561,7 +562,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.anonymousPerIp },
   });
   const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
-  const sso = buildSso(base, storage.cursorSecret, pipeline, registry, sealer);
+  const sso = buildSso(base, storage.cursorSecret, storage.store, pipeline, registry, sealer);
   const oauth = buildOAuth(base, orgs, tokens, pipeline);
   const resets = createPasswordResets({
     registry,

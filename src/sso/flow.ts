@@ -190,31 +190,33 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
       ...(pkce && { code_challenge: await oidc.calculatePKCECodeChallenge(flow.code_verifier), code_challenge_method: 'S256' }),
       ...(responseMode && { response_mode: responseMode }),
     });
-    if (!deps.pending.add(flow)) {
-      throw new ServiceError('ERR_TOO_MANY_REQUESTS', 'too many SSO sign-ins are in progress; retry later', { headers: { 'Retry-After': '10' } });
+    const full = await deps.pending.add(flow, r.ip);
+    if (full) {
+      const whose = full === 'organization' ? 'for this organization' : 'from this address for this organization';
+      throw new ServiceError('ERR_TOO_MANY_REQUESTS', `too many SSO sign-ins are in progress ${whose}; retry later`, { headers: { 'Retry-After': '60' } });
     }
     return { location: location.href, cookie: deps.cookies.issue(flow, clock.nowMs()) };
   }
 
   /** The state's flow, taken once; a missing, foreign, replayed or lapsed state is a Refusal (recorded when the organization is known). */
-  function takeFlow(r: CallbackRequest): { flow?: PendingFlow; org?: string; refusal?: Refusal } {
+  async function takeFlow(r: CallbackRequest): Promise<{ flow?: PendingFlow; org?: string; refusal?: Refusal }> {
     const state = r.query['state'];
     const binding = deps.cookies.read(r.cookieHeader);
     const bad = (reason: string, message: string, org?: string) => ({ ...(org !== undefined && { org }), refusal: refusal(reason, badRequest(message), 'invalid_request') });
     if (!state) {
-      if (binding) deps.pending.take(binding.state);
+      if (binding) await deps.pending.take(binding.state);
       return bad('invalid_state', 'state: the callback has no state parameter', binding?.org);
     }
-    const taken = deps.pending.take(state);
+    const taken = await deps.pending.take(state);
     if (taken.kind === 'used') return bad('state_already_used', 'state: this sign-in was completed or refused already; its state is single use, start again', taken.org);
     if (taken.kind === 'unknown') {
-      if (binding && binding.state === state) return bad('state_expired', 'state: this sign-in expired (10 minutes) or was started before the service restarted; start again', binding.org);
+      if (binding && binding.state === state) return bad('state_expired', 'state: this sign-in expired (10 minutes); start again', binding.org);
       // The browser's own flow, if any, ends too: someone else's state arrived in its place.
-      if (binding) deps.pending.take(binding.state);
+      if (binding) await deps.pending.take(binding.state);
       return bad('invalid_state', 'state: not a sign-in this service started, or not the one this browser started', binding?.org);
     }
     if (!binding || binding.state !== state) {
-      if (binding) deps.pending.take(binding.state);
+      if (binding) await deps.pending.take(binding.state);
       return bad('invalid_state', 'state: the sign-in was not started by this browser (its sso_state cookie is missing or names another sign-in)', taken.flow.org);
     }
     return { flow: taken.flow, org: taken.flow.org };
@@ -419,7 +421,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
     start,
     clearCookie: () => deps.cookies.clear(),
     async callback(r) {
-      const taken = takeFlow(r);
+      const taken = await takeFlow(r);
       if (taken.refusal || !taken.flow) {
         const f = taken.refusal as Refusal;
         await record(taken.org, r, f);

@@ -5,7 +5,8 @@ import type { StoredSecret } from '../domain/state.js';
 import { ServiceError } from '../errors.js';
 import { openBytes, sealBytes, type SealedBytes } from '../lib/seal.js';
 
-export type SecretField = 'client_secret' | 'private_key';
+/** pending_flow: an SSO sign-in's nonce and PKCE verifier while it is in flight (bound to its state, not a client_id) */
+export type SecretField = 'client_secret' | 'private_key' | 'pending_flow';
 
 export interface SecretSealer {
   /** sealed under the current key when one is set, plain otherwise */
