@@ -22,6 +22,7 @@ import { STATE_TTL_MS, type StateCookies } from './state-cookie.js';
 import { readApiPerson, UserApiError } from './user-api.js';
 import { verifiedEmail } from './verified-email.js';
 import type { SsoProvider } from './providers.js';
+import type { ProviderClient, ProviderTokenResponse, ProviderTokens } from './provider-tokens.js';
 
 const METHOD = 'oidc' as const;
 
@@ -36,6 +37,8 @@ export interface SsoSignInDeps {
   sealer: SecretSealer;
   cookies: StateCookies;
   pending: PendingFlows;
+  /** where the provider's tokens of each sign-in are kept */
+  providerTokens: Pick<ProviderTokens, 'keep'>;
   pipeline: Pick<IssuePipeline, 'issue' | 'refuse'>;
   /** the organization, when it exists here */
   org(id: string): IssuingOrg | undefined;
@@ -91,6 +94,8 @@ export interface SsoSignIn {
   callback(r: CallbackRequest): Promise<CallbackOutcome>;
   /** The Set-Cookie value that removes the state cookie; every callback answer carries it. */
   clearCookie(): string;
+  /** A credential's token and revocation endpoints, for the provider's tokens kept after sign-in; undefined when the credential is gone. */
+  providerClient(orgId: string, clientId: string): Promise<ProviderClient | undefined>;
 }
 
 /** A failure already known for what it is: recorded as AuthenticationFailed with this reason and detail. */
@@ -226,7 +231,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
    * Code exchange, then the ID token verified, or for a provider without one its user API read; library errors
    * become refusals naming the cause. The claims returned carry `email` and `email_verified` either way.
    */
-  async function exchange(flow: PendingFlow, credential: SsoCredential, secret: string, query: Record<string, string>): Promise<Record<string, unknown>> {
+  async function exchange(flow: PendingFlow, credential: SsoCredential, secret: string, query: Record<string, string>): Promise<{ claims: Record<string, unknown>; tokens: ProviderTokenResponse }> {
     let setup: ProviderSetup;
     try {
       setup = await configuration(credential, secret);
@@ -245,19 +250,20 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
         ...(!userApi && { expectedNonce: flow.nonce }),
         idTokenExpected: !userApi,
       });
+      const kept: ProviderTokenResponse = { access_token: tokens.access_token, refresh_token: tokens.refresh_token, id_token: tokens.id_token, expires_in: tokens.expires_in };
       if (userApi) {
         stage = `${userApi.kind}'s user API`;
         const person = await readApiPerson(config, tokens.access_token, userApi);
         if (person.email === undefined) {
           throw refusal('email_not_verified', unauthorized(`${credential.provider} lists no verified email address for this account (GET /user/emails)`), 'access_denied');
         }
-        return { ...person.claims, email: person.email, email_verified: true };
+        return { claims: { ...person.claims, email: person.email, email_verified: true }, tokens: kept };
       }
       const jwks = oidc.getJwksCache(config);
       if (jwks) jwksCaches.set(keySetOf(config), jwks);
       const claims = tokens.claims();
       if (!claims) throw refusal('invalid_id_token', unauthorized('the provider answered without an ID token'), 'access_denied');
-      return claims;
+      return { claims, tokens: kept };
     } catch (error) {
       if (error instanceof Refusal) throw error;
       if (error instanceof UserApiError) throw refusal('user_api_failed', unauthorized(error.message), 'access_denied');
@@ -294,7 +300,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
     } catch (error) {
       throw refusal('method_not_allowed', error as ServiceError, 'access_denied');
     }
-    const claims = await exchange(flow, credential, clientSecret(org, credential), r.query);
+    const { claims, tokens } = await exchange(flow, credential, clientSecret(org, credential), r.query);
 
     const email = verifiedEmail(credential.provider as SsoProvider, claims);
     if (email === undefined) {
@@ -308,7 +314,10 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
       throw refusal('invalid_email', error as ServiceError, 'access_denied');
     }
     try {
-      return await admit(org, r, credential, claims, handle, heldAnonymous(org, flow));
+      const admitted = await admit(org, r, credential, claims, handle, heldAnonymous(org, flow));
+      // The sign-in's identity token names this authentication: GET /sso/oidc/tokens finds the tokens by it.
+      await deps.providerTokens.keep(org.id, admitted.person_id, credential, admitted.jti, tokens);
+      return admitted.token;
     } catch (error) {
       if (error instanceof Refusal) {
         error.handle = handle;
@@ -334,7 +343,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
    * The person of a verified handle, found or registered, and their token through the issuing pipeline. With a
    * held anonymous person, a registration is that person's upgrade and a sign-in of an existing person deletes it.
    */
-  async function admit(org: IssuingOrg, r: CallbackRequest, credential: SsoCredential, claims: Record<string, unknown>, handle: Handle, held: Person | undefined): Promise<string> {
+  async function admit(org: IssuingOrg, r: CallbackRequest, credential: SsoCredential, claims: Record<string, unknown>, handle: Handle, held: Person | undefined): Promise<{ token: string; jti: string; person_id: string }> {
     const groups = followedGroups(credential, claims, org.state);
     const id = org.state.handles.get(handleKey(handle));
     let person = id === undefined ? undefined : org.state.persons.get(id);
@@ -382,7 +391,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
         registration,
         prev_anonymous_person_id: held?.person_id,
       });
-      return issued.token;
+      return { token: issued.token, jti: issued.jti, person_id: person.person_id };
     } catch (error) {
       // The pipeline recorded its own refusals (hook denial or failure, the person changed meanwhile).
       const e = error instanceof ServiceError ? error : new ServiceError('ERR_INTERNAL', 'internal error', { cause: error });
@@ -417,8 +426,24 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
     });
   }
 
+  async function providerClient(orgId: string, clientId: string): Promise<ProviderClient | undefined> {
+    const org = deps.org(orgId);
+    const credential = org?.state.sso_credentials.get(clientId);
+    if (!org || !credential) return undefined;
+    const { config } = await configuration(credential, clientSecret(org, credential));
+    const revocation = config.serverMetadata().revocation_endpoint;
+    return {
+      async refresh(refreshToken) {
+        const t = await oidc.refreshTokenGrant(config, refreshToken);
+        return { access_token: t.access_token, refresh_token: t.refresh_token, id_token: t.id_token, expires_in: t.expires_in };
+      },
+      revoke: revocation === undefined ? undefined : (token, hint) => oidc.tokenRevocation(config, token, { token_type_hint: hint }),
+    };
+  }
+
   return {
     start,
+    providerClient,
     clearCookie: () => deps.cookies.clear(),
     async callback(r) {
       const taken = await takeFlow(r);

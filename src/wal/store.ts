@@ -1,5 +1,5 @@
 // The local LMDB environment and its named databases: WAL entries, snapshots, events, organizations, metadata,
-// the webhook outbox's delivery positions and dead letters, and the SSO sign-ins in flight.
+// the webhook outbox's delivery positions and dead letters, the SSO sign-ins in flight and the tokens SSO providers issued.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -35,6 +35,8 @@ export interface Store {
   readonly deadLetters: Database<Buffer, DeadLetterKey>;
   /** state → framed record of an SSO sign-in in flight (sso/pending.ts): kept across restarts until it expires. */
   readonly ssoPending: Database<Buffer, string>;
+  /** org US person US client_id (US: \u001f) → framed record of the tokens a person's SSO provider issued (sso/provider-tokens.ts), sealed. */
+  readonly ssoTokens: Database<Buffer, string>;
   readonly durable: boolean;
   close(): Promise<void>;
 }
@@ -63,6 +65,7 @@ export function openStore(dataDir: string, name: string, durable: boolean): Stor
     deliveries: sub<WebhookKey>('deliveries'),
     deadLetters: sub<DeadLetterKey>('dead_letters'),
     ssoPending: sub<string>('sso_pending'),
+    ssoTokens: sub<string>('sso_tokens'),
     durable,
     close: () => root.close(),
   };
