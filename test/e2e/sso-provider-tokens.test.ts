@@ -79,6 +79,10 @@ describe('SSO provider tokens', () => {
     for (const d of res.body.result as Detail[]) assert.equal(everything.includes(d.token), false, `${d.token_type} token leaked`);
 
     assert.equal((await s.org.admin.get('/sso/oidc/tokens')).status, 400, 'no Service-Token');
+    for (const [method, path] of [['GET', '/sso/oidc/tokens'], ['POST', '/sso/oidc/tokens/query'], ['POST', '/sso/oidc/tokens/revoke/v2'], ['POST', '/sso/oidc/tokens/revoke']] as const) {
+      const keyless = await s.org.admin.request(method, path, method === 'POST' ? { person_id: me.person_id } : undefined, { 'Service-API-Key': '', 'Service-Token': me.token });
+      assert.equal(keyless.status, 401, `${method} ${path} without the API key`);
+    }
     assert.equal((await s.org.admin.get('/sso/oidc/tokens', { 'Service-Token': 'not-a-token' })).status, 401);
     const minted = await s.org.admin.post(`/persons/${me.person_id}/mint-token`, {});
     assert.equal((await s.org.admin.get('/sso/oidc/tokens', { 'Service-Token': minted.body.result })).status, 404, 'a token no SSO sign-in issued');

@@ -217,6 +217,9 @@ export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/
 /** OAuth 2.0 endpoints a person's browser or an access token reaches: the hosted sign-in and userinfo. */
 export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/authorize', 'POST /oauth2/authorize/sign-in', 'GET /oauth2/userinfo', 'POST /oauth2/userinfo'];
 
+/** The SSO provider's tokens (API key; GET also takes the person's identity token in Service-Token): test/e2e/sso-provider-tokens.test.ts. */
+export const SSO_TOKEN_ROUTES = ['GET /sso/oidc/tokens', 'POST /sso/oidc/tokens/query', 'POST /sso/oidc/tokens/revoke/v2', 'POST /sso/oidc/tokens/revoke'];
+
 /** Operator routes (Service-Operator-Key); they answer 404 while no operator key is configured. */
 export const OPERATOR_ROUTES = ['PUT /ops/regions/{region}', 'POST /ops/keys/rotate'];
 
