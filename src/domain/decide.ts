@@ -39,7 +39,7 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
     case 'RotateApiKey':
       return rotateApiKey(state, ctx);
     case 'CreatePerson':
-      return createPerson(state, command.input, ctx, command.verified_by === undefined ? {} : { verified_by: command.verified_by });
+      return createPerson(state, command.input, ctx, { verified_by: command.verified_by ?? 'organization' });
     case 'PutPerson':
       return putPerson(state, command.input, ctx);
     case 'SetPersonActive':

@@ -44,11 +44,11 @@ function checkPersonAttributes(attributes: PersonInput['attributes']): Record<st
 export interface CreatePersonOptions {
   person_id?: string;
   analytics_metadata?: Record<string, unknown>;
-  /** who vouched for the handles: the organization's API key unless said otherwise; null for a self-registration */
-  verified_by?: VerificationMethod | null;
+  /** who vouched for the handles (the organization's API key, a provider); null for a self-registration. Always said: a wrong default would let a registrant's address pass as verified. */
+  verified_by: VerificationMethod | null;
 }
 
-export function createPerson(state: OrgState, input: PersonInput, ctx: DecideContext, options: CreatePersonOptions = {}): Decision<PersonRet> {
+export function createPerson(state: OrgState, input: PersonInput, ctx: DecideContext, options: CreatePersonOptions): Decision<PersonRet> {
   const handles = checkHandles(input.handles);
   if (handles.length === 0) throw badRequest('handles: at least one handle is required');
   for (const h of handles) {
@@ -63,7 +63,7 @@ export function createPerson(state: OrgState, input: PersonInput, ctx: DecideCon
     person_type: 'regular',
     region,
     handles,
-    verified_handles: verificationsOf(handles, options.verified_by === null ? undefined : (options.verified_by ?? 'organization'), ctx.nowMs),
+    verified_handles: verificationsOf(handles, options.verified_by ?? undefined, ctx.nowMs),
     groups: normalizeGroups(state, input.groups ?? [], 'groups'),
     // an empty set is no set: a person never holds an empty bucket
     attributes: Object.fromEntries(Object.entries(checkPersonAttributes(input.attributes)).filter(([, set]) => Object.keys(set).length > 0)),
@@ -100,7 +100,7 @@ export function putPerson(state: OrgState, input: PersonInput, ctx: DecideContex
   if (handles.length === 0) throw badRequest('handles: at least one handle is required');
   const owners = new Set(handles.map((h) => state.handles.get(handleKey(h))).filter((id): id is string => id !== undefined));
   if (owners.size === 0) {
-    const d = createPerson(state, input, ctx);
+    const d = createPerson(state, input, ctx, { verified_by: 'organization' });
     return { ...d, reply: { created: true, person: d.reply } };
   }
   if (owners.size > 1) throw conflict('handles: the handles belong to different persons');
