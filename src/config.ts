@@ -47,6 +47,8 @@ export interface Config {
   authThrottle: { windowMs: number; perHandle: number; perIp: number };
   /** the browser side: POST /actions/sdk and POST /persons/anonymous rates per window, anonymous persons' lifetime (s) */
   browser: { rateWindowMs: number; sdkPerIp: number; sdkPerOrg: number; anonymousPerIp: number; anonymousTtl: number; anonymousSweepMs: number; mitmRateWindowMs: number; mitmPerKey: number; mitmPerToken: number };
+  /** SSO sign-ins in flight (started, not yet called back) held at most per organization, and per organization and client address */
+  ssoPending: { perOrg: number; perAddress: number };
   /** signing algorithm of new identity-token keys */
   tokenAlg: TokenAlg;
   /** identity-token lifetime, seconds */
@@ -219,6 +221,10 @@ export function loadConfig(env: Env): Config {
       mitmRateWindowMs: integer(env, 'SERVICE_MITM_RATE_WINDOW', 60, 1, 86_400) * 1000,
       mitmPerKey: integer(env, 'SERVICE_MITM_RATE_PER_KEY', 5, 1, 1_000_000),
       mitmPerToken: integer(env, 'SERVICE_MITM_RATE_PER_TOKEN', 100, 1, 1_000_000),
+    },
+    ssoPending: {
+      perOrg: integer(env, 'SERVICE_SSO_PENDING_PER_ORG', 10_000, 1, 10_000_000),
+      perAddress: integer(env, 'SERVICE_SSO_PENDING_PER_ADDRESS', 1_000, 1, 10_000_000),
     },
     tokenAlg: tokenAlg as TokenAlg,
     // At most a year: a retired signing key stays published until the last token it signed expires.

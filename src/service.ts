@@ -51,7 +51,10 @@ import { webhookRoutes } from './http/handlers/webhooks.js';
 import { ssoSignInRoutes } from './http/handlers/sso-sign-in.js';
 import { createSsoSignIn } from './sso/flow.js';
 import { createProviderEndpoints } from './sso/endpoints.js';
-import { createPendingFlows } from './sso/pending.js';
+import { createPendingFlows, PENDING_FLOW_FORMAT } from './sso/pending.js';
+import { createProviderTokens, PROVIDER_TOKENS_FORMAT } from './sso/provider-tokens.js';
+import { ssoTokenRoutes } from './http/handlers/sso-tokens.js';
+import { createKeyedRecords } from './wal/keyed-records.js';
 import { createStateCookies, createStateSealer } from './sso/state-cookie.js';
 import { tokenRoutes } from './http/handlers/tokens.js';
 import { rbacRoutes } from './http/handlers/rbac.js';
@@ -500,20 +503,37 @@ function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, pass
   });
 }
 
-function buildSso({ config, clock, ids, issuer, options, guard }: Base, cursorSecret: Buffer, pipeline: IssuePipeline, registry: Registry, sealer: SecretSealer) {
-  // Sign-ins in flight live in memory: after a restart their callbacks fail as expired and the person starts again.
-  return createSsoSignIn({
+function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cursorSecret: Buffer, store: Store, pipeline: IssuePipeline, registry: Registry, commits: CommitBus, sealer: SecretSealer) {
+  const providerTokens = createProviderTokens({
+    clock,
+    records: createKeyedRecords(store.ssoTokens, PROVIDER_TOKENS_FORMAT),
+    sealer,
+    client: (org, clientId) => signIn.providerClient(org, clientId),
+  });
+  // A deleted person's provider tokens go with them.
+  commits.subscribe((commit) => {
+    for (const entry of commit.entries) {
+      for (const change of entry.changes) {
+        if (change.t !== 'PersonDeleted') continue;
+        providerTokens.forgetPerson(commit.org, change.person_id).catch((error: unknown) => warn(`the SSO provider tokens of person ${change.person_id} were not removed: ${(error as Error).message}`));
+      }
+    }
+  }, 'the SSO provider tokens');
+  // Sign-ins in flight are kept beside the WAL: a restart between a start and its callback loses none.
+  const signIn = createSsoSignIn({
     clock,
     endpoints: createProviderEndpoints({ clock, allowInsecure: config.webhookAllowInsecure, fetch: guardedFetch(guard), ...(options.ssoReroute && { reroute: options.ssoReroute }) }),
     sealer,
     cookies: createStateCookies(createStateSealer(cursorSecret), config.issuer.startsWith('https:')),
-    pending: createPendingFlows(clock),
+    pending: createPendingFlows({ clock, records: createKeyedRecords(store.ssoPending, PENDING_FLOW_FORMAT), sealer, limits: config.ssoPending }),
+    providerTokens,
     pipeline,
     org: (id) => registry.get(id),
     callbackUrl: () => `${issuer()}/authenticate/oidc/callback`,
     region: config.regions[0] as string,
     newPersonId: () => ids.uuid(),
   });
+  return { signIn, providerTokens };
 }
 
 /** The authorization server's machine side: the client index, client authentication, the token endpoint. */
@@ -575,7 +595,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.anonymousPerIp },
   });
   const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
-  const sso = buildSso(base, storage.cursorSecret, pipeline, registry, sealer);
+  const sso = buildSso(base, storage.cursorSecret, storage.store, pipeline, registry, orgs.commits, sealer);
   const oauth = buildOAuth(base, orgs, tokens, pipeline);
   const resets = createPasswordResets({
     registry,
@@ -630,7 +650,8 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer, oauth: { grantTypes: oauth.tokens.grantTypes }, handlers: deps }),
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer }),
-    ...ssoSignInRoutes(sso, anonymous),
+    ...ssoSignInRoutes(sso.signIn, anonymous),
+    ...ssoTokenRoutes(deps, { tokens: sso.providerTokens, validator: tokens.validator }),
     ...oauthClientRoutes(deps),
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
     ...buildOAuthUser(base, storage, oauth, signIn),

@@ -1,6 +1,6 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
 import type { OrgConfig } from './org-config.js';
-import type { AttributeSet, DirectId, GdprConsent, Handle, MitmToken, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
+import type { AttributeSet, DirectId, GdprConsent, Handle, HandleVerification, MitmToken, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
@@ -13,13 +13,16 @@ export type Change =
   | { t: 'SuborganizationDeleted'; id: string; orgs: string[] }
   | { t: 'PersonCreated'; person: Person }
   | { t: 'PersonActiveSet'; person_id: string; active: boolean }
-  | { t: 'PersonHandlesAdded'; person_id: string; handles: Handle[] }
+  /** verified: how the handles were verified, null when not; absent in entries written before verifications were kept */
+  | { t: 'PersonHandlesAdded'; person_id: string; handles: Handle[]; verified?: HandleVerification | null }
+  /** a handle the person holds was shown to be theirs (a password-reset link sent to it was used) */
+  | { t: 'PersonHandleVerified'; person_id: string; handle: Handle; verified: HandleVerification }
   | { t: 'PersonHandleRemoved'; person_id: string; handle: Handle }
   | { t: 'PersonDeleted'; person_id: string }
   | { t: 'MitmTokenCreated'; token: MitmToken }
   | { t: 'MitmTokenDeleted'; token: string }
   /** an anonymous person registered: it becomes regular, holds these handles and no longer expires */
-  | { t: 'AnonymousPersonUpgraded'; person_id: string; handles: Handle[] }
+  | { t: 'AnonymousPersonUpgraded'; person_id: string; handles: Handle[]; verified?: HandleVerification | null }
   | { t: 'GroupCreated'; name: string; description: string; created: string }
   | { t: 'GroupDeleted'; name: string }
   | { t: 'PersonGroupsSet'; person_id: string; groups: string[] }

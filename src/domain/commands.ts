@@ -1,5 +1,5 @@
 // Commands: what callers ask an organization to do, imperative. decide() answers each.
-import type { AttributeSet, ConsentLevel, Handle, OnFailure, Person, WebhookTrigger } from './state.js';
+import type { AttributeSet, ConsentLevel, Handle, OnFailure, Person, WebhookTrigger, VerificationMethod } from './state.js';
 import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
 import type { GateEventInput } from './gate-events.js';
@@ -132,7 +132,8 @@ export type Command =
   | { kind: 'RotateApiKey' }
   /** the parent's side of a deletion: the suborganization leaves its list */
   | { kind: 'DeleteSuborganization'; id: string; orgs: string[] }
-  | { kind: 'CreatePerson'; input: PersonInput }
+  /** verified_by: who vouched for the handles; the organization's API key when absent */
+  | { kind: 'CreatePerson'; input: PersonInput; verified_by?: VerificationMethod }
   | { kind: 'PutPerson'; input: PersonInput }
   | { kind: 'SetPersonActive'; person_id: string; active: boolean }
   | { kind: 'DeletePerson'; person_id: string }

@@ -42,7 +42,7 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
     case 'DeleteSuborganization':
       return deleteSuborganization(state, command.id, command.orgs);
     case 'CreatePerson':
-      return createPerson(state, command.input, ctx);
+      return createPerson(state, command.input, ctx, { verified_by: command.verified_by ?? 'organization' });
     case 'PutPerson':
       return putPerson(state, command.input, ctx);
     case 'SetPersonActive':
@@ -50,7 +50,7 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
     case 'DeletePerson':
       return deletePerson(state, command.person_id);
     case 'AddPersonHandles':
-      return addPersonHandles(state, command.person_id, command.handles);
+      return addPersonHandles(state, command.person_id, command.handles, ctx);
     case 'RemovePersonHandle':
       return removePersonHandle(state, command.person_id, command.handle);
     case 'CreateGroup':

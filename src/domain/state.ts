@@ -14,6 +14,19 @@ export interface Handle {
 
 export type AttributeSet = Record<string, unknown>;
 
+/**
+ * How a handle was shown to be its person's: `organization` (added with the organization's API key), `oidc`
+ * (an SSO provider vouched for the address), `email_link` (a link sent to it was used), `unrecorded` (stored
+ * before verifications were kept).
+ */
+export type VerificationMethod = 'organization' | 'oidc' | 'email_link' | 'unrecorded';
+
+export interface HandleVerification {
+  method: VerificationMethod;
+  /** ISO 8601; absent for `unrecorded` */
+  at?: string;
+}
+
 export interface Person {
   person_id: string;
   active: boolean;
@@ -22,6 +35,11 @@ export interface Person {
   anonymous_expires_ms?: number;
   region: string;
   handles: Handle[];
+  /**
+   * handleKey → how that handle was verified; a handle without an entry was never verified (self-registered).
+   * Absent only in records written before verifications were kept (read as `unrecorded`).
+   */
+  verified_handles?: Record<string, HandleVerification>;
   /** sorted group names */
   groups: string[];
   /** bucket name → attribute set */

@@ -220,6 +220,9 @@ export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/autho
 /** API-key routes left out of routeCases: a sweep with a valid key would delete the organization it sweeps with (organization-delete.test.ts covers them). */
 export const ORGANIZATION_DELETE_ROUTES = ['DELETE /organizations'];
 
+/** The SSO provider's tokens (API key; GET also takes the person's identity token in Service-Token): test/e2e/sso-provider-tokens.test.ts. */
+export const SSO_TOKEN_ROUTES = ['GET /sso/oidc/tokens', 'POST /sso/oidc/tokens/query', 'POST /sso/oidc/tokens/revoke/v2', 'POST /sso/oidc/tokens/revoke'];
+
 /** Operator routes (Service-Operator-Key); they answer 404 while no operator key is configured. */
 export const OPERATOR_ROUTES = ['PUT /ops/regions/{region}', 'POST /ops/keys/rotate'];
 
