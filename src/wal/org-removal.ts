@@ -53,6 +53,9 @@ export function createOrgRemoval(store: Store): OrgRemoval {
           if (removed >= limit) return;
           for (const key of db.getKeys({ ...orgRange(org), limit: limit - removed })) drop(db.removeSync(key));
         }
+        // The SSO providers' tokens of its persons: keys `org\u001fperson\u001fclient` (sso/provider-tokens.ts).
+        if (removed >= limit) return;
+        for (const key of store.ssoTokens.getKeys({ start: `${org}\u001f`, end: `${org}\u001f\uffff`, limit: limit - removed })) drop(store.ssoTokens.removeSync(key));
         // Webhook delivery positions and dead letters: keys [org, webhook(, offset)], all after [org] and before [org, '\uffff'].
         for (const db of [store.deliveries, store.deadLetters] as Array<Database<Buffer, Key>>) {
           if (removed >= limit) return;

@@ -22,7 +22,7 @@ async function storedKeysOf(dataDir: string, orgs: readonly string[]): Promise<s
   const store = openStore(dataDir, 'local', false);
   const found: string[] = [];
   try {
-    const dbs = { wal: store.wal, snapshots: store.snapshots, events: store.events, chains: store.chains, orgs: store.orgs, meta: store.meta, deliveries: store.deliveries, dead_letters: store.deadLetters };
+    const dbs = { wal: store.wal, snapshots: store.snapshots, events: store.events, chains: store.chains, orgs: store.orgs, meta: store.meta, deliveries: store.deliveries, dead_letters: store.deadLetters, sso_tokens: store.ssoTokens };
     for (const [name, db] of Object.entries(dbs)) {
       for (const key of (db as { getKeys(): Iterable<unknown> }).getKeys()) {
         const first = Array.isArray(key) ? String(key[0]) : String(key);
