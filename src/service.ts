@@ -524,12 +524,14 @@ function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organiz
   const accessTokens = createAccessTokenIssuer(atIssuer);
   const verifier = createAccessTokenVerifier({ keys: tokens.keys, issuer, clock });
   const users = createUserTokens({ pipeline, signAccessToken: (claims, ttl) => atIssuer.issue(claims, ttl), issuer, newGrantId: () => ids.uuid() });
+  const active = createAccessTokens(verifier, clients);
+  const ownTokens = { accessToken: (t: string) => active.active(t), identityToken: (t: string) => tokens.validator.identify(t) };
   return {
     clients,
     clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients)),
-    tokens: createTokenEndpoint({ accessTokens, issuer, users }),
+    tokens: createTokenEndpoint({ accessTokens, issuer, users, ownTokens, nowMs: () => clock.nowMs() }),
     users,
-    accessTokens: createAccessTokens(verifier, clients),
+    accessTokens: active,
   };
 }
 

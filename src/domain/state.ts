@@ -160,6 +160,16 @@ export interface SsoCredential {
 }
 
 /** An OAuth 2.0 client of the organization's authorization server; its ID is unique across the deployment. */
+/** A client's token-exchange policy (RFC 8693): the audiences it may obtain tokens for, from whose tokens. */
+export interface TokenExchangePolicy {
+  /** the audience or resource values it may ask for */
+  audiences: string[];
+  /** clients whose access tokens it may present as subject or actor token */
+  subject_clients: string[];
+  /** whether it may present identity tokens of the organization's persons */
+  identity_tokens: boolean;
+}
+
 export interface OAuthClient {
   client_id: string;
   client_name: string;
@@ -175,6 +185,8 @@ export interface OAuthClient {
   created: string;
   /** RFC 8707 resources the client may ask client_credentials tokens for (their aud); absent on clients stored before, read as none */
   resources?: string[];
+  /** RFC 8693: what the client may exchange tokens for, and whose; absent on clients stored before, read as nothing */
+  token_exchange?: TokenExchangePolicy;
   /** PUT /oauth2/clients/{id}/ui-configuration: the hosted UI's theme, as the original shapes it; absent until set */
   ui_configuration?: Record<string, unknown>;
 }
