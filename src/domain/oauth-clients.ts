@@ -150,7 +150,9 @@ function settled(input: Omit<OAuthClientInput, 'public'> & { redirect_uris: stri
   if (isPublic && grant_types.includes(TOKEN_EXCHANGE_GRANT)) throw badRequest('grant_types: a public client has no secret, so it may not use token exchange');
   const exchange = input.token_exchange === undefined ? undefined : exchangePolicy(input.token_exchange);
   if (exchange !== undefined && !grant_types.includes(TOKEN_EXCHANGE_GRANT)) throw badRequest(`token_exchange: needs the ${TOKEN_EXCHANGE_GRANT} grant type`);
-  if (grant_types.includes('refresh_token') && !grant_types.includes('authorization_code')) throw badRequest('grant_types: refresh_token needs authorization_code, which issues the first refresh token');
+  if (grant_types.includes('refresh_token') && !grant_types.includes('authorization_code') && !grant_types.includes(DEVICE_CODE_GRANT)) {
+    throw badRequest(`grant_types: refresh_token needs authorization_code or ${DEVICE_CODE_GRANT}, which issue the first refresh token`);
+  }
   if (input.scopes.length > MAX_OAUTH_SCOPES) throw badRequest(`scopes: at most ${MAX_OAUTH_SCOPES}`);
   const scopes = uniqueList(input.scopes, 'scopes', checkScope);
   if (input.redirect_uris.length > MAX_REDIRECT_URIS) throw badRequest(`redirect_uris: at most ${MAX_REDIRECT_URIS}`);

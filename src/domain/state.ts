@@ -1,6 +1,7 @@
 // An organization's state: plain in-memory structures, owned by its actor, rebuilt from snapshot + WAL.
 import { defaultOrgConfig, type OrgConfig } from './org-config.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
+import type { OAuthDeviceCode } from './device-codes.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
 
@@ -231,6 +232,8 @@ export interface OrgState extends OrgGenesis {
   oauth_codes: Map<string, OAuthCode>;
   /** OAuth grants (refresh-token families) by grant id */
   oauth_grants: Map<string, OAuthGrant>;
+  /** RFC 8628 device codes by the hash of the device code (device-codes.ts) */
+  oauth_device_codes: Map<string, OAuthDeviceCode>;
   /** offset of the last WAL entry applied */
   offset: number;
   /** offset of the last event emitted */
@@ -294,6 +297,7 @@ export function emptyState(g: OrgGenesis): OrgState {
     mitm_tokens: new Map(),
     oauth_codes: new Map(),
     oauth_grants: new Map(),
+    oauth_device_codes: new Map(),
     offset: 0,
     event_offset: 0,
     // A suborganization starts here too: it does not inherit its parent's configuration.

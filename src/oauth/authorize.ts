@@ -96,6 +96,55 @@ class RedirectError extends Error {
   }
 }
 
+/** A refusal of the hosted sign-in, shown on the page again. */
+export interface SignInRefusal {
+  status: number;
+  message: string;
+  retryAfter?: string;
+}
+
+/**
+ * The hosted page's password sign-in, for the authorization endpoint and the device page alike: verified as any
+ * sign-in, and what it established (the person, how and when, the hooks' claims) with the browser session's cookie.
+ */
+export async function hostedSignIn(
+  deps: Pick<AuthorizeDeps, 'signIn' | 'sealer' | 'clock' | 'issuer'>,
+  org: IssuingOrg & { state: OrgState },
+  form: Partial<Pick<SignInForm, 'handle_type' | 'handle' | 'password'>>,
+  caller: Caller,
+): Promise<{ facts: SignInFacts; cookie: string } | SignInRefusal> {
+  const now = Math.floor(deps.clock.nowMs() / 1000);
+  const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
+  let facts: SignInFacts;
+  try {
+    const signedIn = await deps.signIn.verify({
+      org,
+      handle: { type: handleType, value: form.handle ?? '' },
+      password: form.password ?? '',
+      ip: caller.ip,
+      origin: caller.origin,
+      userAgent: caller.userAgent,
+      consistency: caller.consistency,
+    });
+    const { person_id, authentications, custom_claims } = signedIn;
+    facts = {
+      person_id,
+      auth_time: now,
+      amr: authentications.map((a) => a.method),
+      authentications,
+      ...(Object.keys(custom_claims).length > 0 && { custom_claims }),
+    };
+  } catch (error) {
+    if (!(error instanceof ServiceError) || (error.status >= 500 && error.status !== 502)) throw error;
+    const retryAfter = error.headers?.['Retry-After'];
+    return { status: error.status, message: error.message, ...(retryAfter !== undefined && { retryAfter }) };
+  }
+  // Read after the sign-in's entry: a re-hashed imported password keeps its credential.
+  const person = org.state.persons.get(facts.person_id);
+  const password = person === undefined ? null : sessionPassword(person);
+  return { facts, cookie: sessionCookie(deps.sealer, { org: org.id, ...facts, password }, now, deps.issuer().startsWith('https:')) };
+}
+
 export function createAuthorize(deps: AuthorizeDeps): Authorize {
   const now = () => Math.floor(deps.clock.nowMs() / 1000);
   const secure = () => deps.issuer().startsWith('https:');
@@ -270,37 +319,13 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       const found = deps.clients.find(request.client_id);
       if (!found || !found.client.redirect_uris.includes(request.redirect_uri)) return badPage('invalid_client', 'the client or its redirect_uri no longer exists');
       const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
-      let facts: SignInFacts;
-      try {
-        const signedIn = await deps.signIn.verify({
-          org: found.org,
-          handle: { type: handleType, value: form.handle ?? '' },
-          password: form.password ?? '',
-          ip: caller.ip,
-          origin: caller.origin,
-          userAgent: caller.userAgent,
-          consistency: caller.consistency,
-        });
-        // What the sign-in established is kept for the client's tokens: the person, how and when, and the hooks' claims.
-        const { person_id, authentications, custom_claims } = signedIn;
-        facts = {
-          person_id,
-          auth_time: now(),
-          amr: authentications.map((a) => a.method),
-          authentications,
-          ...(Object.keys(custom_claims).length > 0 && { custom_claims }),
-        };
-      } catch (error) {
-        if (!(error instanceof ServiceError) || (error.status >= 500 && error.status !== 502)) throw error;
-        const answer = page(found, request, error.status, error.message, handleType);
-        if (error.headers?.['Retry-After'] !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': error.headers['Retry-After'] };
+      const signedIn = await hostedSignIn(deps, found.org, form, caller);
+      if ('status' in signedIn) {
+        const answer = page(found, request, signedIn.status, signedIn.message, handleType);
+        if (signedIn.retryAfter !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': signedIn.retryAfter };
         return answer;
       }
-      // Read after the sign-in's entry: a re-hashed imported password keeps its credential.
-      const person = found.org.state.persons.get(facts.person_id);
-      const password = person === undefined ? null : sessionPassword(person);
-      const cookie = sessionCookie(deps.sealer, { org: found.org.id, ...facts, password }, now(), secure());
-      return issueCode(found.org, request, facts, { 'Set-Cookie': cookie });
+      return issueCode(found.org, request, signedIn.facts, { 'Set-Cookie': signedIn.cookie });
     },
   };
 }

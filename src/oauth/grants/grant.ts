@@ -5,6 +5,7 @@ import type { Identified, Verdict } from '../../tokens/validate.js';
 import type { AccessTokenIssuer } from '../access-tokens.js';
 import type { AuthenticatedClient } from '../client-auth.js';
 import type { ActiveToken } from '../introspect.js';
+import type { PollPacer } from '../device-polls.js';
 import type { UserTokens } from '../user-tokens.js';
 
 /** The token endpoint's form: RFC 6749 4.x parameters; unknown ones are ignored, as 3.2 requires. */
@@ -49,6 +50,8 @@ export interface GrantDeps {
   /** a person's grants: beginning one, and issuing its tokens (user-tokens.ts) */
   users: UserTokens;
   ownTokens: OwnTokens;
+  /** the pace of device_code polls (RFC 8628 3.5) */
+  devicePolls: PollPacer;
   nowMs(): number;
 }
 

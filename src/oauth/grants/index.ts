@@ -3,7 +3,8 @@ import { authorizationCode } from './authorization-code.js';
 import { clientCredentials } from './client-credentials.js';
 import { refreshToken } from './refresh-token.js';
 import { tokenExchange } from './token-exchange.js';
-import { TOKEN_EXCHANGE_GRANT } from '../../domain/oauth-clients.js';
+import { deviceCode } from './device-code.js';
+import { DEVICE_CODE_GRANT, TOKEN_EXCHANGE_GRANT } from '../../domain/oauth-clients.js';
 import type { Grant } from './grant.js';
 
 export const GRANTS: Readonly<Record<string, Grant>> = {
@@ -11,4 +12,5 @@ export const GRANTS: Readonly<Record<string, Grant>> = {
   authorization_code: authorizationCode,
   refresh_token: refreshToken,
   [TOKEN_EXCHANGE_GRANT]: tokenExchange,
+  [DEVICE_CODE_GRANT]: deviceCode,
 };
