@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 import { expectResult } from '../support/expect.js';
+import { movableClock } from '../support/clock.js';
 import { newOrg, personWithPassword, type Org } from '../support/auth.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -14,6 +15,7 @@ const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS = 'urn:ietf:params:oauth:token-type:access_token';
 const ID = 'urn:ietf:params:oauth:token-type:id_token';
 const ORDERS = 'https://orders.example.com/';
+const STOCK = 'https://stock.example.com/';
 
 interface Registered {
   client_id: string;
@@ -21,6 +23,7 @@ interface Registered {
 }
 
 describe('token exchange (RFC 8693)', () => {
+  const clock = movableClock();
   let server: TestServer;
   let org: Org;
   let other: Org;
@@ -55,7 +58,7 @@ describe('token exchange (RFC 8693)', () => {
     expectResult<{ access_token: string }>(await org.admin.post('/oauth2/tokens/mint', { person_id: personId, client_id: app.client_id, scopes }), 200).access_token;
 
   before(async () => {
-    server = await startTestServer();
+    server = await startTestServer({}, { clock });
     org = await newOrg(server, 'Exchange Org');
     other = await newOrg(server, 'Other Org');
     personId = await personWithPassword(org, 'ada@example.com', 'correct horse battery staple');
@@ -100,13 +103,42 @@ describe('token exchange (RFC 8693)', () => {
 
   test('delegation: the actor token names the gateway in act, nested below it the chain of earlier actors', async () => {
     const subject = await personToken();
-    const actor = (await oidc.clientCredentialsGrant(await configFor(app), {})).access_token;
-    const first = await exchange(gateway, { subject_token: subject, subject_token_type: ACCESS, actor_token: actor, actor_token_type: ACCESS, audience: ORDERS });
+    // The gateway names itself with its own token, which its policy need not list.
+    const gatewayToken = (await oidc.clientCredentialsGrant(await configFor(gateway), {})).access_token;
+    const first = await exchange(gateway, { subject_token: subject, subject_token_type: ACCESS, actor_token: gatewayToken, actor_token_type: ACCESS, audience: ORDERS });
     assert.ok(first.ok, first.ok ? '' : first.description);
     const claims = decodeJwt(first.tokens.access_token);
-    assert.deepEqual(claims['act'], { sub: app.client_id, client_id: app.client_id });
+    assert.deepEqual(claims['act'], { sub: gateway.client_id, client_id: gateway.client_id });
     assert.equal(claims.sub, personId);
     assert.equal(claims['scope'], 'orders.read orders.write', "no scope asked: the subject's");
+
+    // The orders service passes the person on to the stock service, acting in turn: the gateway is nested below it.
+    const orders: Registered = expectResult(
+      await org.admin.post('/oauth2/clients', { client_name: 'orders', scopes: [], grant_types: ['client_credentials', GRANT], token_exchange: { audiences: [STOCK], subject_clients: [gateway.client_id] } }),
+      201,
+    );
+    const ordersToken = (await oidc.clientCredentialsGrant(await configFor(orders), {})).access_token;
+    const second = await exchange(orders, { subject_token: first.tokens.access_token, subject_token_type: ACCESS, actor_token: ordersToken, actor_token_type: ACCESS, resource: STOCK, scope: 'orders.read' });
+    assert.ok(second.ok, second.ok ? '' : second.description);
+    const chained = decodeJwt(second.tokens.access_token);
+    assert.equal(chained.sub, personId);
+    assert.equal(chained.aud, STOCK);
+    assert.deepEqual(chained['act'], { sub: orders.client_id, client_id: orders.client_id, act: { sub: gateway.client_id, client_id: gateway.client_id } });
+
+    // Another client's token as actor needs the policy: the app's is listed, a stranger's is not.
+    const stranger: Registered = expectResult(await org.admin.post('/oauth2/clients', { client_name: 'stranger', scopes: [], grant_types: ['client_credentials'] }), 201);
+    const strangerToken = (await oidc.clientCredentialsGrant(await configFor(stranger), {})).access_token;
+    refused(await exchange(gateway, { subject_token: subject, subject_token_type: ACCESS, actor_token: strangerToken, actor_token_type: ACCESS, audience: ORDERS }), 'invalid_request', /actor_token: .*does not take tokens of client/);
+    refused(await exchange(gateway, { subject_token: subject, subject_token_type: ACCESS, actor_token: gatewayToken, audience: ORDERS }), 'invalid_request', /actor_token_type is required/);
+  });
+
+  test('an expired subject token is refused; the exchanged token never outlives its subject', async () => {
+    const subject = await personToken();
+    const r = await exchange(gateway, { subject_token: subject, subject_token_type: ACCESS, audience: ORDERS });
+    assert.ok(r.ok);
+    assert.ok((decodeJwt(r.tokens.access_token).exp as number) <= (decodeJwt(subject).exp as number));
+    clock.advance(3601_000);
+    refused(await exchange(gateway, { subject_token: subject, subject_token_type: ACCESS, audience: ORDERS }), 'invalid_request', /not an active access token/);
   });
 
   test("an identity token of the organization's person is exchanged when the policy takes them; it has no scope, so the client's applies", async () => {

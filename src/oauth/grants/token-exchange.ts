@@ -35,14 +35,17 @@ const NO_POLICY: TokenExchangePolicy = { audiences: [], subject_clients: [], ide
  * The token as its declared type says, validated by that kind's validator: an access token is never taken for
  * an identity token nor the other way round. RFC 8693 2.2.2: an invalid token is invalid_request.
  */
-async function presented(which: 'subject_token' | 'actor_token', token: string | undefined, type: string | undefined, orgId: string, policy: TokenExchangePolicy, tokens: OwnTokens): Promise<Presented> {
+async function presented(which: 'subject_token' | 'actor_token', token: string | undefined, type: string | undefined, caller: { orgId: string; clientId: string; policy: TokenExchangePolicy }, tokens: OwnTokens): Promise<Presented> {
+  const { orgId, policy } = caller;
   if (!token) throw oauthError('invalid_request', `${which} is required`);
   if (!type) throw oauthError('invalid_request', `${which}_type is required`);
   if (type === TOKEN_TYPE.access_token) {
     const active = await tokens.accessToken(token);
     if (!active || active.org.id !== orgId) throw oauthError('invalid_request', `${which}: not an active access token of this organization (invalid, expired, revoked, or of another kind)`);
     const c = active.claims;
-    if (!policy.subject_clients.includes(c.client_id)) throw oauthError('invalid_request', `${which}: the client's token exchange policy does not take tokens of client ${JSON.stringify(c.client_id)}`);
+    // The client acting for the subject may name itself with its own token; any other client's must be in its policy.
+    const own = which === 'actor_token' && c.client_id === caller.clientId;
+    if (!own && !policy.subject_clients.includes(c.client_id)) throw oauthError('invalid_request', `${which}: the client's token exchange policy does not take tokens of client ${JSON.stringify(c.client_id)}`);
     return { sub: c.sub, client_id: c.client_id, scope: c.scope.split(' ').filter((s) => s !== ''), exp: c.exp, ...(typeof c['sid'] === 'string' && { sid: c['sid'] }), ...(c['act'] !== undefined && { act: c['act'] }) };
   }
   if (type === TOKEN_TYPE.id_token || type === TOKEN_TYPE.jwt) {
@@ -69,8 +72,9 @@ export const tokenExchange: Grant = async ({ caller, params }, deps) => {
   const requested = params['requested_token_type'];
   if (requested !== undefined && requested !== TOKEN_TYPE.access_token) throw oauthError('invalid_request', `requested_token_type: only ${TOKEN_TYPE.access_token} is issued`);
   const aud = targetOf(params['audience'], params.resource, policy);
-  const subject = await presented('subject_token', params['subject_token'], params['subject_token_type'], org.id, policy, deps.ownTokens);
-  const actor = params['actor_token'] === undefined && params['actor_token_type'] === undefined ? undefined : await presented('actor_token', params['actor_token'], params['actor_token_type'], org.id, policy, deps.ownTokens);
+  const of = { orgId: org.id, clientId: client.client_id, policy };
+  const subject = await presented('subject_token', params['subject_token'], params['subject_token_type'], of, deps.ownTokens);
+  const actor = params['actor_token'] === undefined && params['actor_token_type'] === undefined ? undefined : await presented('actor_token', params['actor_token'], params['actor_token_type'], of, deps.ownTokens);
   // Narrower: within the subject's scope (an identity token has none: then the client's), never wider.
   const scope = grantScope(params.scope, subject.scope ?? client.scopes);
   // RFC 8693 4.1: the acting party, with the chain of earlier actors nested below it.
