@@ -11,7 +11,7 @@ import type { SignInFacts } from '../domain/oauth-grants.js';
 import type { Clock } from '../lib/clock.js';
 import { readCookie, type Sealer } from '../lib/signed.js';
 import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readSession, sessionCookie, sessionCurrent, sessionPassword, setCookie } from './session.js';
-import { STANDARD_SCOPES } from './discovery.js';
+import { personScope } from './scopes.js';
 import { errorPage, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
 
 /** What the authorization endpoint needs of a client (the clients' own module owns the rest). */
@@ -192,9 +192,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     if (responseType === undefined) throw new RedirectError('invalid_request', 'response_type is required');
     if (responseType !== 'code') throw new RedirectError('unsupported_response_type', 'only response_type=code is supported');
     if (!client.grant_types.includes('authorization_code')) throw new RedirectError('unauthorized_client', 'the client may not use the authorization_code grant');
-    const scope = [...new Set((text('scope') ?? '').split(' ').filter((s) => s !== ''))];
-    // The standard scopes (discovery.ts) any client may ask for; others must be among the client's own.
-    const unknown = scope.find((s) => !STANDARD_SCOPES.includes(s) && !client.scopes.includes(s));
+    const { scope, refused: unknown } = personScope(text('scope'), client.scopes);
     if (unknown !== undefined) throw new RedirectError('invalid_scope', `scope "${unknown.slice(0, 100)}" is not allowed for this client`);
     const state = text('state');
     if (state !== undefined && state.length > MAX_STATE) throw new RedirectError('invalid_request', `state is longer than ${MAX_STATE} characters`);

@@ -13,8 +13,8 @@ import { readCookie } from '../lib/signed.js';
 import { hostedSignIn, type AuthorizeAnswer, type AuthorizeDeps, type Caller } from './authorize.js';
 import type { AuthenticatedClient } from './client-auth.js';
 import { deviceDonePage, deviceEntryPage, deviceConfirmPage } from './device-page.js';
-import { STANDARD_SCOPES } from './discovery.js';
 import { oauthError } from './errors.js';
+import { personScope } from './scopes.js';
 import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readSession, sessionCurrent, setCookie } from './session.js';
 import { signInPage } from './sign-in-page.js';
 import { sha256 } from './user-tokens.js';
@@ -73,14 +73,6 @@ export interface DeviceFlow {
   signIn(form: Record<string, string | undefined>, caller: Caller): Promise<AuthorizeAnswer>;
   /** POST /oauth2/device/confirm: allow or deny */
   confirm(form: Record<string, string | undefined>, caller: Caller): Promise<AuthorizeAnswer>;
-}
-
-/** The scope the device asks for: the standard scopes any client may, the others among the client's own. */
-function deviceScope(requested: string | undefined, clientScopes: readonly string[]): string[] {
-  const scope = [...new Set((requested ?? '').split(' ').filter((s) => s !== ''))];
-  const unknown = scope.find((s) => !STANDARD_SCOPES.includes(s) && !clientScopes.includes(s));
-  if (unknown !== undefined) throw oauthError('invalid_scope', `scope "${unknown.slice(0, 100)}" is not allowed for this client`);
-  return scope;
 }
 
 export function createDeviceFlow(deps: DeviceFlowDeps): DeviceFlow {
@@ -145,7 +137,8 @@ export function createDeviceFlow(deps: DeviceFlowDeps): DeviceFlow {
     async authorize(caller, requested) {
       const { org, client } = caller;
       if (!client.grant_types.includes(DEVICE_CODE_GRANT)) throw oauthError('unauthorized_client', `the client is not registered for the ${DEVICE_CODE_GRANT} grant`);
-      const scope = deviceScope(requested, client.scopes);
+      const { scope, refused } = personScope(requested, client.scopes);
+      if (refused !== undefined) throw oauthError('invalid_scope', `scope "${refused.slice(0, 100)}" is not allowed for this client`);
       const device_code = randomBytes(32).toString('base64url');
       // A user code is entered without its organization, so it must be free in every one; a clash is redrawn.
       for (let attempt = 0; ; attempt++) {
