@@ -245,6 +245,22 @@ describe('device authorization grant (RFC 8628)', () => {
     await pollError(cli, device.device_code, 'authorization_pending');
   });
 
+  test('an address that enters too many wrong codes waits (429 with Retry-After), even for a right one; the wait ends', async () => {
+    const device = await start(cli, '');
+    const browser = new Browser();
+    let last: Step | undefined;
+    for (let i = 0; i < 20; i++) last = await browser.get(`${server.base}/oauth2/device?user_code=XXXX-XXX${'BCDFGHJKLMNPQRSTVWXZ'[i]}`);
+    assert.ok(last);
+    const blocked = await browser.get(`${server.base}/oauth2/device?user_code=${device.user_code}`);
+    assert.equal(blocked.status, 429);
+    assert.ok(Number(blocked.headers.get('retry-after')) > 0);
+    assert.match(blocked.html, /Too many wrong codes/);
+    clock.advance(5 * 60_000);
+    const again = await browser.get(`${server.base}/oauth2/device?user_code=${device.user_code}`);
+    assert.equal(again.status, 200);
+    assert.match(again.html, /id="password"/);
+  });
+
   test('device codes are durable: issued before a restart, answered and redeemed after it', async () => {
     const device = await start(cli, 'openid');
     await server.stop();
