@@ -538,7 +538,7 @@ function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organiz
   };
 }
 
-/** The authorization server's person side: the authorization endpoint with its hosted sign-in page, and userinfo. */
+/** The authorization server's person side: the authorization endpoint with its hosted sign-in page, userinfo, and the device authorization grant's endpoint and user code pages. */
 function buildOAuthUser({ clock, issuer }: Base, storage: Storage, registry: Registry, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>): Route[] {
   const sealer = createSessionSealer(storage.cursorSecret);
   const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, issuer });
