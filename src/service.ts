@@ -69,6 +69,9 @@ import { createAccessTokenIssuer } from './oauth/access-tokens.js';
 import { createClientAuthenticator } from './oauth/client-auth.js';
 import { createClientIndex } from './oauth/client-index.js';
 import { createTokenEndpoint } from './oauth/token-endpoint.js';
+import { createPollPacer } from './oauth/device-polls.js';
+import { createDeviceFlow } from './oauth/device.js';
+import { oauthDeviceRoutes } from './http/handlers/oauth-device.js';
 import { createAccessTokens } from './oauth/introspect.js';
 import { createAccessTokenVerifier } from './tokens/access-token.js';
 import { createAuthorize } from './oauth/authorize.js';
@@ -544,20 +547,24 @@ function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organiz
   const accessTokens = createAccessTokenIssuer(atIssuer);
   const verifier = createAccessTokenVerifier({ keys: tokens.keys, issuer, clock });
   const users = createUserTokens({ pipeline, signAccessToken: (claims, ttl) => atIssuer.issue(claims, ttl), issuer, newGrantId: () => ids.uuid() });
+  const active = createAccessTokens(verifier, clients);
+  const ownTokens = { accessToken: (t: string) => active.active(t), identityToken: (t: string) => tokens.validator.identify(t) };
   return {
     clients,
     clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients)),
-    tokens: createTokenEndpoint({ accessTokens, issuer, users }),
+    tokens: createTokenEndpoint({ accessTokens, issuer, users, ownTokens, devicePolls: createPollPacer(clock), nowMs: () => clock.nowMs() }),
     users,
-    accessTokens: createAccessTokens(verifier, clients),
+    accessTokens: active,
   };
 }
 
-/** The authorization server's person side: the authorization endpoint with its hosted sign-in page, and userinfo. */
-function buildOAuthUser({ clock, issuer }: Base, storage: Storage, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>): Route[] {
-  const authorize = createAuthorize({ clients: oauth.clients, sealer: createSessionSealer(storage.cursorSecret), clock, signIn, issuer });
+/** The authorization server's person side: the authorization endpoint with its hosted sign-in page, userinfo, and the device authorization grant's endpoint and user code pages. */
+function buildOAuthUser({ clock, issuer }: Base, storage: Storage, registry: Registry, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>): Route[] {
+  const sealer = createSessionSealer(storage.cursorSecret);
+  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, issuer });
   const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer });
-  return [...oauthAuthorizeRoutes(authorize), ...oauthUserInfoRoutes(userinfo)];
+  const device = createDeviceFlow({ sealer, clock, signIn, issuer, orgs: () => registry.all() });
+  return [...oauthAuthorizeRoutes(authorize), ...oauthUserInfoRoutes(userinfo), ...oauthDeviceRoutes(device, oauth.clientAuth)];
 }
 
 function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, regions, tokens, webhooks, pipeline, cloud, checkpoints }: Wings): Front {
@@ -654,7 +661,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     ...ssoTokenRoutes(deps, { tokens: sso.providerTokens, validator: tokens.validator }),
     ...oauthClientRoutes(deps),
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
-    ...buildOAuthUser(base, storage, oauth, signIn),
+    ...buildOAuthUser(base, storage, registry, oauth, signIn),
     ...sdkRoutes({ handlers: deps, clock: base.clock, validator: tokens.validator, rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.sdkPerIp, perOrg: config.browser.sdkPerOrg } }),
     ...cloudConnectionRoutes(deps, cloud),
     ...cloudAwsRoutes(deps, cloud.aws),

@@ -403,5 +403,22 @@ export function apply(state: OrgState, change: Change): OrgState {
       for (const h of change.code_hashes) state.oauth_codes.delete(h);
       for (const id of change.grant_ids) state.oauth_grants.delete(id);
       return state;
+    case 'OAuthDeviceCodeIssued':
+      state.oauth_device_codes.set(change.code.device_code_hash, change.code);
+      return state;
+    case 'OAuthDeviceCodeDecided': {
+      const code = state.oauth_device_codes.get(change.device_code_hash);
+      if (code) state.oauth_device_codes.set(code.device_code_hash, change.approved !== undefined ? { ...code, approved: change.approved } : { ...code, denied: true });
+      return state;
+    }
+    case 'OAuthDeviceCodeRedeemed': {
+      const code = state.oauth_device_codes.get(change.device_code_hash);
+      if (code) state.oauth_device_codes.set(code.device_code_hash, { ...code, redeemed_grant: change.grant.grant_id });
+      state.oauth_grants.set(change.grant.grant_id, change.grant);
+      return state;
+    }
+    case 'OAuthDeviceCodesPruned':
+      for (const h of change.device_code_hashes) state.oauth_device_codes.delete(h);
+      return state;
   }
 }

@@ -1,7 +1,8 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
 import type { OrgConfig } from './org-config.js';
 import type { AttributeSet, DirectId, GdprConsent, Handle, HandleVerification, MitmToken, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
-import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
+import type { OAuthCode, OAuthGrant, SignInFacts } from './oauth-grants.js';
+import type { OAuthDeviceCode } from './device-codes.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
 
@@ -94,6 +95,11 @@ export type Change =
   | { t: 'OAuthGrantStarted'; grant: OAuthGrant }
   /** codes and grants past their time */
   | { t: 'OAuthPruned'; code_hashes: string[]; grant_ids: string[] }
+  // Device codes (device-codes.ts)
+  | { t: 'OAuthDeviceCodeIssued'; code: OAuthDeviceCode }
+  | { t: 'OAuthDeviceCodeDecided'; device_code_hash: string; approved?: SignInFacts; denied?: true }
+  | { t: 'OAuthDeviceCodeRedeemed'; device_code_hash: string; grant: OAuthGrant }
+  | { t: 'OAuthDeviceCodesPruned'; device_code_hashes: string[] }
   /** a direct-id sign-in value was issued (its hash only); `expired`: hashes of values past their time, dropped */
   | { t: 'DirectIdIssued'; hash: string; direct_id: DirectId; expired: string[] }
   /** a direct-id sign-in value was used: it never signs in again */

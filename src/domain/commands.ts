@@ -6,6 +6,7 @@ import type { GateEventInput } from './gate-events.js';
 import type { SdkEventInput } from './sdk-events.js';
 import type { MitmDetection, MitmTokenInput } from './mitm.js';
 import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
+import type { DecideDeviceCodeInput, IssueDeviceCodeInput, RedeemDeviceCodeInput } from './device-codes.js';
 import type { IssueCodeInput, MintGrantInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 import type { PasswordReset } from './credentials.js';
 import type { MessageTemplate } from './message-templates.js';
@@ -228,6 +229,10 @@ export type Command =
   | { kind: 'RedeemOAuthCode'; input: RedeemCodeInput }
   | { kind: 'RotateOAuthRefresh'; input: RotateRefreshInput }
   | { kind: 'RevokeOAuthGrant'; grant_id: string }
+  // Device codes (device-codes.ts)
+  | { kind: 'IssueOAuthDeviceCode'; input: IssueDeviceCodeInput }
+  | { kind: 'DecideOAuthDeviceCode'; input: DecideDeviceCodeInput }
+  | { kind: 'RedeemOAuthDeviceCode'; input: RedeemDeviceCodeInput }
   /** POST /persons/bulk-import: one batch of rows, each created whole or refused whole; the accepted ones share one entry */
   | { kind: 'ImportPersons'; rows: ImportRow[] }
   /** POST /persons/{id}/direct-id: a fresh one-time sign-in value, replied once; only its hash is stored */

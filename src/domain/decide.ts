@@ -22,6 +22,7 @@ import { setOrgConfig } from './org-config.js';
 import { createOAuthClient, deleteOAuthClient, revokeAccessToken, rotateOAuthClientSecret, setOAuthClientUiConfiguration, updateOAuthClient } from './oauth-clients.js';
 import { emitOwedTwins, withTwins } from './twins.js';
 import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from './sso-credentials.js';
+import { decideDeviceCode, issueDeviceCode, redeemDeviceCode } from './device-codes.js';
 import { issueOAuthCode, mintOAuthGrant, redeemOAuthCode, revokeOAuthGrant, revokeOAuthGrants, rotateOAuthRefresh } from './oauth-grants.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 import { issueDirectId } from './direct-id.js';
@@ -167,6 +168,12 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return rotateOAuthRefresh(state, command.input, ctx);
     case 'RevokeOAuthGrant':
       return revokeOAuthGrant(state, command.grant_id);
+    case 'IssueOAuthDeviceCode':
+      return issueDeviceCode(state, command.input, ctx);
+    case 'DecideOAuthDeviceCode':
+      return decideDeviceCode(state, command.input, ctx);
+    case 'RedeemOAuthDeviceCode':
+      return redeemDeviceCode(state, command.input, ctx);
     case 'ImportPersons':
       return importPersons(state, command.rows, ctx);
     case 'IssueDirectId':
