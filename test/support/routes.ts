@@ -220,6 +220,9 @@ export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/autho
 /** API-key routes left out of routeCases: a sweep with a valid key would delete the organization it sweeps with (organization-delete.test.ts covers them). */
 export const ORGANIZATION_DELETE_ROUTES = ['DELETE /organizations'];
 
+/** The console's routes (SERVICE_CONSOLE, on by default): its files, its sign-in settings and the making of administrators (test/console). */
+export const CONSOLE_ROUTES = ['GET /console', 'GET /console/app.js', 'GET /console/app.css', 'GET /console/config', 'POST /console/first-administrator', 'POST /console/administrators'];
+
 /** Operator routes (Service-Operator-Key); they answer 404 while no operator key is configured. */
 export const OPERATOR_ROUTES = ['PUT /ops/regions/{region}', 'POST /ops/keys/rotate'];
 
