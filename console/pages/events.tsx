@@ -1,7 +1,7 @@
 // The live event stream: the /events WebSocket with the administrator's token, filtered by type and person.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { session } from '../api.js';
-import { ActionForm, Field, Problem, Section, text } from '../ui.js';
+import { ActionForm, Field, Section, text } from '../ui.js';
 
 interface Frame {
   offset: number;
@@ -10,9 +10,9 @@ interface Frame {
 
 const KEEP = 200;
 
-/** The event's name (its one top-level key in proto3 JSON) and body. */
+/** The event's message name, from the metadata every event carries. */
 function nameOf(event: Record<string, unknown>): string {
-  return Object.keys(event).find((k) => k !== 'metadata' && k !== 'chain') ?? 'event';
+  return String((event['event_metadata'] as { event_name?: string } | undefined)?.event_name ?? 'event');
 }
 
 export function EventsPage() {
@@ -55,12 +55,11 @@ export function EventsPage() {
         )}
       </Section>
       <Section title="Events">
-        <Problem message={undefined} />
         <ol class="events" aria-live="polite" data-testid="events">
           {frames.map((f) => (
             <li key={f.offset}>
               <strong>{nameOf(f.event)}</strong> <span>#{f.offset}</span>
-              <pre>{JSON.stringify(f.event[nameOf(f.event)], null, 1)}</pre>
+              <pre>{JSON.stringify(f.event, null, 1)}</pre>
             </li>
           ))}
         </ol>

@@ -1,6 +1,6 @@
 // The console's routes: its three files, what the page needs to start a sign-in, and the two ways to make an
 // administrator. Everything else the console does is a call of the public API.
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { checkPasswordPolicy, PASSWORD_MAX, type PasswordHasher } from '../auth/password-hash.js';
 import { notFound } from '../errors.js';
 import type { Registry } from '../org/registry.js';
@@ -35,21 +35,28 @@ const FirstAdministratorBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** The hosted sign-in page's answer (RFC 6749 4.1.2, RFC 9207 iss) and the organization to sign in to; all read by the page. */
+const SignInAnswer = Type.Object(
+  Object.fromEntries(['code', 'state', 'iss', 'error', 'error_description', 'org'].map((name) => [name, Type.Optional(Type.String({ maxLength: 2048 }))])),
+  { additionalProperties: false },
+);
+
 const Administrator = Type.Object({ person_id: Type.String(), roles: Type.Array(Type.String()), client_id: Type.String() });
 
 export function consoleRoutes(deps: ConsoleDeps): Route[] {
-  const file = (path: string, pick: (b: ConsoleBundle) => Buffer, contentType: string, summary: string): Route =>
+  const file = (path: string, pick: (b: ConsoleBundle) => Buffer, contentType: string, summary: string, query?: TSchema): Route =>
     route({
       method: 'get',
       path,
       summary,
       tag: 'console',
       auth: 'none',
+      ...(query && { query }),
       success: { status: 200, description: contentType },
       handler: async () => ({ status: 200, bytes: pick(await deps.bundle()), contentType, headers: PAGE_HEADERS }),
     });
   return [
-    file('/console', (b) => b.html, 'text/html; charset=utf-8', 'The console (off with SERVICE_CONSOLE=0)'),
+    file('/console', (b) => b.html, 'text/html; charset=utf-8', 'The console (off with SERVICE_CONSOLE=0)', SignInAnswer),
     file('/console/app.js', (b) => b.js, 'text/javascript; charset=utf-8', "The console's script"),
     file('/console/app.css', (b) => b.css, 'text/css; charset=utf-8', "The console's style sheet"),
     route<unknown, { org_id?: string }>({
