@@ -21,7 +21,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['regions'],
   ['mail'],
   ['tokens', 'webhooks', 'auth', 'sso', 'oauth', 'persons', 'gate', 'browser', 'cloud'],
-  ['http'],
+  ['http', 'console'],
   ['service.ts', 'main.ts'],
 ];
 
@@ -32,6 +32,7 @@ export const PACKAGE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   msgpackr: ['wal', 'regions/replica-store.ts'],
   jose: ['tokens', 'gate'],
   'csv-parse': ['persons'],
+  esbuild: ['console/build.ts'],
   nodemailer: ['mail'],
   '@aws-sdk/client-iam': ['cloud'],
   ldapts: ['cloud'],

@@ -23,6 +23,8 @@ export interface Config {
   regionTransport?: RegionTransportConfig;
   durability: 'sync' | 'nosync';
   allowFallbackHttp: boolean;
+  /** SERVICE_CONSOLE: the administrators' console at /console (default on) */
+  console: boolean;
   bodyLimit: number;
   snapshotInterval: number;
   mailboxLimit: number;
@@ -190,6 +192,7 @@ export function loadConfig(env: Env): Config {
     regionTransport: regionTransport(env, regions),
     durability,
     allowFallbackHttp: flag(env, 'SERVICE_ALLOW_FALLBACK_HTTP'),
+    console: env['SERVICE_CONSOLE'] === undefined || env['SERVICE_CONSOLE'] === '' || flag(env, 'SERVICE_CONSOLE'),
     bodyLimit: integer(env, 'SERVICE_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     snapshotInterval: integer(env, 'SERVICE_SNAPSHOT_INTERVAL', 10_000, 1, 10_000_000),
     mailboxLimit: integer(env, 'SERVICE_MAILBOX_LIMIT', 10_000, 1, 10_000_000),

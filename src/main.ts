@@ -18,6 +18,12 @@ async function main(): Promise<void> {
     console.log('created the root organization; keep these, the API key is not shown again:');
     console.log(`  Service-OrgID:   ${service.root.id}`);
     console.log(`  Service-API-Key: ${service.root.api_key}`);
+    if (service.root.console_link) console.log(`open this link once to become the first administrator in the console:\n  ${service.root.console_link}`);
+  }
+  if (service.console) {
+    // Built now rather than on the first visit, so that its size is known and a broken build shows at once.
+    const bundle = await service.console.bundle();
+    console.log(`console at ${service.issuer}/console: ${(bundle.bytes / 1024).toFixed(1)} KB, ${(bundle.gzipBytes / 1024).toFixed(1)} KB gzip`);
   }
   console.log(`listening on http://${config.host}:${service.port} (data in ${config.dataDir}, regions ${config.regions.join(', ')})`);
   let stopping = false;

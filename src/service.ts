@@ -5,6 +5,10 @@ import { createIssuePipeline, type IssuePipeline } from './auth/issue.js';
 import { createSignIn } from './auth/sign-in.js';
 import { createDirectIdSignIn } from './auth/direct-id.js';
 import { bulkImportRoutes } from './http/handlers/bulk-import.js';
+import { acceptConsoleTokens, createConsoleTokens } from './console/auth.js';
+import { createFirstAdministrator, type FirstAdministrator } from './console/administrators.js';
+import { consoleBundle, type ConsoleBundle } from './console/build.js';
+import { consoleRoutes } from './console/routes.js';
 import { directIdRoutes } from './http/handlers/direct-id.js';
 import { quotaRoutes } from './http/handlers/quota.js';
 import { createLimiter } from './auth/throttle.js';
@@ -131,8 +135,10 @@ export const VERSION = '0.1.0';
 export interface Service {
   port: number;
   issuer: string;
-  /** set on the first start of an empty data dir */
-  root: { id: string; api_key: string } | undefined;
+  /** set on the first start of an empty data dir; console_link (with the console on) makes its user the first administrator */
+  root: { id: string; api_key: string; console_link?: string } | undefined;
+  /** the console's bundle, built on first use; undefined with SERVICE_CONSOLE=0 */
+  console: { bundle(): Promise<ConsoleBundle> } | undefined;
   /** what start-up rebuilt from the log: organizations, and WAL entries replayed after their snapshots */
   recovered: { orgs: number; replayed: number };
   registry: Registry;
@@ -235,9 +241,17 @@ export async function startService(config: Config, options: ServiceOptions = {})
     meta: storage.wal,
     warn,
   });
-  const front = buildFront(base, { nativeHttp, storage, orgs, deletions, events, regions, tokens, webhooks, pipeline, cloud, checkpoints });
+  const consoleWing = config.console ? { bundle: consoleBundle(), firstAdministrator: createFirstAdministrator(storage.secrets) } : undefined;
+  const front = buildFront(base, { nativeHttp, storage, orgs, deletions, events, regions, tokens, webhooks, pipeline, cloud, checkpoints, console: consoleWing });
   const port = await front.listen(config.host, config.port);
   if (config.port === 0) issuer = issuer.replace(/:0$/, `:${port}`);
+  let root = orgs.root;
+  if (root && consoleWing) {
+    // In the fragment: the code never reaches a server log or a Referer.
+    const code = base.ids.secret();
+    await consoleWing.firstAdministrator.issue(root.id, code);
+    root = { ...root, console_link: `${issuer}/console#first-administrator=${code}&org=${encodeURIComponent(root.id)}` };
+  }
   // Deliveries start once the issuer they carry is known; pruning once the outbox says what to keep.
   await webhooks.outbox.start();
   events.log.startPruning(config.eventPruneIntervalMs);
@@ -250,7 +264,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
   return {
     port,
     issuer,
-    root: orgs.root,
+    root,
+    console: consoleWing && { bundle: consoleWing.bundle },
     recovered: orgs.recovered,
     registry: orgs.registry,
     commits: orgs.commits,
@@ -470,6 +485,7 @@ interface Wings {
   pipeline: IssuePipeline;
   cloud: CloudWing;
   checkpoints: Checkpoints;
+  console: { bundle(): Promise<ConsoleBundle>; firstAdministrator: FirstAdministrator } | undefined;
 }
 
 type CloudWing = ReturnType<typeof buildCloud>;
@@ -567,7 +583,7 @@ function buildOAuthUser({ clock, issuer }: Base, storage: Storage, registry: Reg
   return [...oauthAuthorizeRoutes(authorize), ...oauthUserInfoRoutes(userinfo), ...oauthDeviceRoutes(device, oauth.clientAuth)];
 }
 
-function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, regions, tokens, webhooks, pipeline, cloud, checkpoints }: Wings): Front {
+function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, regions, tokens, webhooks, pipeline, cloud, checkpoints, console: consoleWing }: Wings): Front {
   const { config, options, metrics, issuer } = base;
   const { registry } = orgs;
   const consistencyTokens = createConsistencyTokens(storage.cursorSecret);
@@ -669,7 +685,23 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     ...cloudGcpRoutes(deps, cloud.gcp),
     ...cloudBillingRoutes(base.clock),
   );
-  front.websocket('/events', eventSocketBehavior({ registry, stream: events.stream, log: events.log, consistency: { tokens: consistencyTokens, reads }, publish: (topic, frame, binary) => void front.app.publish(topic, frame, binary, false) }));
+  // With the console off, the management routes keep their API-key authenticator untouched.
+  const consoleTokens = consoleWing && createConsoleTokens({ registry, verifier: createAccessTokenVerifier({ keys: tokens.keys, issuer, clock: base.clock }), issuer });
+  if (consoleWing && consoleTokens) {
+    routes.push(...consoleRoutes({ registry, bundle: consoleWing.bundle, issuer, passwords, firstAdministrator: consoleWing.firstAdministrator }));
+    acceptConsoleTokens(routes, consoleTokens);
+  }
+  front.websocket(
+    '/events',
+    eventSocketBehavior({
+      registry,
+      stream: events.stream,
+      log: events.log,
+      consistency: { tokens: consistencyTokens, reads },
+      publish: (topic, frame, binary) => void front.app.publish(topic, frame, binary, false),
+      ...(consoleTokens && { accessToken: (org: string, token: string) => consoleTokens.check(org, token, 'console.read') }),
+    }),
+  );
   front.mount(routes);
   return front;
 }

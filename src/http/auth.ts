@@ -110,7 +110,7 @@ const SCHEMES = {
 };
 
 /** The order of checks is the contract's: Service-OrgID missing or malformed 400, before anything else. */
-function orgIdOf(headers: Record<string, string>): string {
+export function orgIdOf(headers: Record<string, string>): string {
   const orgId = headers['service-orgid'];
   if (orgId === undefined) throw badRequest('Service-OrgID header is required');
   if (!ORG_ID.test(orgId)) throw badRequest('Service-OrgID: must be 1-64 characters of A-Z a-z 0-9 _ -');

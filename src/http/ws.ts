@@ -22,6 +22,8 @@ export interface EventSocketDeps {
   publish(topic: string, frame: Uint8Array, binary: boolean): void;
   /** a consistency token holds the upgrade until this region has applied it */
   consistency?: FrontConsistency;
+  /** checks `?access_token=` instead of an API key (the console's administrators); without it the parameter is refused */
+  accessToken?(orgId: string, token: string): Promise<unknown>;
 }
 
 interface SocketData {
@@ -50,6 +52,7 @@ export const EVENTS_OPERATION = {
     { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'protobuf'], default: 'json' } },
     { name: 'org_id', in: 'query', required: false, schema: { type: 'string' }, description: 'instead of Service-OrgID, for clients that cannot set headers' },
     { name: 'api_key', in: 'query', required: false, schema: { type: 'string' }, description: 'instead of Service-API-Key, for clients that cannot set headers' },
+    { name: 'access_token', in: 'query', required: false, schema: { type: 'string' }, description: "instead of an API key: a console access token whose administrator holds console.read (when the console is on)" },
     {
       name: 'consistency_token',
       in: 'query',
@@ -74,15 +77,21 @@ export const EVENTS_OPERATION = {
 const QUERY_PARAMS = new Set(EVENTS_OPERATION.parameters.map((p) => p.name));
 
 /** The subscription a request asks for, or the ServiceError the same call would get over HTTP. */
-export function parseSubscription(registry: Registry, headers: Record<string, string>, rawQuery: string): SubscriptionRequest {
+export function parseSubscription(registry: Registry, headers: Record<string, string>, rawQuery: string, tokens = false): SubscriptionRequest & { accessToken?: string } {
   const query = new URLSearchParams(rawQuery);
   for (const name of query.keys()) if (!QUERY_PARAMS.has(name)) throw badRequest(`${name}: unknown query parameter`);
   // Browsers cannot set headers on a WebSocket, so the credentials may come in the query instead.
   const orgId = headers['service-orgid'] ?? query.get('org_id') ?? undefined;
   if (orgId === undefined || orgId === '') throw badRequest('Service-OrgID header (or org_id query parameter) is required');
   if (!ORG_ID.test(orgId)) throw badRequest('Service-OrgID: must be 1-64 characters of A-Z a-z 0-9 _ -');
-  const auth = registry.authenticate(orgId, headers['service-api-key'] ?? query.get('api_key') ?? undefined);
-  if (!auth.ok) throw auth.error;
+  const key = headers['service-api-key'] ?? query.get('api_key') ?? undefined;
+  const accessToken = query.get('access_token') ?? undefined;
+  if (accessToken !== undefined && !tokens) throw badRequest('access_token: console access tokens are not accepted (SERVICE_CONSOLE=0)');
+  // An access token is checked by the caller, asynchronously; an API key, when given, wins as on HTTP routes.
+  if (accessToken === undefined || key !== undefined) {
+    const auth = registry.authenticate(orgId, key);
+    if (!auth.ok) throw auth.error;
+  }
 
   let types: Set<string> | undefined;
   const rawTypes = query.get('types');
@@ -101,7 +110,8 @@ export function parseSubscription(registry: Registry, headers: Record<string, st
 
   const format = query.get('format') ?? 'json';
   if (format !== 'json' && format !== 'protobuf') throw badRequest(`format: must be json or protobuf, got "${format.slice(0, 40)}"`);
-  return { org: orgId, types, from, format: format as StreamFormat };
+  const request = { org: orgId, types, from, format: format as StreamFormat };
+  return accessToken === undefined || key !== undefined ? request : { ...request, accessToken };
 }
 
 /** The wait a consistency token (header or ?consistency_token=) asks for, or undefined without one. */
@@ -157,8 +167,10 @@ export function eventSocketBehavior(deps: EventSocketDeps): WebSocketBehavior<So
       let request: SubscriptionRequest;
       let ready: Promise<void> | undefined;
       try {
-        request = parseSubscription(deps.registry, headers, rawQuery);
+        const { accessToken, ...parsed } = parseSubscription(deps.registry, headers, rawQuery, deps.accessToken !== undefined);
+        request = parsed;
         ready = readyFor(deps.consistency, request.org, headers, rawQuery);
+        if (accessToken !== undefined && deps.accessToken) ready = Promise.all([deps.accessToken(request.org, accessToken), ready]).then(() => {});
       } catch (error) {
         if (error instanceof ServiceError) return refuse(res, error);
         throw error;

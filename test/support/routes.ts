@@ -223,6 +223,9 @@ export const ORGANIZATION_DELETE_ROUTES = ['DELETE /organizations'];
 /** The SSO provider's tokens (API key; GET also takes the person's identity token in Service-Token): test/e2e/sso-provider-tokens.test.ts. */
 export const SSO_TOKEN_ROUTES = ['GET /sso/oidc/tokens', 'POST /sso/oidc/tokens/query', 'POST /sso/oidc/tokens/revoke/v2', 'POST /sso/oidc/tokens/revoke'];
 
+/** The console's routes (SERVICE_CONSOLE, on by default): its files, its sign-in settings and the making of administrators (test/console). */
+export const CONSOLE_ROUTES = ['GET /console', 'GET /console/app.js', 'GET /console/app.css', 'GET /console/config', 'POST /console/first-administrator', 'POST /console/administrators'];
+
 /** Operator routes (Service-Operator-Key); they answer 404 while no operator key is configured. */
 export const OPERATOR_ROUTES = ['PUT /ops/regions/{region}', 'POST /ops/keys/rotate'];
 

@@ -1,0 +1,168 @@
+// The console over HTTP: served at /console (and not at all with SERVICE_CONSOLE=0), its first administrator
+// made by the one-time link, administrators signed in through the hosted page with PKCE, and their access
+// tokens taken by the management routes only with the console permission each route needs.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import { expectResult } from '../support/expect.js';
+import { Browser } from '../support/oauth-browser.js';
+import { removeDir, ROOT_ORG, startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { Subscriber } from '../support/ws.js';
+
+const ADMIN = 'ada@example.com';
+const READER = 'rita@example.com';
+const PASSWORD = 'correct horse battery staple';
+const emailHandle = (value: string) => ({ type: 'email_address', value });
+
+/** An administrator's sign-in as the console makes it: the hosted page, then the code with its PKCE verifier. */
+export async function consoleAccessToken(server: TestServer, clientId: string, handle: string, password: string): Promise<string> {
+  const redirect = `${server.base}/console`;
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const url = new URL('/oauth2/authorize', server.base);
+  for (const [k, v] of Object.entries({ response_type: 'code', client_id: clientId, redirect_uri: redirect, scope: 'openid', state: 's', code_challenge: challenge, code_challenge_method: 'S256' })) url.searchParams.set(k, v);
+  const browser = new Browser();
+  try {
+    const page = await browser.get(url);
+    assert.equal(page.status, 200, page.html);
+    const done = await browser.signIn(page, server.base, handle, password);
+    assert.equal(done.status, 302, done.html);
+    const back = new URL(done.location as string);
+    assert.equal(`${back.origin}${back.pathname}`, redirect);
+    const res = await fetch(`${server.base}/oauth2/tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: back.searchParams.get('code') as string, redirect_uri: redirect, client_id: clientId, code_verifier: verifier }),
+    });
+    const body = (await res.json()) as { access_token: string };
+    assert.equal(res.status, 200, JSON.stringify(body));
+    return body.access_token;
+  } finally {
+    await browser.close();
+  }
+}
+
+describe('the console', () => {
+  let server: TestServer;
+  const dataDir = tempDir();
+  let clientId: string;
+  let adminToken: string;
+  let readerToken: string;
+  const asToken = (_token: string) => server.client.as(ROOT_ORG, '');
+  const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+  before(async () => {
+    server = await startTestServer({}, {}, dataDir);
+  });
+  after(async () => {
+    await server.stop();
+    removeDir(dataDir);
+  });
+
+  test('is served at /console as a page, a script and a style sheet, under 150 KB compressed', async () => {
+    const page = await fetch(`${server.base}/console`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    assert.match(await page.text(), /<script type="module" src="\/console\/app.js">/);
+    let compressed = 0;
+    for (const [path, type] of [['/console/app.js', /^text\/javascript/], ['/console/app.css', /^text\/css/]] as const) {
+      const res = await fetch(`${server.base}${path}`);
+      assert.equal(res.status, 200, path);
+      assert.match(res.headers.get('content-type') ?? '', type);
+      compressed += gzipSync(Buffer.from(await res.arrayBuffer())).length;
+    }
+    const bundle = await server.service.console?.bundle();
+    assert.ok(bundle && bundle.gzipBytes < 150 * 1024 && compressed < bundle.gzipBytes, `bundle ${bundle?.gzipBytes} bytes compressed`);
+  });
+
+  test('the link printed at the first start makes its user the first administrator, once', async () => {
+    const link = server.service.root?.console_link;
+    assert.ok(link, 'the first start has a first-administrator link');
+    const fragment = new URLSearchParams(new URL(link).hash.slice(1));
+    const code = fragment.get('first-administrator') as string;
+    assert.equal(fragment.get('org'), ROOT_ORG);
+    const anonymous = server.client.as('', '');
+    const wrong = await anonymous.post('/console/first-administrator', { code: 'not-the-code', handle: emailHandle(ADMIN), password: PASSWORD });
+    assert.equal(wrong.status, 403, wrong.text);
+    const weak = await anonymous.post('/console/first-administrator', { code, handle: emailHandle(ADMIN), password: 'short' });
+    assert.equal(weak.status, 400, weak.text);
+    const made = expectResult(await anonymous.post('/console/first-administrator', { code, handle: emailHandle(ADMIN), password: PASSWORD }), 201) as { org_id: string; person_id: string; client_id: string };
+    assert.equal(made.org_id, ROOT_ORG);
+    clientId = made.client_id;
+    const again = await anonymous.post('/console/first-administrator', { code, handle: emailHandle('eve@example.com'), password: PASSWORD });
+    assert.equal(again.status, 403, 'the link works once');
+    const permissions = JSON.stringify(expectResult(await server.client.get(`/persons/${made.person_id}/permissions`), 200));
+    for (const p of ['console.read', 'console.write', 'console.keys']) assert.ok(permissions.includes(p), `${p} in ${permissions}`);
+    const config = expectResult(await anonymous.get(`/console/config?org_id=${ROOT_ORG}`), 200) as { client_id: string };
+    assert.equal(config.client_id, clientId);
+  });
+
+  test("an administrator's console access token reads and writes; API keys keep working", async () => {
+    adminToken = await consoleAccessToken(server, clientId, ADMIN, PASSWORD);
+    const admin = asToken(adminToken);
+    expectResult(await admin.get('/persons', bearer(adminToken)), 200);
+    const created = expectResult(await admin.post('/persons', { handles: [emailHandle(READER)] }, bearer(adminToken)), 201) as { person_id: string };
+    expectResult(await server.client.get(`/persons/${created.person_id}`), 200);
+    // A reader: console.read alone, through a role the API key makes.
+    assert.equal((await server.client.post('/rbac/roles', { name: 'console-reader', permissions: ['console.read'] })).status, 204);
+    assert.ok((await server.client.put(`/persons/${created.person_id}/roles`, { roles: ['console-reader'] })).status < 300);
+    assert.equal((await server.client.put(`/persons/${created.person_id}/credentials/password`, { password: PASSWORD })).status, 204);
+    readerToken = await consoleAccessToken(server, clientId, READER, PASSWORD);
+  });
+
+  test('a person without console.write may read, and is refused every write with 403; console.keys guards the API key', async () => {
+    const reader = asToken(readerToken);
+    expectResult(await reader.get('/groups', bearer(readerToken)), 200);
+    const write = await reader.post('/groups', { name: 'readers' }, bearer(readerToken));
+    assert.equal(write.status, 403, write.text);
+    assert.match(write.text, /console\.write/);
+    const rotate = await reader.put('/organizations/api-keys', undefined, bearer(readerToken));
+    assert.equal(rotate.status, 403, rotate.text);
+    assert.match(rotate.text, /console\.keys/);
+    const made = await reader.post('/console/administrators', { person_id: 'x' }, bearer(readerToken));
+    assert.equal(made.status, 403, made.text);
+  });
+
+  test('what is not a console access token of the organization is refused with 401', async () => {
+    const other = asToken('');
+    for (const value of [`Bearer ${adminToken.slice(0, -4)}AAAA`, 'Bearer not.a.token', 'Basic dXNlcjpwYXNz']) {
+      const res = await other.get('/persons', { Authorization: value });
+      assert.equal(res.status, 401, `${value}: ${res.text}`);
+    }
+    // Another organization's name with this token: the token's client is not that organization's console.
+    const sub = expectResult(await server.client.post('/organizations/suborganizations', { sub_org_name: 'sub' }), 200) as { id: string };
+    const foreign = await server.client.as(sub.id, '').get('/persons', bearer(adminToken));
+    assert.equal(foreign.status, 401, foreign.text);
+  });
+
+  test('the event stream takes a console access token in the query, as a browser sends it', async () => {
+    const sub = await Subscriber.open(server.base, { key: '', query: { org_id: ROOT_ORG, access_token: adminToken, types: 'PersonCreated_v1' } });
+    expectResult(await server.client.post('/persons', { handles: [emailHandle('watched@example.com')] }), 201);
+    await sub.waitForCount(1);
+    sub.socket.close();
+    await assert.rejects(Subscriber.open(server.base, { key: '', query: { org_id: ROOT_ORG, access_token: 'not.a.token' } }), (e: { status?: number }) => e.status === 401);
+  });
+});
+
+describe('with SERVICE_CONSOLE=0', () => {
+  let server: TestServer;
+  const dataDir = tempDir();
+  before(async () => {
+    server = await startTestServer({ SERVICE_CONSOLE: '0' }, {}, dataDir);
+  });
+  after(async () => {
+    await server.stop();
+    removeDir(dataDir);
+  });
+
+  test('there is no console, no link, and management routes know only API keys', async () => {
+    assert.equal((await fetch(`${server.base}/console`)).status, 404);
+    assert.equal(server.service.root?.console_link, undefined);
+    assert.equal(server.service.console, undefined);
+    const res = await server.client.as(ROOT_ORG, '').get('/persons', { Authorization: 'Bearer x.y.z' });
+    assert.equal(res.status, 401, res.text);
+    await assert.rejects(Subscriber.open(server.base, { key: '', query: { org_id: ROOT_ORG, access_token: 'x.y.z' } }), (e: { status?: number }) => e.status === 400);
+  });
+});

@@ -1,0 +1,190 @@
+// The console in Debian's chromium: the first-administrator link, the sign-in through the hosted page, the main
+// tasks done by clicking, an event arriving live, a reader refused a write in the page and by the API; every
+// page checked with axe-core (no WCAG 2.x level A or AA violation) and photographed at 1440 px, one at 360 px.
+import { after, before, describe, test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launchBrowser, screenshot } from '../support/browser.js';
+import { expectResult } from '../support/expect.js';
+import { removeDir, ROOT_ORG, startTestServer, tempDir, type TestServer } from '../support/server.js';
+
+const ADMIN = 'ada@example.com';
+const READER = 'rita@example.com';
+const PASSWORD = 'correct horse battery staple';
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const PAGES = [
+  ['persons', 'Persons'],
+  ['groups', 'Groups'],
+  ['roles', 'Roles and permissions'],
+  ['clients', 'OAuth clients'],
+  ['webhooks', 'Webhooks'],
+  ['events', 'Live events'],
+  ['config', 'Configuration'],
+  ['keys', 'API key'],
+] as const;
+
+/** axe-core in the page (evaluated over the DevTools protocol, which the page's CSP does not govern). */
+async function accessibilityViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(c: unknown, o: unknown): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
+    const r = await axe.run((globalThis as unknown as { document: unknown }).document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } });
+    return r.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => JSON.stringify(n.target)).join(' ')}`);
+  });
+  return violations;
+}
+
+describe('the console in chromium', () => {
+  let dir: string;
+  const dataDir = tempDir();
+  let server: TestServer;
+  let browser: BrowserContext;
+  let page: Page;
+
+  /** The hosted sign-in page, filled in as a person would. */
+  async function hostedSignIn(email: string): Promise<void> {
+    await page.waitForSelector('input#password');
+    assert.equal(new URL(page.url()).pathname, '/oauth2/authorize');
+    await page.fill('#handle', email);
+    await page.fill('#password', PASSWORD);
+    await page.click('button[type="submit"]');
+    await page.waitForSelector('nav[aria-label="Areas"]', { timeout: 30_000 }).catch(async (e: Error) => {
+      throw new Error(`${e.message}\nat ${page.url()}: ${(await page.textContent('body'))?.slice(0, 500)}`);
+    });
+  }
+
+  async function open(t: TestContext, area: string, heading: string): Promise<void> {
+    await page.click(`nav >> text="${heading}"`);
+    await page.waitForSelector(`h1:text-is("${heading}")`);
+    assert.equal(new URL(page.url()).hash, `#/${area}`);
+    void t;
+  }
+
+  before(async () => {
+    // Set KEEP_SCREENSHOTS=1 to keep the folder (and its screenshots) after the run.
+    dir = mkdtempSync(join(tmpdir(), 'console-browser-'));
+    server = await startTestServer({}, {}, dataDir);
+    browser = await launchBrowser(dir);
+    page = await browser.newPage();
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    removeDir(dataDir);
+    if (process.env['KEEP_SCREENSHOTS'] !== '1') rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the first-administrator link, then the sign-in through the hosted page', async (t) => {
+    const link = server.service.root?.console_link as string;
+    await page.goto(link);
+    await page.waitForSelector('h1:text-is("Become the first administrator")');
+    assert.deepEqual(await accessibilityViolations(page), []);
+    await screenshot(t, page, join(dir, 'first-administrator-1440.png'));
+    await page.fill('#f-email', ADMIN);
+    await page.fill('#f-password', PASSWORD);
+    await page.click('button:text-is("Create administrator")');
+    await hostedSignIn(ADMIN);
+    await page.waitForSelector('h1:text-is("Persons")');
+    // The one-time link is spent: opening it again and submitting is refused in the page.
+    const again = await browser.newPage();
+    await again.goto(link);
+    await again.fill('#f-email', 'eve@example.com');
+    await again.fill('#f-password', PASSWORD);
+    await again.click('button:text-is("Create administrator")');
+    assert.match((await again.textContent('[role="alert"]', { timeout: 30_000 })) ?? '', /already used/);
+    await again.close();
+  });
+
+  test('every page passes axe-core and is photographed at 1440 px', async (t) => {
+    for (const [area, heading] of PAGES) {
+      await open(t, area, heading);
+      await page.waitForLoadState('networkidle');
+      assert.deepEqual(await accessibilityViolations(page), [], `${area}: accessibility violations`);
+      await screenshot(t, page, join(dir, `${area}-1440.png`));
+    }
+  });
+
+  test('create a group, create a person and put them in it, all by clicking', async (t) => {
+    await open(t, 'groups', 'Groups');
+    await page.fill('#f-name', 'staff');
+    await page.click('button:text-is("Create group")');
+    await page.waitForSelector('a:text-is("staff")');
+    await open(t, 'persons', 'Persons');
+    await page.fill('#f-new_value', 'grace@example.com');
+    await page.click('button:text-is("Create person")');
+    await page.waitForSelector('h1:text-is("Person")');
+    const personId = decodeURIComponent(new URL(page.url()).hash.replace('#/persons/', ''));
+    await page.selectOption('#f-group', 'staff');
+    await page.click('button:text-is("Add to group")');
+    await page.waitForSelector('[data-testid="person-groups"] li:text-is("staff")');
+    assert.deepEqual(expectResult(await server.client.get(`/persons/${personId}/groups`), 200), ['staff']);
+    // Search by handle finds them; the page, opened from the keyboard, shows their details.
+    await open(t, 'persons', 'Persons');
+    await page.fill('#f-search_value', 'grace@example.com');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(`a:text-is("${personId}")`);
+    await page.focus(`a:text-is("${personId}")`);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('h1:text-is("Person")');
+    assert.deepEqual(await accessibilityViolations(page), [], 'person page');
+    await screenshot(t, page, join(dir, 'person-1440.png'));
+  });
+
+  test("register an OAuth client and see its secret once", async (t) => {
+    await open(t, 'clients', 'OAuth clients');
+    await page.fill('#f-client_name', 'Web app');
+    await page.fill('#f-redirect_uri', 'https://app.example/cb');
+    await page.click('button:text-is("Register client")');
+    const secret = (await page.textContent('[data-testid="shown-once"]')) ?? '';
+    assert.ok(secret.length >= 20, `a secret is shown: ${secret}`);
+    await screenshot(t, page, join(dir, 'client-secret-1440.png'));
+    await page.reload();
+    await page.waitForSelector('td:text-is("Web app")');
+    assert.equal(await page.$('[data-testid="shown-once"]'), null, 'the secret is not shown again');
+    assert.ok(!(await page.content()).includes(secret));
+    assert.ok(!(await server.client.get('/oauth2/clients')).text.includes(secret));
+  });
+
+  test('an event arrives live on the events page', async (t) => {
+    await open(t, 'events', 'Live events');
+    await page.fill('#f-types', 'PersonCreated_v1');
+    await page.click('button:text-is("Connect")');
+    await page.waitForSelector('[role="status"]:has-text("connected: new events")');
+    const created = expectResult(await server.client.post('/persons', { handles: [{ type: 'email_address', value: 'live@example.com' }] }), 201) as { person_id: string };
+    await page.waitForSelector(`[data-testid="events"] li:has-text("${created.person_id}")`);
+    await screenshot(t, page, join(dir, 'events-live-1440.png'));
+  });
+
+  test('a person without console.write is refused in the page and by the API; the page reads at 360 px', async (t) => {
+    const reader = expectResult(await server.client.post('/persons', { handles: [{ type: 'email_address', value: READER }] }), 201) as { person_id: string };
+    assert.equal((await server.client.put(`/persons/${reader.person_id}/credentials/password`, { password: PASSWORD })).status, 204);
+    assert.equal((await server.client.post('/rbac/roles', { name: 'console-reader', permissions: ['console.read'] })).status, 204);
+    assert.ok((await server.client.put(`/persons/${reader.person_id}/roles`, { roles: ['console-reader'] })).status < 300);
+    await page.click('button:text-is("Sign out")');
+    await browser.clearCookies();
+    await page.waitForSelector('h1:text-is("Sign in to the console")');
+    assert.equal(await page.inputValue('#f-org'), ROOT_ORG, 'the organization is remembered');
+    await page.click('button:text-is("Sign in")');
+    await hostedSignIn(READER);
+    await open(t, 'groups', 'Groups');
+    await page.fill('#f-name', 'readers');
+    await page.click('button:text-is("Create group")');
+    assert.match((await page.textContent('[role="alert"]')) ?? '', /lacks the permission console\.write/);
+    assert.equal((await server.client.get('/groups/readers')).status, 404);
+    // The API refuses the reader's own token just the same.
+    const token = (JSON.parse(String(await page.evaluate("sessionStorage.getItem('console.session')"))) as { token: string }).token;
+    const direct = await server.client.as(ROOT_ORG, '').post('/groups', { name: 'readers' }, { Authorization: `Bearer ${token}` });
+    assert.equal(direct.status, 403, direct.text);
+    await page.setViewportSize({ width: 360, height: 740 });
+    await open(t, 'persons', 'Persons');
+    assert.deepEqual(await accessibilityViolations(page), [], 'persons at 360 px');
+    const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'));
+    assert.ok(overflow <= 0, `the page is ${overflow} px wider than a 360 px screen`);
+    await screenshot(t, page, join(dir, 'persons-360.png'));
+  });
+});
