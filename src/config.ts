@@ -33,6 +33,8 @@ export interface Config {
   eventRetention: EventRetention;
   /** how often the pruning job runs, ms */
   eventPruneIntervalMs: number;
+  /** how often WAL entries every snapshot and replica region covers are removed, ms; 0 never (SERVICE_WAL_COMPACT_INTERVAL_MS) */
+  walCompactIntervalMs: number;
   /** how often each organization's event-chain checkpoint is signed and stored when its head moved; 0 never */
   eventCheckpointIntervalMs: number;
   /** bytes a live WebSocket subscriber may have unsent before it is cut off as a slow consumer */
@@ -184,6 +186,7 @@ export function loadConfig(env: Env): Config {
     trustedProxies: trustedProxies(env['SERVICE_TRUSTED_PROXIES']),
     eventRetention: parseRetention(env['SERVICE_EVENT_RETENTION']),
     eventPruneIntervalMs: integer(env, 'SERVICE_EVENT_PRUNE_INTERVAL_MS', 60_000, 10, 86_400_000),
+    walCompactIntervalMs: integer(env, 'SERVICE_WAL_COMPACT_INTERVAL_MS', 10_000, 0, 86_400_000),
     eventCheckpointIntervalMs: integer(env, 'SERVICE_EVENT_CHECKPOINT_INTERVAL_MS', 300_000, 0, 86_400_000),
     // At least 64 KiB, so that one large event frame always fits an empty buffer.
     wsMaxBuffer: integer(env, 'SERVICE_WS_MAX_BUFFER', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),

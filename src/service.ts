@@ -116,6 +116,7 @@ import { loadWebhookKeys, WEBHOOK_KEYS_META } from './webhooks/keys.js';
 import { createWebhookMetrics } from './webhooks/metrics.js';
 import { createOutbox, type Outbox } from './webhooks/outbox.js';
 import { createSyncHooks } from './webhooks/sync-hook.js';
+import { createCompaction, type CompactedLog, type Compaction } from './wal/compaction.js';
 
 export const VERSION = '0.1.0';
 
@@ -138,6 +139,8 @@ export interface Service {
   outbox: Outbox;
   /** the log: events and metadata can be read through it */
   wal: Wal;
+  /** WAL compaction of the local log and of the replica logs in this process */
+  compaction: Compaction;
   /** identity-token keys, minting and validation */
   /** identity-token keys, the issuing pipeline and validation */
   tokens: { keys: KeyRing; pipeline: IssuePipeline; validator: TokenValidator };
@@ -226,6 +229,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // Deliveries start once the issuer they carry is known; pruning once the outbox says what to keep.
   await webhooks.outbox.start();
   events.log.startPruning(config.eventPruneIntervalMs);
+  const compaction = buildCompaction(base, storage.wal, orgs.registry, regions);
+  compaction.start(config.walCompactIntervalMs);
   const anonymousExpiry = startAnonymousExpiry({ orgs: () => orgs.registry.all(), clock, intervalMs: config.browser.anonymousSweepMs, warn });
   cloud.inventory.start(config.cloudSnapshotInterval);
   cloud.billing.start(config.billingInterval);
@@ -243,6 +248,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     checkpoints,
     outbox: webhooks.outbox,
     wal: storage.wal,
+    compaction,
     tokens: { keys: tokens.keys, pipeline, validator: tokens.validator },
     cloud: { inventory: cloud.inventory, billing: cloud.billing },
     async stop() {
@@ -255,6 +261,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       // Calls in flight are aborted, not awaited: their events are delivered again after the restart.
       await webhooks.outbox.stop();
       await events.log.stop();
+      await compaction.stop();
       await checkpoints.stop();
       await Promise.all(webhooks.callers.map((c) => c.close()));
       await orgs.registry.stop();
@@ -264,6 +271,13 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await storage.store.close();
     },
   };
+}
+
+/** The local log (compacted up to what its snapshot and every replica region hold) and each in-process replica's own. */
+function buildCompaction({ warn }: Base, wal: Wal, registry: Registry, regions: Regions): Compaction {
+  const local: CompactedLog = { wal, organizations: () => [...registry.all()].map((a) => a.id), shipped: (org) => regions.shipped(org) };
+  const replicas = regions.replicaLogs().map((log): CompactedLog => ({ wal: log, organizations: () => log.organizations() }));
+  return createCompaction({ logs: [local, ...replicas], warn });
 }
 
 function requireHttp(config: Config, warn: (message: string) => void): boolean {
