@@ -6,8 +6,10 @@ export type RegionTransportConfig =
       kind: 'jetstream';
       /** this process's region: the origin (the first of SERVICE_REGIONS) or one of the replicas */
       region: string;
-      /** this region's own nats-server */
+      /** this region's own nats-server, or its cluster's servers separated by commas */
       natsUrl: string;
+      /** copies the region's cluster keeps of the WAL stream (and a replica region of its mirror): 1 or 3 */
+      replicas: number;
       /** how long the origin's WAL stream keeps a message: the longest partition a replica rides out, ms */
       retentionMs: number;
       /** pull request expiry: how soon a consumer notices a dead link (the client's 30 s default stalls recovery) */
@@ -40,12 +42,15 @@ export function loadRegionTransport(env: Env, regions: readonly string[]): Regio
   const region = env['SERVICE_REGION'] || (regions[0] as string);
   if (!regions.includes(region)) throw new RegionTransportError(`SERVICE_REGION "${region}" is not one of SERVICE_REGIONS (${regions.join(', ')})`);
   const natsUrl = env['SERVICE_NATS_URL'] || 'nats://127.0.0.1:4222';
-  if (!/^(nats|tls):\/\/[^\s/]+$/.test(natsUrl)) throw new RegionTransportError(`SERVICE_NATS_URL must look like nats://host:port, got "${natsUrl}"`);
+  if (!natsUrl.split(',').every((u) => /^(nats|tls):\/\/[^\s/,]+$/.test(u))) throw new RegionTransportError(`SERVICE_NATS_URL must look like nats://host:port, or several separated by commas (the region's cluster), got "${natsUrl}"`);
+  const replicas = env['SERVICE_NATS_REPLICAS'] || '1';
+  if (replicas !== '1' && replicas !== '3') throw new RegionTransportError(`SERVICE_NATS_REPLICAS must be 1 or 3 (copies of the WAL stream in the region's cluster), got "${replicas}"`);
   const originUrl = env['SERVICE_ORIGIN_URL'] || undefined;
   return {
     kind,
     region,
     natsUrl,
+    replicas: Number(replicas),
     retentionMs: duration(env, 'SERVICE_NATS_RETENTION', '7d', 60_000),
     pullExpiresMs: duration(env, 'SERVICE_NATS_PULL_EXPIRES', '5s', 1000),
     pingMs: duration(env, 'SERVICE_NATS_PING', '2s', 100),

@@ -10,7 +10,7 @@ export interface ConnectionOptions {
 }
 
 export async function openNats(options: ConnectionOptions): Promise<NatsConnection> {
-  const nc = await connect({ servers: options.natsUrl, name: options.name, pingInterval: options.pingMs, maxPingOut: 3, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true });
+  const nc = await connect({ servers: options.natsUrl.split(','), name: options.name, pingInterval: options.pingMs, maxPingOut: 3, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true });
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect' || s.type === 'reconnect') options.warn(`nats ${options.natsUrl}: ${s.type}`);
