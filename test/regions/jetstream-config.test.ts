@@ -13,6 +13,7 @@ test('simulated by default; jetstream with its defaults: origin region, 7 d rete
     kind: 'jetstream',
     region: 'europe-belgium',
     natsUrl: 'nats://127.0.0.1:4222',
+    replicas: 1,
     retentionMs: 7 * 86_400_000,
     pullExpiresMs: 5000,
     pingMs: 2000,
@@ -21,6 +22,9 @@ test('simulated by default; jetstream with its defaults: origin region, 7 d rete
   assert.equal(replica?.kind === 'jetstream' && replica.region, 'us-iowa');
   assert.equal(replica?.kind === 'jetstream' && replica.retentionMs, 1_800_000);
   assert.equal(replica?.kind === 'jetstream' && replica.originUrl, 'https://a.example');
+  const cluster = loadConfig({ ...REGIONS, SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_NATS_URL: 'nats://10.0.0.1:4222,nats://10.0.0.2:4222,nats://10.0.0.3:4222', SERVICE_NATS_REPLICAS: '3' }).regionTransport;
+  assert.equal(cluster?.kind === 'jetstream' && cluster.replicas, 3);
+  assert.equal(cluster?.kind === 'jetstream' && cluster.natsUrl.split(',').length, 3);
 });
 
 test('bad values are refused naming the variable', () => {
@@ -31,6 +35,8 @@ test('bad values are refused naming the variable', () => {
     [{ SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_NATS_RETENTION: '10s' }, /SERVICE_NATS_RETENTION/],
     [{ SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_NATS_PULL_EXPIRES: '500ms' }, /SERVICE_NATS_PULL_EXPIRES/],
     [{ SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_NATS_PING: 'often' }, /SERVICE_NATS_PING/],
+    [{ SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_NATS_REPLICAS: '2' }, /SERVICE_NATS_REPLICAS must be 1 or 3/],
+    [{ SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_NATS_URL: 'nats://a:1,http://b' }, /SERVICE_NATS_URL/],
   ];
   for (const [env, message] of bad) assert.throws(() => loadConfig({ ...REGIONS, ...env }), (e: unknown) => e instanceof ConfigError && message.test(e.message), JSON.stringify(env));
 });
