@@ -123,7 +123,6 @@ const tsx = (script: string, ...args: string[]) => [process.execPath, '--import'
 
 async function up(dir: string, o: { regions: string[]; processes: number; nats: number; oneWayMs: number }): Promise<void> {
   if (existsSync(stateFile(dir)) && readState(dir).started.some((p) => alive(p.pid))) throw new UsageError(`a deployment from ${dir} is running; run down first`);
-  if (o.processes !== 1) throw new UsageError('--processes above 1 needs write leases in the region, which this build does not have yet; use --processes 1');
   mkdirSync(dir, { recursive: true });
   const [origin] = o.regions as [string];
   const state: State = {
@@ -189,7 +188,9 @@ async function up(dir: string, o: { regions: string[]; processes: number; nats: 
     const originUrl: string[] = [];
     for (const region of o.regions) {
       const natsUrl = state.started.filter((p) => p.kind === 'nats' && p.region === region).map((p) => p.url).join(',');
-      for (let i = 1; i <= o.processes; i++) {
+      // Hot standbys are the origin region's: a replica region's process applies what the origin ships and writes nothing.
+      const processes = region === origin ? o.processes : 1;
+      for (let i = 1; i <= processes; i++) {
         const name = `${region}-${i}`;
         const port = await freePort();
         const url = `http://127.0.0.1:${port}`;
@@ -216,6 +217,8 @@ async function up(dir: string, o: { regions: string[]; processes: number; nats: 
             SERVICE_ROOT_ORG_ID: state.root.org_id,
             SERVICE_ROOT_API_KEY: state.root.api_key,
             SERVICE_OPERATOR_KEY: state.operator_key,
+            // Several processes share the origin region through its commit stream and write leases.
+            ...(o.processes > 1 && region === origin ? { SERVICE_COMMIT: 'quorum', SERVICE_PROCESS_NAME: name, SERVICE_PUBLIC_URL: url } : {}),
           },
           ready: `${url}/health`,
         };

@@ -98,6 +98,8 @@ import { createCommitBus, type CommitBus } from './org/commit-bus.js';
 import { hashKey, Registry } from './org/registry.js';
 import { connectRemoteRegions } from './regions/jetstream/remote-regions.js';
 import { startRegions, type Regions } from './regions/regions.js';
+import { startRegionQuorum, type RegionQuorum } from './regions/ha/region-quorum.js';
+import { openNats } from './regions/jetstream/connection.js';
 import { openKeyRing, type KeyRing } from './tokens/keys.js';
 import { createTokenIssuer } from './tokens/sign.js';
 import { createSigner } from './tokens/signing-threads.js';
@@ -202,7 +204,14 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const base: Base = { config, options, clock, ids: createIdSource(() => clock.nowMs()), metrics: new Metrics(), log, warn, issuer: () => issuer, codec: createEventCodec() };
 
   const storage = await openStorage(base);
-  const orgs = await startOrganizations(base, storage.wal);
+  const quorum = await connectQuorum(base, storage.wal);
+  let orgs: Organizations;
+  try {
+    orgs = await startOrganizations(base, storage.wal, quorum?.quorum);
+  } catch (error) {
+    await quorum?.close();
+    throw error;
+  }
   // Bound once the outbox exists, before pruning starts: the log keeps what webhooks have still to deliver.
   let outbox: Outbox | undefined;
   const events = buildEvents(base, storage.wal, orgs, (org) => outbox?.keepFrom(org));
@@ -267,6 +276,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await orgs.registry.stop();
       await regions.stop();
       await remote.close();
+      await quorum?.close();
       await tokens.signer.close();
       await storage.store.close();
     },
@@ -318,12 +328,40 @@ async function openStorage({ config, log, warn, codec }: Base): Promise<Storage>
 
 interface Organizations {
   commits: CommitBus;
+  quorum?: RegionQuorum;
   registry: Registry;
   recovered: Service['recovered'];
   root: Service['root'];
 }
 
-async function startOrganizations({ config, options, clock, ids, metrics, log, warn, codec }: Base, wal: Wal): Promise<Organizations> {
+/**
+ * With SERVICE_COMMIT=quorum (the origin region on a JetStream cluster): the region's commit stream and write leases,
+ * on a connection of their own. Undefined otherwise: a single process writes the region, as before.
+ */
+async function connectQuorum({ config, log, warn, issuer, metrics }: Base, wal: Wal): Promise<{ quorum: RegionQuorum; close(): Promise<void> } | undefined> {
+  const t = config.regionTransport;
+  if (t?.kind !== 'jetstream' || t.commit !== 'quorum' || t.region !== config.regions[0]) return undefined;
+  const nc = await openNats({ natsUrl: t.natsUrl, pingMs: t.pingMs, name: `quorum ${t.processName}`, warn });
+  const quorum = await startRegionQuorum({ nc, region: t.region, process: t.processName, publicUrl: () => t.publicUrl ?? issuer(), replicas: t.replicas, retentionMs: t.retentionMs, leaseTtlMs: t.leaseTtlMs, leaseRenewMs: t.leaseRenewMs, wal, warn, log });
+  const leases = metrics.gauge('region_leases_held', 'Organizations whose write lease this process holds (it writes them)');
+  const writer = metrics.gauge('region_writer', '1 when this process writes at least one organization of the region, 0 on a standby');
+  const lag = metrics.gauge('region_commit_lag_messages', "Messages of the region's commit stream not yet applied by this process");
+  metrics.collect(() => {
+    const v = quorum.view();
+    leases.set(v.leases);
+    writer.set(v.role === 'writer' ? 1 : 0);
+    lag.set(v.lag_entries);
+  });
+  return {
+    quorum,
+    async close() {
+      await quorum.stop();
+      await nc.drain();
+    },
+  };
+}
+
+async function startOrganizations({ config, options, clock, ids, metrics, log, warn, codec }: Base, wal: Wal, quorum?: RegionQuorum): Promise<Organizations> {
   const commits = createCommitBus(warn);
   // Under load many entries share a commit (and its one flush): their ratio says how well commits batch.
   const walCommits = metrics.counter('wal_commits_total', 'WAL transactions committed by the organizations (one flush each with sync durability)').bind();
@@ -343,6 +381,7 @@ async function startOrganizations({ config, options, clock, ids, metrics, log, w
     mailboxLimit: config.mailboxLimit,
     snapshotInterval: config.snapshotInterval,
     commits,
+    ...(quorum ? { quorum } : {}),
     fatal:
       options.fatal ??
       ((error) => {
@@ -359,8 +398,13 @@ async function startOrganizations({ config, options, clock, ids, metrics, log, w
   let linked = 0;
   for (const actor of registry.all()) linked += await fillChains(wal, chain, actor.id, actor.durableEventOffset);
   if (linked > 0) log(`chained ${linked} event(s) stored before the event chain existed`);
-  const root = await registry.bootstrap(config.rootOrgId, config.rootApiKey);
-  return { commits, registry, recovered, root };
+  let root: Organizations['root'];
+  if (quorum) {
+    // Caught up with the region's stream first: another process may have created the root, or written on.
+    await quorum.start(registry);
+    root = await quorum.bootstrap(config.rootOrgId, () => registry.bootstrap(config.rootOrgId, config.rootApiKey));
+  } else root = await registry.bootstrap(config.rootOrgId, config.rootApiKey);
+  return { commits, registry, recovered, root, ...(quorum ? { quorum } : {}) };
 }
 
 function buildEvents({ config, clock, metrics, warn, codec }: Base, wal: Wal, { registry, commits }: Organizations, keepFrom: (org: string) => number | undefined): Service['events'] {
@@ -588,7 +632,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   });
   const routes: Route[] = [];
   routes.push(
-    ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views() }, () => routes),
+    ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views(), ...(orgs.quorum ? { quorum: orgs.quorum } : {}) }, () => routes),
     ...organizationRoutes(deps),
     ...orgConfigRoutes(deps),
     ...domainRoutes(deps),

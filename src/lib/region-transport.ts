@@ -1,5 +1,7 @@
 // How regions reach each other (SERVICE_REGION_TRANSPORT): the simulated in-process links (default) or NATS
 // JetStream between region processes, with the settings SCALE.md's measurements proved necessary.
+import { hostname } from 'node:os';
+
 export type RegionTransportConfig =
   | { kind: 'simulated' }
   | {
@@ -18,6 +20,19 @@ export type RegionTransportConfig =
       pingMs: number;
       /** the origin's public address, named when a replica refuses a write */
       originUrl?: string;
+      /**
+       * SERVICE_COMMIT: `quorum` (the default where a cluster is configured) acknowledges a write once the region's R3
+       * commit stream stores it, and lets several processes share the region (one writer per organization, write
+       * leases); `local` acknowledges after the local flush, this process being the region's one writer, as before
+       */
+      commit: 'local' | 'quorum';
+      /** SERVICE_PROCESS_NAME: this process's name in its region, the lease holder's name (default host name and port) */
+      processName: string;
+      /** SERVICE_PUBLIC_URL: where clients reach this process, the Location of the 307 other processes answer */
+      publicUrl?: string;
+      /** SERVICE_LEASE_TTL and SERVICE_LEASE_RENEW, ms */
+      leaseTtlMs: number;
+      leaseRenewMs: number;
     };
 
 type Env = Record<string, string | undefined>;
@@ -46,6 +61,14 @@ export function loadRegionTransport(env: Env, regions: readonly string[]): Regio
   const replicas = env['SERVICE_NATS_REPLICAS'] || '1';
   if (replicas !== '1' && replicas !== '3') throw new RegionTransportError(`SERVICE_NATS_REPLICAS must be 1 or 3 (copies of the WAL stream in the region's cluster), got "${replicas}"`);
   const originUrl = env['SERVICE_ORIGIN_URL'] || undefined;
+  const cluster = replicas === '3' || natsUrl.includes(',');
+  const commit = env['SERVICE_COMMIT'] || (cluster ? 'quorum' : 'local');
+  if (commit !== 'local' && commit !== 'quorum') throw new RegionTransportError(`SERVICE_COMMIT must be local or quorum, got "${commit}"`);
+  const leaseTtlMs = duration(env, 'SERVICE_LEASE_TTL', '5s', 500);
+  const leaseRenewMs = duration(env, 'SERVICE_LEASE_RENEW', '1s', 50);
+  if (leaseRenewMs * 2 > leaseTtlMs) throw new RegionTransportError(`SERVICE_LEASE_RENEW (${leaseRenewMs} ms) must be at most half of SERVICE_LEASE_TTL (${leaseTtlMs} ms), or one late renewal loses the lease`);
+  const publicUrl = env['SERVICE_PUBLIC_URL'] || undefined;
+  if (publicUrl !== undefined && !/^https?:\/\/[^\s/]+\/?$/.test(publicUrl)) throw new RegionTransportError(`SERVICE_PUBLIC_URL must look like https://host[:port], got "${publicUrl}"`);
   return {
     kind,
     region,
@@ -55,5 +78,10 @@ export function loadRegionTransport(env: Env, regions: readonly string[]): Regio
     pullExpiresMs: duration(env, 'SERVICE_NATS_PULL_EXPIRES', '5s', 1000),
     pingMs: duration(env, 'SERVICE_NATS_PING', '2s', 100),
     ...(originUrl ? { originUrl } : {}),
+    commit,
+    processName: env['SERVICE_PROCESS_NAME'] || `${hostname()}:${env['SERVICE_PORT'] || '8080'}`,
+    ...(publicUrl ? { publicUrl: publicUrl.replace(/\/$/, '') } : {}),
+    leaseTtlMs,
+    leaseRenewMs,
   };
 }

@@ -41,8 +41,11 @@ export interface Wal {
   encodeEntry(entry: WalEntry): Buffer;
   /** The event's record, carrying its chain link when given one (see event-record.ts). */
   encodeEvent(event: unknown, chain?: Uint8Array, wire?: WireEvent): Buffer;
-  /** Appends writes (several organizations may share one transaction); newOrgs are recorded for recovery. */
-  append(writes: EncodedWrite[], newOrgs?: string[]): Promise<void>;
+  /**
+   * Appends writes (several organizations may share one transaction); newOrgs are recorded for recovery, and
+   * `meta` values (a position in the region's commit stream) are stored in the same transaction.
+   */
+  append(writes: EncodedWrite[], newOrgs?: string[], meta?: ReadonlyArray<[key: string, value: unknown]>): Promise<void>;
   organizations(): string[];
   loadSnapshot<S>(org: string): Snapshot<S> | undefined;
   /**
@@ -147,7 +150,7 @@ export function createWal(store: Store, warn: (message: string) => void, options
     encodeEntry,
     encodeEvent: encodeEventRecord,
 
-    append(writes, newOrgs = []) {
+    append(writes, newOrgs = [], meta) {
       // One batch: its puts are committed in one transaction, in order. Unlike transaction(), whose
       // callback the write thread must wait for the JavaScript thread to run, a batch is handed over
       // whole now, so the write thread can commit it while this thread serves requests.
@@ -158,6 +161,7 @@ export function createWal(store: Store, warn: (message: string) => void, options
             void store.wal.put([w.org, w.offset], w.record);
             for (const e of w.events) void store.events.put([w.org, e.offset], e.record);
           }
+          if (meta) for (const [key, value] of meta) void store.meta.put(key, encodeRecord(value));
         }),
       );
     },
