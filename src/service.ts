@@ -217,8 +217,11 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const events = buildEvents(base, storage.wal, orgs, (org) => outbox?.keepFrom(org));
   const remote = await connectRemoteRegions(config.regionTransport, config.regions, warn, storage.wal);
   const regions = await startRegions({ config, wal: storage.wal, registry: orgs.registry, commits: orgs.commits, metrics: base.metrics, warn, clock, ...(options.random ? { random: options.random } : {}), ...(remote.connect ? { connect: remote.connect } : {}) });
+  // Several processes of a region sign and verify with the same keys: the region's, adopted before they are loaded.
+  const shared = orgs.quorum ? await adoptRegionSecrets(orgs.quorum, storage, orgs.root !== undefined, warn) : true;
   const tokens = await buildTokens(base, storage.secrets, orgs.registry);
   const webhooks = await buildWebhooks(base, storage, orgs, events.log);
+  if (orgs.quorum && !shared) await shareRegionSecrets(orgs.quorum, storage);
   outbox = webhooks.outbox;
   const pipeline = createIssuePipeline({ issuer: tokens.issuer, hooks: webhooks.hooks, consistency: regions.consistency, warn, nowMs: () => clock.nowMs() });
 
@@ -341,7 +344,7 @@ interface Organizations {
 async function connectQuorum({ config, log, warn, issuer, metrics }: Base, wal: Wal): Promise<{ quorum: RegionQuorum; close(): Promise<void> } | undefined> {
   const t = config.regionTransport;
   if (t?.kind !== 'jetstream' || t.commit !== 'quorum' || t.region !== config.regions[0]) return undefined;
-  const nc = await openNats({ natsUrl: t.natsUrl, pingMs: t.pingMs, name: `quorum ${t.processName}`, warn });
+  const nc = await openNats({ natsUrl: t.natsUrl, pingMs: t.pingMs, name: `quorum ${t.processName}`, security: t.security, warn });
   const quorum = await startRegionQuorum({ nc, region: t.region, process: t.processName, publicUrl: () => t.publicUrl ?? issuer(), replicas: t.replicas, retentionMs: t.retentionMs, leaseTtlMs: t.leaseTtlMs, leaseRenewMs: t.leaseRenewMs, wal, warn, log });
   const leases = metrics.gauge('region_leases_held', 'Organizations whose write lease this process holds (it writes them)');
   const writer = metrics.gauge('region_writer', '1 when this process writes at least one organization of the region, 0 on a standby');
@@ -359,6 +362,51 @@ async function connectQuorum({ config, log, warn, issuer, metrics }: Base, wal: 
       await nc.drain();
     },
   };
+}
+
+/** How long a process of a region that did not create it waits for the region's secrets before it shares its own. */
+const SECRETS_WAIT_MS = 30_000;
+
+/**
+ * Writes the region's shared secrets (token keys, webhook keys, cursor secret) into the local meta, as stored
+ * (sealed under SERVICE_SECRETS_KEY when set, so every process of a region needs the same key). Resolves to false
+ * when the region has none yet: this process shares its own once it has made them (shareRegionSecrets).
+ */
+async function adoptRegionSecrets(quorum: RegionQuorum, storage: Storage, created: boolean, warn: (m: string) => void): Promise<boolean> {
+  let shared = await quorum.sharedSecrets();
+  // The process that created the region's root makes the secrets; the others wait for them rather than make their own.
+  const deadline = performance.now() + (created ? 0 : SECRETS_WAIT_MS);
+  while (!shared && performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    shared = await quorum.sharedSecrets();
+  }
+  if (!shared) {
+    if (!created) warn(`no process of the region shared its secrets within ${SECRETS_WAIT_MS} ms; sharing this one's`);
+    return false;
+  }
+  await adoptSecrets(storage, shared);
+  return true;
+}
+
+async function adoptSecrets(storage: Storage, values: Record<string, Uint8Array>): Promise<void> {
+  await storage.store.root.batch(() => {
+    for (const [key, bytes] of Object.entries(values)) if (SECRETS.includes(key)) void storage.store.meta.put(key, Buffer.from(bytes));
+  });
+  const cursor = storage.secrets.getMeta<Buffer>(CURSOR_SECRET);
+  if (cursor) storage.cursorSecret = Buffer.from(cursor);
+}
+
+/** Shares this process's secrets; if another process shared first, they are adopted and this process must restart. */
+async function shareRegionSecrets(quorum: RegionQuorum, storage: Storage): Promise<void> {
+  const mine: Record<string, Uint8Array> = {};
+  for (const key of SECRETS) {
+    const bytes = storage.store.meta.getBinary(key);
+    if (bytes) mine[key] = Buffer.from(bytes);
+  }
+  const region = await quorum.shareSecrets(mine);
+  if (SECRETS.every((key) => Buffer.from(region[key] ?? []).equals(Buffer.from(mine[key] ?? [])))) return;
+  await adoptSecrets(storage, region);
+  throw new Error("another process shared the region's secrets first; they are stored now, start again to load them");
 }
 
 async function startOrganizations({ config, options, clock, ids, metrics, log, warn, codec }: Base, wal: Wal, quorum?: RegionQuorum): Promise<Organizations> {

@@ -2,6 +2,14 @@
 // JetStream between region processes, with the settings SCALE.md's measurements proved necessary.
 import { hostname } from 'node:os';
 
+/** How a process proves itself to its region's nats-servers, and how it checks them (SERVICE_NATS_CREDS, SERVICE_NATS_TLS_*). */
+export interface NatsSecurity {
+  /** user and password, or a .creds file (an NKey seed and user JWT) */
+  auth?: { user: string; pass: string } | { credsFile: string };
+  /** the CA that signed the servers' certificates, and this process's own certificate when the servers ask for one */
+  tls?: { caFile: string; certFile?: string; keyFile?: string };
+}
+
 export type RegionTransportConfig =
   | { kind: 'simulated' }
   | {
@@ -20,6 +28,7 @@ export type RegionTransportConfig =
       pingMs: number;
       /** the origin's public address, named when a replica refuses a write */
       originUrl?: string;
+      security: NatsSecurity;
       /**
        * SERVICE_COMMIT: `quorum` (the default where a cluster is configured) acknowledges a write once the region's R3
        * commit stream stores it, and lets several processes share the region (one writer per organization, write
@@ -48,6 +57,25 @@ function duration(env: Env, name: string, fallback: string, minMs: number): numb
 }
 
 export class RegionTransportError extends Error {}
+
+function natsSecurity(env: Env): NatsSecurity {
+  const out: NatsSecurity = {};
+  const creds = env['SERVICE_NATS_CREDS'];
+  if (creds) {
+    const colon = creds.indexOf(':');
+    // A path to a .creds file never starts with "user:"; a password may hold colons after the first.
+    if (colon > 0 && !creds.includes('/')) out.auth = { user: creds.slice(0, colon), pass: creds.slice(colon + 1) };
+    else if (creds.endsWith('.creds')) out.auth = { credsFile: creds };
+    else throw new RegionTransportError('SERVICE_NATS_CREDS must be user:password or the path of a .creds file (NKey seed and user JWT)');
+  }
+  const caFile = env['SERVICE_NATS_TLS_CA'];
+  const certFile = env['SERVICE_NATS_TLS_CERT'];
+  const keyFile = env['SERVICE_NATS_TLS_KEY'];
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new RegionTransportError('SERVICE_NATS_TLS_CERT and SERVICE_NATS_TLS_KEY go together');
+  if (certFile !== undefined && !caFile) throw new RegionTransportError('SERVICE_NATS_TLS_CERT needs SERVICE_NATS_TLS_CA');
+  if (caFile) out.tls = { caFile, ...(certFile ? { certFile, keyFile: keyFile as string } : {}) };
+  return out;
+}
 
 /** Reads SERVICE_REGION_TRANSPORT and, for jetstream, its settings; `regions` is SERVICE_REGIONS, origin first. */
 export function loadRegionTransport(env: Env, regions: readonly string[]): RegionTransportConfig {
@@ -78,6 +106,7 @@ export function loadRegionTransport(env: Env, regions: readonly string[]): Regio
     pullExpiresMs: duration(env, 'SERVICE_NATS_PULL_EXPIRES', '5s', 1000),
     pingMs: duration(env, 'SERVICE_NATS_PING', '2s', 100),
     ...(originUrl ? { originUrl } : {}),
+    security: natsSecurity(env),
     commit,
     processName: env['SERVICE_PROCESS_NAME'] || `${hostname()}:${env['SERVICE_PORT'] || '8080'}`,
     ...(publicUrl ? { publicUrl: publicUrl.replace(/\/$/, '') } : {}),

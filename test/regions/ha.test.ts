@@ -1,7 +1,7 @@
 // High availability inside a region, over real processes: a JetStream cluster of three nats-servers and two service
 // processes sharing the region (SERVICE_COMMIT=quorum). Under a steady write load the writer is killed with SIGKILL:
 // the standby serves the organization's writes within SERVICE_LEASE_TTL + 2 s, every write acknowledged before the
-// kill is there exactly once, and the old writer, restarted, rejoins as a standby that sends writes on with a 307.
+// kill is there exactly once, both sign with the region's keys, and the old writer, restarted, rejoins as a standby that sends writes on with a 307.
 // Then one nats-server of three is killed: writes go on.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -76,6 +76,9 @@ test('kill -9 of the writer under load: the standby serves within the lease TTL 
   await waitFor(async () => (await health(a.base)).lease.writing || (await health(b.base)).lease.writing, 20_000, 'a writer of the root organization');
   const [writer, standby] = (await health(a.base)).lease.writing ? [a, b] : [b, a];
   assert.equal((await health(standby.base)).role, 'standby');
+  // One region, one set of signing keys: a token minted before a failover still verifies after it.
+  const jwks = async (base: string) => (await fetch(`${base}/.well-known/jwks.json`, { dispatcher: agent })).json();
+  assert.deepEqual(await jwks(standby.base), await jwks(writer.base));
 
   // A write sent to the standby is sent on to the writer.
   const redirected = await createPerson(standby.base, 'redirected@example.com');

@@ -18,6 +18,7 @@ test('simulated by default; jetstream with its defaults: origin region, 7 d rete
     retentionMs: 7 * 86_400_000,
     pullExpiresMs: 5000,
     pingMs: 2000,
+    security: {},
     commit: 'local',
     processName: `${hostname()}:8080`,
     leaseTtlMs: 5000,
@@ -33,6 +34,8 @@ test('simulated by default; jetstream with its defaults: origin region, 7 d rete
   // a cluster makes quorum commit the default; SERVICE_COMMIT=local keeps one writer per region as before
   assert.equal(cluster?.kind === 'jetstream' && cluster.commit, 'quorum');
   const local = loadConfig({ ...REGIONS, SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_NATS_REPLICAS: '3', SERVICE_COMMIT: 'local', SERVICE_LEASE_TTL: '3s', SERVICE_LEASE_RENEW: '500ms', SERVICE_PROCESS_NAME: 'eu-1', SERVICE_PUBLIC_URL: 'https://eu-1.example/' }).regionTransport;
+  const secured = loadConfig({ ...REGIONS, SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_NATS_CREDS: 'svc:pa:ss', SERVICE_NATS_TLS_CA: '/ca.pem' }).regionTransport;
+  assert.deepEqual(secured?.kind === 'jetstream' && secured.security, { auth: { user: 'svc', pass: 'pa:ss' }, tls: { caFile: '/ca.pem' } });
   assert.deepEqual(local?.kind === 'jetstream' && [local.commit, local.leaseTtlMs, local.leaseRenewMs, local.processName, local.publicUrl], ['local', 3000, 500, 'eu-1', 'https://eu-1.example']);
 });
 
@@ -46,6 +49,8 @@ test('bad values are refused naming the variable', () => {
     [{ SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_NATS_PING: 'often' }, /SERVICE_NATS_PING/],
     [{ SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_NATS_REPLICAS: '2' }, /SERVICE_NATS_REPLICAS must be 1 or 3/],
     [{ SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_COMMIT: 'async' }, /SERVICE_COMMIT must be local or quorum/],
+    [{ SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_NATS_CREDS: 'nobody' }, /SERVICE_NATS_CREDS must be user:password or the path of a .creds file/],
+    [{ SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_NATS_TLS_CERT: '/c.pem' }, /SERVICE_NATS_TLS_CERT and SERVICE_NATS_TLS_KEY go together/],
     [{ SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_LEASE_TTL: '2s', SERVICE_LEASE_RENEW: '1500ms' }, /SERVICE_LEASE_RENEW .* at most half of SERVICE_LEASE_TTL/],
     [{ SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_LEASE_TTL: '100ms' }, /SERVICE_LEASE_TTL/],
     [{ SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_PUBLIC_URL: 'eu-1:8080' }, /SERVICE_PUBLIC_URL/],

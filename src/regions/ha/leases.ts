@@ -58,3 +58,27 @@ export function leaseBucket(js: JetStreamClient, jsm: JetStreamManager, region: 
 }
 
 export { isWrongSequence };
+
+/** One value of the region kept in the same bucket under a key of its own, written once with compare-and-set. */
+export function regionValue(js: JetStreamClient, jsm: JetStreamManager, region: string, key: string, timeoutMs: number) {
+  return {
+    async read(): Promise<{ value: string; revision: number } | undefined> {
+      let m;
+      try {
+        m = await jsm.streams.getMessage(leaseStreamName(region), { last_by_subj: leaseSubject(region, key) });
+      } catch (error) {
+        if (/no message found|not found/i.test((error as Error).message)) return undefined;
+        throw error;
+      }
+      return m ? { value: Buffer.from(m.data).toString('utf8'), revision: m.seq } : undefined;
+    },
+    async write(value: string, revision: number): Promise<number> {
+      try {
+        return (await js.publish(leaseSubject(region, key), value, { expect: { lastSubjectSequence: revision }, timeout: timeoutMs })).seq;
+      } catch (error) {
+        if (isWrongSequence(error)) throw new LeaseTaken(`${key} moved past revision ${revision}`);
+        throw error;
+      }
+    },
+  };
+}

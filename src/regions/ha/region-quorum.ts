@@ -13,7 +13,7 @@ import type { Registry } from '../../org/registry.js';
 import type { EncodedWrite, Wal } from '../../wal/log.js';
 import { retry } from '../jetstream/connection.js';
 import { commitStreamName, commitSubject, decodeCommit, encodeCommit, ensureRegionStreams, type CommitMessage } from './commit-stream.js';
-import { isWrongSequence, leaseBucket, LeaseTaken, type Lease, type LeaseBucket } from './leases.js';
+import { isWrongSequence, leaseBucket, LeaseTaken, regionValue, type Lease, type LeaseBucket } from './leases.js';
 
 export interface RegionQuorumOptions {
   nc: NatsConnection;
@@ -68,6 +68,11 @@ interface Seen extends Lease {
   seenAt: number;
 }
 
+/** The region's shared secrets in the lease bucket: a key no organization's can be (it has a dot, a subject token boundary). */
+const SECRETS_KEY = '_region.secrets';
+const encodeSecrets = (values: Record<string, Uint8Array>) => JSON.stringify(Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')])));
+const decodeSecrets = (text: string): Record<string, Uint8Array> => Object.fromEntries(Object.entries(JSON.parse(text) as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
+
 /** The stream position of the organization's last message in the local log, stored with its entries. */
 const seqKey = (org: string) => `commit_seq:${org}`;
 
@@ -81,6 +86,13 @@ export interface RegionQuorum extends Quorum {
    * waits until the process that did so has shipped it.
    */
   bootstrap<T>(rootOrgId: string | undefined, create: () => Promise<T>): Promise<T | undefined>;
+  /** The region's shared secrets (stored meta values by name), or undefined before any process shared them. */
+  sharedSecrets(): Promise<Record<string, Uint8Array> | undefined>;
+  /**
+   * Shares this process's secrets with the region if none are shared yet; resolves to the region's (this
+   * process's own, or those another process shared first).
+   */
+  shareSecrets(values: Record<string, Uint8Array>): Promise<Record<string, Uint8Array>>;
   view(): QuorumView;
   lease(org: string): OrgLeaseView;
   stop(): Promise<void>;
@@ -93,6 +105,7 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
   const js: JetStreamClient = jetstream(nc);
   await retry(`streams of region ${region}`, () => ensureRegionStreams(jsm, region, options.replicas, options.retentionMs), warn, () => stopped);
   const bucket: LeaseBucket = leaseBucket(js, jsm, region, Math.min(options.leaseTtlMs, 5000));
+  const secrets = regionValue(js, jsm, region, SECRETS_KEY, Math.min(options.leaseTtlMs, 5000));
   const held = new Map<string, Held>();
   const seen = new Map<string, Seen>();
   let registry: Registry | undefined;
@@ -307,6 +320,23 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
 
     refused(org) {
       registry?.reload(org).catch((error: unknown) => warn(`reloading ${org} after a refused write failed: ${String(error)}`));
+    },
+
+    async sharedSecrets() {
+      const stored = await secrets.read();
+      return stored && decodeSecrets(stored.value);
+    },
+
+    async shareSecrets(values) {
+      try {
+        await secrets.write(encodeSecrets(values), 0);
+        return values;
+      } catch (error) {
+        if (!(error instanceof LeaseTaken)) throw error;
+        const stored = await secrets.read();
+        if (!stored) throw error;
+        return decodeSecrets(stored.value);
+      }
     },
 
     view() {

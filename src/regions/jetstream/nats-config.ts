@@ -27,8 +27,10 @@ export interface NatsServerPlan {
   hubUrl?: string;
   /** a leaf of a hub that runs a cluster: every hub server's leafnode address, tried in turn */
   hubUrls?: string[];
-  /** `authorization { ... }` lines (users), from natsAuthorization; absent: no authentication */
-  authorization?: string;
+  /** client users (SERVICE_NATS_CREDS user:password): a client without one of them is refused; absent: none needed */
+  users?: Array<{ user: string; password: string }>;
+  /** the server's certificate and key (PEM files): clients connect with TLS, and verify it against their CA */
+  tls?: { certFile: string; keyFile: string };
 }
 
 /** Ping 2 s × 3 detects a black-holed link in about 6 s (the defaults take minutes, SCALE.md §5.6). */
@@ -49,6 +51,7 @@ export function natsServerConfig(plan: NatsServerPlan): string {
     const routes = plan.cluster.routes.map((p) => `nats-route://${host}:${p}`);
     lines.push(`cluster { name: ${JSON.stringify(plan.region)}, listen: "${host}:${plan.cluster.port}", routes: ${JSON.stringify(routes)} }`);
   }
-  if (plan.authorization) lines.push(plan.authorization);
+  if (plan.users) lines.push(`authorization { users: [ ${plan.users.map((u) => `{ user: ${JSON.stringify(u.user)}, password: ${JSON.stringify(u.password)} }`).join(', ')} ] }`);
+  if (plan.tls) lines.push(`tls { cert_file: ${JSON.stringify(plan.tls.certFile)}, key_file: ${JSON.stringify(plan.tls.keyFile)} }`);
   return lines.join('\n') + '\n';
 }

@@ -7,6 +7,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { ConnectRegion } from '../in-process.js';
 import type { Ack, Batch, ShippedEntry, Transport } from '../transport.js';
 import type { Wal } from '../../wal/log.js';
+import type { NatsSecurity } from '../../lib/region-transport.js';
 import { openNats, retry } from './connection.js';
 import { serveSnapshots } from './snapshot-source.js';
 import { ackSubject, decodeAck, encodeBatch, msgId, probeSubject, streamName, walSubject, walSubjects } from './wire.js';
@@ -17,6 +18,7 @@ export interface OriginOptions {
   retentionMs: number;
   /** copies of the stream the region's cluster keeps (1, or 3 on a cluster of three) */
   replicas?: number;
+  security?: NatsSecurity;
   pingMs: number;
   /** the origin's log, from which replicas past the stream's retention get snapshots */
   wal?: Wal;
@@ -226,7 +228,7 @@ export function connectJetStream(options: OriginOptions): { connect: ConnectRegi
   let current: Ready | undefined;
   let stopped = false;
   const whenReady = (async () => {
-    const nc = await openNats({ natsUrl: options.natsUrl, pingMs: options.pingMs, name: `origin ${options.origin}`, warn: options.warn });
+    const nc = await openNats({ natsUrl: options.natsUrl, pingMs: options.pingMs, name: `origin ${options.origin}`, ...(options.security ? { security: options.security } : {}), warn: options.warn });
     if (stopped) {
       await nc.close();
       throw new Error('stopped');
