@@ -389,9 +389,7 @@ async function adoptRegionSecrets(quorum: RegionQuorum, storage: Storage, create
 }
 
 async function adoptSecrets(storage: Storage, values: Record<string, Uint8Array>): Promise<void> {
-  await storage.store.root.batch(() => {
-    for (const [key, bytes] of Object.entries(values)) if (SECRETS.includes(key)) void storage.store.meta.put(key, Buffer.from(bytes));
-  });
+  await Promise.all(Object.entries(values).filter(([key]) => SECRETS.includes(key)).map(([key, bytes]) => storage.store.meta.put(key, Buffer.from(bytes))));
   const cursor = storage.secrets.getMeta<Buffer>(CURSOR_SECRET);
   if (cursor) storage.cursorSecret = Buffer.from(cursor);
 }

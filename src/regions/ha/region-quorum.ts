@@ -125,24 +125,38 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
     warn(`${options.process} stopped writing ${org}: ${why}`);
   }
 
-  /** Applies one message of the stream to the local log and the actors, unless this process wrote it. */
-  async function apply(seq: number, m: CommitMessage): Promise<void> {
+  /**
+   * Applies messages of the stream to the local log and the actors, all in one transaction (one flush however many
+   * arrived meanwhile: a standby applying a message at a time could not catch up with a writer that group-commits),
+   * skipping what the local log holds already and what this process wrote itself.
+   */
+  async function apply(batch: ReadonlyArray<{ seq: number; m: CommitMessage }>): Promise<void> {
+    // This process's own batches: its actor appends them right after their PubAck. Wait for that rather than
+    // apply them twice; a batch whose publish failed (the actor stopped writing) is applied here instead.
+    for (const { m } of batch) {
+      for (const w of m.writes) while (w.offset > head(w.org) && writing(held.get(w.org)) && !stopped) await new Promise((r) => setTimeout(r, 2));
+    }
     const byOrg = new Map<string, EncodedWrite[]>();
-    for (const w of m.writes) {
-      const at = byOrg.get(w.org)?.at(-1)?.offset ?? head(w.org);
-      if (w.offset <= at || writing(held.get(w.org))) continue;
-      if (w.offset !== at + 1) {
-        warn(`commit stream of ${region}: ${w.org} entry ${w.offset} follows ${at} here; the entries between are missing`);
-        continue;
+    const positions = new Map<string, number>();
+    const newOrgs: string[] = [];
+    for (const { seq, m } of batch) {
+      for (const w of m.writes) {
+        const at = byOrg.get(w.org)?.at(-1)?.offset ?? head(w.org);
+        if (w.offset <= at) continue;
+        if (w.offset !== at + 1) {
+          warn(`commit stream of ${region}: ${w.org} entry ${w.offset} follows ${at} here; the entries between are missing`);
+          continue;
+        }
+        const list = byOrg.get(w.org) ?? [];
+        list.push(w);
+        byOrg.set(w.org, list);
+        positions.set(w.org, seq);
+        if (m.newOrgs.includes(w.org) && !registry?.get(w.org)) newOrgs.push(w.org);
       }
-      const list = byOrg.get(w.org) ?? [];
-      list.push(w);
-      byOrg.set(w.org, list);
     }
     const writes = [...byOrg.values()].flat();
     if (writes.length === 0) return;
-    const newOrgs = m.newOrgs.filter((o) => byOrg.has(o) && !registry?.get(o));
-    await options.wal.append(writes, newOrgs, [...byOrg.keys()].map((org): [string, unknown] => [seqKey(org), seq]));
+    await options.wal.append(writes, newOrgs, [...positions].map(([org, seq]): [string, unknown] => [seqKey(org), seq]));
     registry?.follow(writes);
   }
 
@@ -153,25 +167,58 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
     return min === Infinity ? 1 : min + 1;
   }
 
+  /** Messages delivered and not yet applied; one drain at a time takes all of them. */
+  let inbox: Array<{ seq: number; m: CommitMessage }> = [];
+  /** organizations whose actor ran ahead of the logs (a refused batch): rebuilt between two applied batches */
+  const reloads = new Set<string>();
+  let draining: Promise<void> | undefined;
+  function drain(): Promise<void> {
+    draining ??= (async () => {
+      while (inbox.length > 0 || reloads.size > 0) {
+        // In the same loop as the applies: a rebuild reads the local log with every batch applied so far, and the
+        // next batches apply to the rebuilt actor, never to the one it replaced.
+        for (const org of [...reloads]) {
+          reloads.delete(org);
+          await registry?.reload(org).catch((error: unknown) => warn(`reloading ${org} after a refused write failed: ${String(error)}`));
+        }
+        if (inbox.length === 0) continue;
+        const batch = inbox;
+        inbox = [];
+        try {
+          await apply(batch);
+        } catch (error) {
+          warn(`commit stream of ${region}: messages ${batch[0]?.seq}-${batch.at(-1)?.seq} not applied (${(error as Error).message})`);
+        }
+        applied = Math.max(applied, batch.at(-1)?.seq ?? applied);
+      }
+      // Cleared here, in the same turn as the loop's last check: a message pushed after it starts a new drain.
+      draining = undefined;
+    })();
+    return draining;
+  }
+
   async function follow(): Promise<void> {
     while (!stopped) {
       try {
         const c = await js.consumers.get(commitStreamName(region), { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(startSeq(), applied + 1) });
-        const messages = await c.consume({ max_messages: 256, expires: 2000 });
+        const messages = await c.consume({ max_messages: 1024, expires: 2000 });
         consumer = messages;
         for await (const msg of messages) {
           if (stopped) break;
           try {
-            await apply(msg.seq, decodeCommit(msg.data));
+            inbox.push({ seq: msg.seq, m: decodeCommit(msg.data) });
           } catch (error) {
-            warn(`commit stream of ${region}: message ${msg.seq} not applied (${(error as Error).message})`);
+            warn(`commit stream of ${region}: message ${msg.seq} is not a commit (${(error as Error).message})`);
           }
-          applied = msg.seq;
+          void drain();
+          // Bounded: past a few thousand waiting, delivery waits for the flush.
+          if (inbox.length >= 4096) await draining;
         }
       } catch (error) {
         if (!stopped) warn(`following the commit stream of ${region} failed (${(error as Error).message}); following again`);
         await new Promise((r) => setTimeout(r, 500));
       }
+      await draining;
     }
   }
 
@@ -199,7 +246,7 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
         if (held.get(org) !== h) return;
         h.lastSeq = ack.seq;
         h.state = 'writer';
-        options.log(`${options.process} writes ${org} (epoch ${h.epoch}, from entry ${head(org) + 1})`);
+        options.log(`${options.process} writes ${org} (epoch ${h.epoch}, from entry ${head(org) + 1}; the stream's last message of it was ${last.seq}, through entry ${last.head})`);
         return;
       } catch (error) {
         if (!isWrongSequence(error)) throw error;
@@ -319,7 +366,8 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
     },
 
     refused(org) {
-      registry?.reload(org).catch((error: unknown) => warn(`reloading ${org} after a refused write failed: ${String(error)}`));
+      reloads.add(org);
+      void drain();
     },
 
     async sharedSecrets() {
