@@ -14,7 +14,7 @@ export interface SystemDeps {
   /** with several processes in the region: this process's role, its leases and how far it follows the stream */
   quorum?: {
     view(): { role: string; process: string; leases: number; epochs: Record<string, number>; lag_entries: number };
-    lease(org: string): { org: string; holder: string | null; url: string | null; epoch: number | null; writing: boolean };
+    lease(org: string): { org: string; holder: string | null; url: string | null; epoch: number | null; writing: boolean; offset: number };
   };
 }
 
@@ -39,7 +39,7 @@ export function systemRoutes(deps: SystemDeps, allRoutes: () => readonly Route[]
           leases: Type.Optional(Type.Integer({ description: 'organizations this process writes' })),
           epoch: Type.Optional(Type.Record(Type.String(), Type.Integer(), { description: "each held lease's epoch" })),
           lag_entries: Type.Optional(Type.Integer({ description: "messages of the region's commit stream not yet applied here" })),
-          lease: Type.Optional(Type.Object({ org: Type.String(), holder: Type.Union([Type.String(), Type.Null()]), url: Type.Union([Type.String(), Type.Null()]), epoch: Type.Union([Type.Integer(), Type.Null()]), writing: Type.Boolean() })),
+          lease: Type.Optional(Type.Object({ org: Type.String(), holder: Type.Union([Type.String(), Type.Null()]), url: Type.Union([Type.String(), Type.Null()]), epoch: Type.Union([Type.Integer(), Type.Null()]), writing: Type.Boolean(), offset: Type.Integer({ description: "the organization's last entry applied by this process" }) })),
         }),
       },
       handler: (req: { query: { org?: string } }) => {

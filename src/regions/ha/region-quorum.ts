@@ -51,6 +51,8 @@ export interface OrgLeaseView {
   epoch: number | null;
   /** this process holds it and has fenced the stream: it writes the organization */
   writing: boolean;
+  /** the organization's last entry applied here */
+  offset: number;
 }
 
 interface Held {
@@ -396,9 +398,9 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
 
     lease(org) {
       const h = held.get(org);
-      if (h) return { org, holder: options.process, url: options.publicUrl(), epoch: h.epoch, writing: writing(h) };
+      if (h) return { org, holder: options.process, url: options.publicUrl(), epoch: h.epoch, writing: writing(h), offset: head(org) };
       const s = seen.get(org);
-      return { org, holder: s?.holder ?? null, url: s?.url ?? null, epoch: s?.epoch ?? null, writing: false };
+      return { org, holder: s?.holder ?? null, url: s?.url ?? null, epoch: s?.epoch ?? null, writing: false, offset: head(org) };
     },
 
     async stop() {
