@@ -24,6 +24,8 @@ const BENCHES: Record<string, Entry> = {
   'chain-costs': { about: 'in process: CPU µs the event chain (protobuf encoding, SHA-256 link, its LMDB put) and the consistency token add to one write', load: () => import('./chain-costs.js') },
   'mint-path-costs': { about: 'in process: CPU µs a mint-token spends beyond the durable floor, stage by stage (front, claims, decide/apply, event, encodings, puts, answer)', load: () => import('./mint-path-costs.js') },
   codec: { about: 'event protobuf encode/decode/validate against JSON.stringify/parse, in process', load: () => import('./codec.js') },
+  failover: { about: 'a region of two processes on a JetStream cluster of three: time from kill -9 of the writer to the first write through the standby (p50, max); durable write rates with SERVICE_COMMIT=quorum against local', load: () => import('./failover.js') },
+  soak: { about: 'data dir size every minute while minting at a fixed rate for N minutes, with WAL compaction on and off side by side; then their closed-loop mint rates', load: () => import('./soak.js') },
   'profile-summary': { about: '(tool) self time of a CPU profile (mint --profile, node --cpu-prof) by module and function', load: () => import('./profile-summary.js') },
 };
 

@@ -37,6 +37,8 @@ export interface Config {
   eventPruneIntervalMs: number;
   /** DELETE /organizations: stored keys removed per LMDB transaction, and the wait between two, ms */
   orgDeletion: { batchKeys: number; pauseMs: number };
+  /** how often WAL entries every snapshot and replica region covers are removed, ms; 0 never (SERVICE_WAL_COMPACT_INTERVAL_MS) */
+  walCompactIntervalMs: number;
   /** how often each organization's event-chain checkpoint is signed and stored when its head moved; 0 never */
   eventCheckpointIntervalMs: number;
   /** bytes a live WebSocket subscriber may have unsent before it is cut off as a slow consumer */
@@ -200,6 +202,7 @@ export function loadConfig(env: Env): Config {
     trustedProxies: trustedProxies(env['SERVICE_TRUSTED_PROXIES']),
     eventRetention: parseRetention(env['SERVICE_EVENT_RETENTION']),
     eventPruneIntervalMs: integer(env, 'SERVICE_EVENT_PRUNE_INTERVAL_MS', 60_000, 10, 86_400_000),
+    walCompactIntervalMs: integer(env, 'SERVICE_WAL_COMPACT_INTERVAL_MS', 10_000, 0, 86_400_000),
     eventCheckpointIntervalMs: integer(env, 'SERVICE_EVENT_CHECKPOINT_INTERVAL_MS', 300_000, 0, 86_400_000),
     orgDeletion: {
       batchKeys: integer(env, 'SERVICE_ORG_DELETE_BATCH', 1000, 1, 1_000_000),

@@ -1,5 +1,6 @@
 // The one error type: a stable code, an HTTP status and a message that is safe to show.
 export type ErrorCode =
+  | 'ERR_TEMPORARY_REDIRECT'
   | 'ERR_BAD_REQUEST'
   | 'ERR_UNAUTHORIZED'
   | 'ERR_FORBIDDEN'
@@ -15,6 +16,7 @@ export type ErrorCode =
   | 'ERR_UNAVAILABLE';
 
 const STATUS: Record<ErrorCode, number> = {
+  ERR_TEMPORARY_REDIRECT: 307,
   ERR_BAD_REQUEST: 400,
   ERR_UNAUTHORIZED: 401,
   ERR_FORBIDDEN: 403,

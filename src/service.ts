@@ -108,6 +108,8 @@ import { hashKey, Registry } from './org/registry.js';
 import { createOrgDeletions, deletingOrganizations, type OrgDeletions } from './org/deletion.js';
 import { connectRemoteRegions } from './regions/jetstream/remote-regions.js';
 import { startRegions, type Regions } from './regions/regions.js';
+import { startRegionQuorum, type RegionQuorum } from './regions/ha/region-quorum.js';
+import { openNats } from './regions/jetstream/connection.js';
 import { openKeyRing, type KeyRing } from './tokens/keys.js';
 import { createTokenIssuer } from './tokens/sign.js';
 import { createSigner } from './tokens/signing-threads.js';
@@ -129,6 +131,7 @@ import { loadWebhookKeys, WEBHOOK_KEYS_META } from './webhooks/keys.js';
 import { createWebhookMetrics } from './webhooks/metrics.js';
 import { createOutbox, type Outbox } from './webhooks/outbox.js';
 import { createSyncHooks } from './webhooks/sync-hook.js';
+import { createCompaction, type CompactedLog, type Compaction } from './wal/compaction.js';
 
 export const VERSION = '0.1.0';
 
@@ -153,6 +156,8 @@ export interface Service {
   outbox: Outbox;
   /** the log: events and metadata can be read through it */
   wal: Wal;
+  /** WAL compaction of the local log and of the replica logs in this process */
+  compaction: Compaction;
   /** identity-token keys, minting and validation */
   /** identity-token keys, the issuing pipeline and validation */
   tokens: { keys: KeyRing; pipeline: IssuePipeline; validator: TokenValidator };
@@ -215,15 +220,25 @@ export async function startService(config: Config, options: ServiceOptions = {})
 
   const storage = await openStorage(base);
   const removal = createOrgRemoval(storage.store);
-  const orgs = await startOrganizations(base, storage.wal, deletingOrganizations(removal));
+  const quorum = await connectQuorum(base, storage.wal);
+  let orgs: Organizations;
+  try {
+    orgs = await startOrganizations(base, storage.wal, deletingOrganizations(removal), quorum?.quorum);
+  } catch (error) {
+    await quorum?.close();
+    throw error;
+  }
   const deletions = createOrgDeletions({ registry: orgs.registry, removal, clock, ...config.orgDeletion, log, warn });
   // Bound once the outbox exists, before pruning starts: the log keeps what webhooks have still to deliver.
   let outbox: Outbox | undefined;
   const events = buildEvents(base, storage.wal, orgs, (org) => outbox?.keepFrom(org));
   const remote = await connectRemoteRegions(config.regionTransport, config.regions, warn, storage.wal);
   const regions = await startRegions({ config, wal: storage.wal, registry: orgs.registry, commits: orgs.commits, metrics: base.metrics, warn, clock, ...(options.random ? { random: options.random } : {}), ...(remote.connect ? { connect: remote.connect } : {}) });
+  // Several processes of a region sign and verify with the same keys: the region's, adopted before they are loaded.
+  const shared = orgs.quorum ? await adoptRegionSecrets(orgs.quorum, storage, orgs.root !== undefined, warn) : true;
   const tokens = await buildTokens(base, storage.secrets, orgs.registry);
   const webhooks = await buildWebhooks(base, storage, orgs, events.log);
+  if (orgs.quorum && !shared) await shareRegionSecrets(orgs.quorum, storage);
   outbox = webhooks.outbox;
   orgs.registry.onRetired((org) => {
     events.stream.closeOrg(org, CLOSE_KEY_ROTATED, 'organization deleted');
@@ -255,6 +270,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // Deliveries start once the issuer they carry is known; pruning once the outbox says what to keep.
   await webhooks.outbox.start();
   events.log.startPruning(config.eventPruneIntervalMs);
+  const compaction = buildCompaction(base, storage.wal, orgs.registry, regions);
+  compaction.start(config.walCompactIntervalMs);
   const anonymousExpiry = startAnonymousExpiry({ orgs: () => orgs.registry.all(), clock, intervalMs: config.browser.anonymousSweepMs, warn });
   cloud.inventory.start(config.cloudSnapshotInterval);
   cloud.billing.start(config.billingInterval);
@@ -274,6 +291,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     checkpoints,
     outbox: webhooks.outbox,
     wal: storage.wal,
+    compaction,
     tokens: { keys: tokens.keys, pipeline, validator: tokens.validator },
     cloud: { inventory: cloud.inventory, billing: cloud.billing },
     deletions,
@@ -287,6 +305,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       // Calls in flight are aborted, not awaited: their events are delivered again after the restart.
       await webhooks.outbox.stop();
       await events.log.stop();
+      await compaction.stop();
       await checkpoints.stop();
       await Promise.all(webhooks.callers.map((c) => c.close()));
       // Before the organizations stop: a removal in progress may still have a parent to tell.
@@ -294,10 +313,18 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await orgs.registry.stop();
       await regions.stop();
       await remote.close();
+      await quorum?.close();
       await tokens.signer.close();
       await storage.store.close();
     },
   };
+}
+
+/** The local log (compacted up to what its snapshot and every replica region hold) and each in-process replica's own. */
+function buildCompaction({ warn }: Base, wal: Wal, registry: Registry, regions: Regions): Compaction {
+  const local: CompactedLog = { wal, organizations: () => [...registry.all()].map((a) => a.id), shipped: (org) => regions.shipped(org) };
+  const replicas = regions.replicaLogs().map((log): CompactedLog => ({ wal: log, organizations: () => log.organizations() }));
+  return createCompaction({ logs: [local, ...replicas], warn });
 }
 
 function requireHttp(config: Config, warn: (message: string) => void): boolean {
@@ -338,12 +365,83 @@ async function openStorage({ config, log, warn, codec }: Base): Promise<Storage>
 
 interface Organizations {
   commits: CommitBus;
+  quorum?: RegionQuorum;
   registry: Registry;
   recovered: Service['recovered'];
   root: Service['root'];
 }
 
-async function startOrganizations({ config, options, clock, ids, metrics, log, warn, codec }: Base, wal: Wal, deleting: ReadonlySet<string>): Promise<Organizations> {
+/**
+ * With SERVICE_COMMIT=quorum (the origin region on a JetStream cluster): the region's commit stream and write leases,
+ * on a connection of their own. Undefined otherwise: a single process writes the region, as before.
+ */
+async function connectQuorum({ config, log, warn, issuer, metrics }: Base, wal: Wal): Promise<{ quorum: RegionQuorum; close(): Promise<void> } | undefined> {
+  const t = config.regionTransport;
+  if (t?.kind !== 'jetstream' || t.commit !== 'quorum' || t.region !== config.regions[0]) return undefined;
+  const nc = await openNats({ natsUrl: t.natsUrl, pingMs: t.pingMs, name: `quorum ${t.processName}`, security: t.security, warn });
+  const quorum = await startRegionQuorum({ nc, region: t.region, process: t.processName, publicUrl: () => t.publicUrl ?? issuer(), replicas: t.replicas, retentionMs: t.retentionMs, leaseTtlMs: t.leaseTtlMs, leaseRenewMs: t.leaseRenewMs, wal, warn, log });
+  const leases = metrics.gauge('region_leases_held', 'Organizations whose write lease this process holds (it writes them)');
+  const writer = metrics.gauge('region_writer', '1 when this process writes at least one organization of the region, 0 on a standby');
+  const lag = metrics.gauge('region_commit_lag_messages', "Messages of the region's commit stream not yet applied by this process");
+  metrics.collect(() => {
+    const v = quorum.view();
+    leases.set(v.leases);
+    writer.set(v.role === 'writer' ? 1 : 0);
+    lag.set(v.lag_entries);
+  });
+  return {
+    quorum,
+    async close() {
+      await quorum.stop();
+      await nc.drain();
+    },
+  };
+}
+
+/** How long a process of a region that did not create it waits for the region's secrets before it shares its own. */
+const SECRETS_WAIT_MS = 30_000;
+
+/**
+ * Writes the region's shared secrets (token keys, webhook keys, cursor secret) into the local meta, as stored
+ * (sealed under SERVICE_SECRETS_KEY when set, so every process of a region needs the same key). Resolves to false
+ * when the region has none yet: this process shares its own once it has made them (shareRegionSecrets).
+ */
+async function adoptRegionSecrets(quorum: RegionQuorum, storage: Storage, created: boolean, warn: (m: string) => void): Promise<boolean> {
+  let shared = await quorum.sharedSecrets();
+  // The process that created the region's root makes the secrets; the others wait for them rather than make their own.
+  const deadline = performance.now() + (created ? 0 : SECRETS_WAIT_MS);
+  while (!shared && performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    shared = await quorum.sharedSecrets();
+  }
+  if (!shared) {
+    if (!created) warn(`no process of the region shared its secrets within ${SECRETS_WAIT_MS} ms; sharing this one's`);
+    return false;
+  }
+  await adoptSecrets(storage, shared);
+  return true;
+}
+
+async function adoptSecrets(storage: Storage, values: Record<string, Uint8Array>): Promise<void> {
+  await Promise.all(Object.entries(values).filter(([key]) => SECRETS.includes(key)).map(([key, bytes]) => storage.store.meta.put(key, Buffer.from(bytes))));
+  const cursor = storage.secrets.getMeta<Buffer>(CURSOR_SECRET);
+  if (cursor) storage.cursorSecret = Buffer.from(cursor);
+}
+
+/** Shares this process's secrets; if another process shared first, they are adopted and this process must restart. */
+async function shareRegionSecrets(quorum: RegionQuorum, storage: Storage): Promise<void> {
+  const mine: Record<string, Uint8Array> = {};
+  for (const key of SECRETS) {
+    const bytes = storage.store.meta.getBinary(key);
+    if (bytes) mine[key] = Buffer.from(bytes);
+  }
+  const region = await quorum.shareSecrets(mine);
+  if (SECRETS.every((key) => Buffer.from(region[key] ?? []).equals(Buffer.from(mine[key] ?? [])))) return;
+  await adoptSecrets(storage, region);
+  throw new Error("another process shared the region's secrets first; they are stored now, start again to load them");
+}
+
+async function startOrganizations({ config, options, clock, ids, metrics, log, warn, codec }: Base, wal: Wal, deleting: ReadonlySet<string>, quorum?: RegionQuorum): Promise<Organizations> {
   const commits = createCommitBus(warn);
   // Under load many entries share a commit (and its one flush): their ratio says how well commits batch.
   const walCommits = metrics.counter('wal_commits_total', 'WAL transactions committed by the organizations (one flush each with sync durability)').bind();
@@ -363,6 +461,7 @@ async function startOrganizations({ config, options, clock, ids, metrics, log, w
     mailboxLimit: config.mailboxLimit,
     snapshotInterval: config.snapshotInterval,
     commits,
+    ...(quorum ? { quorum } : {}),
     fatal:
       options.fatal ??
       ((error) => {
@@ -379,8 +478,13 @@ async function startOrganizations({ config, options, clock, ids, metrics, log, w
   let linked = 0;
   for (const actor of registry.all()) linked += await fillChains(wal, chain, actor.id, actor.durableEventOffset);
   if (linked > 0) log(`chained ${linked} event(s) stored before the event chain existed`);
-  const root = await registry.bootstrap(config.rootOrgId, config.rootApiKey);
-  return { commits, registry, recovered, root };
+  let root: Organizations['root'];
+  if (quorum) {
+    // Caught up with the region's stream first: another process may have created the root, or written on.
+    await quorum.start(registry);
+    root = await quorum.bootstrap(config.rootOrgId, () => registry.bootstrap(config.rootOrgId, config.rootApiKey));
+  } else root = await registry.bootstrap(config.rootOrgId, config.rootApiKey);
+  return { commits, registry, recovered, root, ...(quorum ? { quorum } : {}) };
 }
 
 function buildEvents({ config, clock, metrics, warn, codec }: Base, wal: Wal, { registry, commits }: Organizations, keepFrom: (org: string) => number | undefined): Service['events'] {
@@ -631,7 +735,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
   });
   const routes: Route[] = [];
   routes.push(
-    ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views() }, () => routes),
+    ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views(), ...(orgs.quorum ? { quorum: orgs.quorum } : {}) }, () => routes),
     ...organizationRoutes(deps, deletions),
     ...orgConfigRoutes(deps),
     ...domainRoutes(deps),

@@ -361,6 +361,8 @@ export class Front {
       if (error.status >= 500) this.options.log(`${x.method.toUpperCase()} ${x.url}: ${String((error.cause as Error | undefined)?.stack ?? error.message)}`);
       status = error.status;
       headers = error.headers;
+      // A write sent to a process that does not hold the organization's lease: the same request, at the holder.
+      if (error.code === 'ERR_TEMPORARY_REDIRECT' && headers?.['Location']) headers = { ...headers, Location: `${headers['Location'].replace(/\/$/, '')}${x.url}${x.query ? `?${x.query}` : ''}` };
       body = x.compiled?.route.errorFormat === 'oauth' ? oauthErrorBody(error) : errorBody(error);
     }
     const written = x.request?.consistency.written;

@@ -41,8 +41,23 @@ export interface ActorDeps {
   gatherMaxMs?: number;
   /** called once per durable batch, before its replies */
   committed(commit: CommitRecord): void;
+  /** with SERVICE_COMMIT=quorum: the region's commit stream, where a batch is stored before the local append */
+  quorum?: Quorum;
   fatal(error: unknown): void;
   warn(message: string): void;
+}
+
+/**
+ * The region's quorum (several processes, one writer per organization): a batch is acknowledged only once the
+ * region's replicated commit stream stores it, and only by the process holding the organization's write lease.
+ */
+export interface Quorum {
+  /** Why this process may not write the organization now (a 307 to the holder, or a 503), or undefined. */
+  mayWrite(org: string): ServiceError | undefined;
+  /** Stores the batch in the region's stream; resolves to what the local append records beside it. */
+  store(org: string, writes: EncodedWrite[], newOrgs: string[]): Promise<ReadonlyArray<[string, unknown]>>;
+  /** The stream refused the batch or did not answer: the actor's memory is ahead of every log and must be rebuilt. */
+  refused(org: string, error: unknown): void;
 }
 
 /** Up to this many persons a snapshot is packed in one turn (a few milliseconds), like one slice of a larger one. */
@@ -53,6 +68,8 @@ interface Pending {
   resolve(outcome: Outcome): void;
   reject(error: unknown): void;
 }
+
+const unavailable = (org: string) => new ServiceError('ERR_UNAVAILABLE', `organization ${org} is changing writers; retry shortly`, { headers: { 'Retry-After': '1' } });
 
 export class OrgActor {
   state: OrgState;
@@ -72,6 +89,8 @@ export class OrgActor {
   private deleted = false;
   /** the chain link of the last event decided (ahead of the durable one while a commit is in flight); read at first use */
   private chainHead: Buffer | undefined;
+  /** the region's stream refused a batch: the state is ahead of the log, so nothing more is decided on it */
+  private fenced = false;
 
   constructor(state: OrgState, deps: ActorDeps, snapshotOffset = 0) {
     this.state = state;
@@ -92,6 +111,8 @@ export class OrgActor {
       if (this.deleted) return Promise.reject(new ServiceError('ERR_UNAUTHORIZED', 'the API key is not valid: its organization was deleted'));
       return Promise.reject(new ServiceError('ERR_UNAVAILABLE', 'the service is shutting down'));
     }
+    const refusal = this.fenced ? unavailable(this.state.id) : this.deps.quorum?.mayWrite(this.state.id);
+    if (refusal) return Promise.reject(refusal);
     if (this.queue.length >= this.deps.mailboxLimit) {
       return Promise.reject(new ServiceError('ERR_UNAVAILABLE', 'too many commands queued for this organization; retry shortly', { headers: { 'Retry-After': '1' } }));
     }
@@ -130,7 +151,23 @@ export class OrgActor {
     return this.snapshotItem();
   }
 
+  /**
+   * A standby's copy of an entry another process wrote (read from the region's stream, already in the local log):
+   * the state follows it, and the chain is read again from the log should this process write next.
+   */
+  follow(offset: number, changes: Change[], ev: number): void {
+    this.state = applyEntry(this.state, { offset, changes, ev });
+    this.durableOffset = offset;
+    this.durableEventOffset = this.state.event_offset;
+    this.chainHead = undefined;
+    this.maybeSnapshot();
+  }
+
   private async commit(batch: Pending[]): Promise<void> {
+    if (this.fenced) {
+      for (const item of batch) item.reject(unavailable(this.state.id));
+      return;
+    }
     const ctx = this.deps.context();
     const nowNs = this.deps.nowNs();
     const writes: EncodedWrite[] = [];
@@ -181,8 +218,23 @@ export class OrgActor {
     }
 
     if (writes.length > 0) {
+      const newOrgs = spawned.map((g) => g.id);
+      let meta: ReadonlyArray<[string, unknown]> | undefined;
+      if (this.deps.quorum) {
+        try {
+          meta = await this.deps.quorum.store(this.state.id, writes, newOrgs);
+        } catch (error) {
+          // Nothing of the batch is in the local log; the region's stream may or may not hold it (a lost PubAck), and
+          // its followers apply it if it does. Either way this state is ahead: the registry rebuilds it from the logs.
+          this.fenced = true;
+          const refusal = error instanceof ServiceError ? error : unavailable(this.state.id);
+          for (const [item] of answers) item.reject(refusal);
+          this.deps.quorum.refused(this.state.id, error);
+          return;
+        }
+      }
       try {
-        await this.deps.wal.append(writes, spawned.map((g) => g.id));
+        await this.deps.wal.append(writes, newOrgs, meta);
       } catch (error) {
         // Memory is ahead of the disk now; the only safe way on is to stop and recover from the log.
         this.deps.fatal(error);

@@ -10,7 +10,9 @@ import type { EventStamper } from '../events/stamp.js';
 import type { IdSource } from '../lib/ids.js';
 import type { Clock } from '../lib/clock.js';
 import type { SnapshotItem, Wal } from '../wal/log.js';
-import { OrgActor, type ActorDeps } from './actor.js';
+import { decodeEntry } from '../wal/entry.js';
+import type { EncodedWrite } from '../wal/log.js';
+import { OrgActor, type ActorDeps, type Quorum } from './actor.js';
 import type { CommitBus, CommitRecord } from './commit-bus.js';
 import { recoverOrg } from './recovery.js';
 
@@ -32,6 +34,8 @@ export interface RegistryDeps {
   gatherMaxMs?: number;
   /** where every actor publishes its commits; the registry subscribes first, for its key index */
   commits: CommitBus;
+  /** the region's quorum, when several processes share the region (SERVICE_COMMIT=quorum) */
+  quorum?: Quorum;
   fatal(error: unknown): void;
   log(message: string): void;
   warn(message: string): void;
@@ -69,6 +73,7 @@ export class Registry {
       snapshotInterval: deps.snapshotInterval,
       ...(deps.gatherMaxMs !== undefined && { gatherMaxMs: deps.gatherMaxMs }),
       committed: (commit) => this.committed(commit),
+      ...(deps.quorum && { quorum: deps.quorum }),
       fatal: deps.fatal,
       warn: deps.warn,
     };
@@ -104,7 +109,10 @@ export class Registry {
     const genesis: OrgGenesis = { id, org_name: 'root', parent_id: null, root_id: id, api_key_hash: hashKey(apiKey), created: new Date(this.deps.clock.nowMs()).toISOString() };
     const change: Change = { t: 'OrgCreated', genesis };
     const record = this.deps.wal.encodeEntry({ at: this.deps.clock.nowMs(), changes: [change], ev: 0 });
-    await this.deps.wal.append([{ org: id, offset: 1, record, events: [] }], [id]);
+    const writes = [{ org: id, offset: 1, record, events: [] }];
+    // In a region of several processes the root exists once it is in the region's stream, like any write.
+    const meta = this.deps.quorum ? await this.deps.quorum.store(id, writes, [id]) : undefined;
+    await this.deps.wal.append(writes, [id], meta);
     const state = emptyState(genesis);
     state.offset = 1;
     this.adopt(state, 0);
@@ -180,6 +188,35 @@ export class Registry {
   /** Calls `fn` with each organization retired from now on (its WebSocket subscribers, its webhook deliveries). */
   onRetired(fn: (org: string) => void): void {
     this.retiredListeners.push(fn);
+  }
+
+  /**
+   * Rebuilds one organization from the local log (its snapshot and entries) in place of its actor, whose memory ran
+   * ahead of what the region's stream stored; commands still queued on the old actor are refused.
+   */
+  async reload(org: string): Promise<void> {
+    const r = await recoverOrg(this.deps.wal, org);
+    if (r) this.adopt(r.state, r.snapshotOffset);
+  }
+
+  /**
+   * A standby's side of another process's batch, already appended to the local log: each organization's state
+   * follows its entries, a new organization gets its actor, and a rotated key is reindexed.
+   */
+  follow(writes: readonly EncodedWrite[]): void {
+    for (const w of writes) {
+      const entry = decodeEntry<Change>(w.record);
+      const actor = this.actors.get(w.org);
+      if (actor) {
+        if (w.offset <= actor.durableOffset) continue;
+        actor.follow(w.offset, entry.changes, entry.ev);
+      } else {
+        const state = entry.changes.find((c) => c.t === 'OrgCreated') ? emptyState((entry.changes.find((c) => c.t === 'OrgCreated') as Extract<Change, { t: 'OrgCreated' }>).genesis) : undefined;
+        if (!state) continue;
+        this.adopt(state, 0).follow(w.offset, entry.changes, entry.ev);
+      }
+      if (entry.changes.some((c) => c.t === 'ApiKeyRotated' || c.t === 'OrgCreated')) this.reindexKey(w.org);
+    }
   }
 
   /** Every organization below this one, depth first. */

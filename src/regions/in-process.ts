@@ -2,6 +2,7 @@
 // the data dir, behind the simulated network (which is also where fault injection comes from).
 import type { Config } from '../config.js';
 import type { Clock } from '../lib/clock.js';
+import type { Wal } from '../wal/log.js';
 import { Replica } from './replica.js';
 import { openReplicaStore } from './replica-store.js';
 import { createSimulatedTransport, type SimulatedTransportOptions } from './simulated-transport.js';
@@ -14,6 +15,8 @@ export interface RegionEnd {
   faults?: FaultInjection;
   /** the replica, when it lives in this process (tests and /health read it) */
   replica?: Replica;
+  /** the replica's own log, when it lives in this process: compacted like the local one */
+  log?: Wal;
   /** unacknowledged entries per organization the link may have in flight, when the link's default is too few */
   windowEntries?: number;
   /** Closes what the end holds; called after the link has stopped. */
@@ -38,6 +41,6 @@ export function connectInProcess(deps: InProcessDeps): ConnectRegion {
     const options: SimulatedTransportOptions = { latencyMs: config.replicationLatencyMs, jitterMs: config.replicationJitterMs, clock: deps.clock, warn };
     if (deps.random) options.random = deps.random;
     const transport = createSimulatedTransport(replica, options);
-    return { transport, faults: transport, replica, close: () => replica.close() };
+    return { transport, faults: transport, replica, log: store.wal, close: () => replica.close() };
   };
 }

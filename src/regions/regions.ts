@@ -56,6 +56,14 @@ export interface Regions {
   setLink(region: string, change: Partial<LinkConditions>): FaultView;
   link(region: string): ReplicationLink | undefined;
   replica(region: string): Replica | undefined;
+  /**
+   * The highest offset of the organization every replica region has acknowledged (applied durably); Infinity
+   * when there is no replica region. Compaction keeps every entry after it, so a link never finds its next
+   * entry gone.
+   */
+  shipped(org: string): number;
+  /** the logs of the replicas living in this process, compacted beside the local one */
+  replicaLogs(): Wal[];
   /** Answers outstanding waits, stops shipping and closes the replica stores. */
   stop(): Promise<void>;
 }
@@ -133,6 +141,12 @@ export async function startRegions(deps: RegionsDeps): Promise<Regions> {
     setLink,
     link: (region) => links.get(region),
     replica: (region) => ends.get(region)?.replica,
+    shipped(org) {
+      let floor = Infinity;
+      for (const link of links.values()) floor = Math.min(floor, link.acked(org));
+      return floor;
+    },
+    replicaLogs: () => [...ends.values()].flatMap((e) => (e.log ? [e.log] : [])),
     async stop() {
       unsubscribe();
       twins.stop();

@@ -41,8 +41,11 @@ export interface Wal {
   encodeEntry(entry: WalEntry): Buffer;
   /** The event's record, carrying its chain link when given one (see event-record.ts). */
   encodeEvent(event: unknown, chain?: Uint8Array, wire?: WireEvent): Buffer;
-  /** Appends writes (several organizations may share one transaction); newOrgs are recorded for recovery. */
-  append(writes: EncodedWrite[], newOrgs?: string[]): Promise<void>;
+  /**
+   * Appends writes (several organizations may share one transaction); newOrgs are recorded for recovery, and
+   * `meta` values (a position in the region's commit stream) are stored in the same transaction.
+   */
+  append(writes: EncodedWrite[], newOrgs?: string[], meta?: ReadonlyArray<[key: string, value: unknown]>): Promise<void>;
   organizations(): string[];
   loadSnapshot<S>(org: string): Snapshot<S> | undefined;
   /**
@@ -73,8 +76,25 @@ export interface Wal {
   firstEventOffset(org: string): number | undefined;
   /** Removes up to `limit` of the organization's oldest events with offsets below `below`; resolves to how many. */
   removeEvents(org: string, below: number, limit: number): Promise<number>;
+  /** The offset of the organization's newest snapshot known to be durable, or 0: recovery needs no entry up to it. */
+  snapshotOffset(org: string): number;
+  /** The offset of the organization's oldest WAL entry still stored, or undefined when none is. */
+  firstOffset(org: string): number | undefined;
+  /**
+   * Removes up to `limit` of the organization's oldest entries with offsets up to `through` (compaction), and
+   * records how far the log was compacted; resolves to how many went.
+   */
+  removeEntries(org: string, through: number, limit: number): Promise<number>;
   getMeta<T>(key: string): T | undefined;
   putMeta(key: string, value: unknown): Promise<void>;
+}
+
+/** The meta key holding the highest offset compaction removed of an organization's entries. */
+const compactedKey = (org: string) => `compacted:${org}`;
+
+/** Recovery would need entries that compaction removed: the snapshot they were folded into is missing or unreadable. */
+export class CompactedLogError extends Error {
+  override name = 'CompactedLogError';
 }
 
 /** The link an event record carries, or undefined (a format-0 record, or one too corrupt to vouch for its link). */
@@ -103,6 +123,15 @@ export function createWal(store: Store, warn: (message: string) => void, options
   }
   /** org → the offset of the newest snapshot stored by this process */
   const written = new Map<string, number>();
+  /** org → the offset of the newest snapshot known durable (stored and flushed, or read back) */
+  const durableSnapshots = new Map<string, number>();
+  const noteDurable = (org: string, offset: number) => {
+    if (offset > (durableSnapshots.get(org) ?? 0)) durableSnapshots.set(org, offset);
+  };
+  const compactedThrough = (org: string): number => {
+    const bytes = store.meta.getBinary(compactedKey(org));
+    return bytes ? decodeRecord<number>(bytes) : 0;
+  };
   /**
    * Two snapshots of one organization may be packed at once (a periodic one still packing when the stop's
    * starts): the older must not replace the newer. True, and noted, when this one is the newest.
@@ -121,7 +150,7 @@ export function createWal(store: Store, warn: (message: string) => void, options
     encodeEntry,
     encodeEvent: encodeEventRecord,
 
-    append(writes, newOrgs = []) {
+    append(writes, newOrgs = [], meta) {
       // One batch: its puts are committed in one transaction, in order. Unlike transaction(), whose
       // callback the write thread must wait for the JavaScript thread to run, a batch is handed over
       // whole now, so the write thread can commit it while this thread serves requests.
@@ -132,6 +161,7 @@ export function createWal(store: Store, warn: (message: string) => void, options
             void store.wal.put([w.org, w.offset], w.record);
             for (const e of w.events) void store.events.put([w.org, e.offset], e.record);
           }
+          if (meta) for (const [key, value] of meta) void store.meta.put(key, encodeRecord(value));
         }),
       );
     },
@@ -144,7 +174,9 @@ export function createWal(store: Store, warn: (message: string) => void, options
       const bytes = store.snapshots.getBinary(org);
       if (!bytes) return undefined;
       try {
-        return decodeRecord<Snapshot<S>>(bytes);
+        const snapshot = decodeRecord<Snapshot<S>>(bytes);
+        noteDurable(org, snapshot.offset);
+        return snapshot;
       } catch (error) {
         warn(`snapshot of ${org} is corrupt (${(error as Error).message}); replaying its WAL from the start`);
         return undefined;
@@ -154,12 +186,13 @@ export function createWal(store: Store, warn: (message: string) => void, options
     async saveSnapshot(org, snapshot, lists) {
       const bytes = await packSnapshot(snapshot, lists);
       if (!newest(org, snapshot)) return;
-      return durable(store.snapshots.put(org, bytes));
+      await durable(store.snapshots.put(org, bytes));
+      noteDurable(org, snapshot.offset);
     },
 
     async saveSnapshots(items) {
       const commits: Array<Promise<unknown>> = [];
-      let batch: Array<[string, Buffer]> = [];
+      let batch: Array<[string, Buffer, number]> = [];
       let bytes = 0;
       const commit = () => {
         const puts = batch;
@@ -167,6 +200,8 @@ export function createWal(store: Store, warn: (message: string) => void, options
         bytes = 0;
         commits.push(store.root.batch(() => {
           for (const [org, record] of puts) void store.snapshots.put(org, record);
+        }).then(() => {
+          for (const [org, , offset] of puts) noteDurable(org, offset);
         }));
       };
       for (const { org, snapshot, lists } of items) {
@@ -178,7 +213,7 @@ export function createWal(store: Store, warn: (message: string) => void, options
           continue;
         }
         if (!newest(org, snapshot)) continue;
-        batch.push([org, record]);
+        batch.push([org, record, snapshot.offset]);
         bytes += record.length;
         if (bytes >= snapshotBatchBytes) commit();
       }
@@ -187,6 +222,9 @@ export function createWal(store: Store, warn: (message: string) => void, options
     },
 
     async replay<C>(org: string, after: number, afterEvent: number, fn: (offset: number, entry: WalEntry<C>) => void) {
+      // Cutting here would throw away the whole log: the entries are gone because a snapshot held them.
+      const compacted = compactedThrough(org);
+      if (after < compacted) throw new CompactedLogError(`WAL of ${org} was compacted through entry ${compacted}, but recovery starts after ${after}: its snapshot is missing or unreadable; restore the data dir from a backup or a replica`);
       let expected = after + 1;
       let lastEventOffset = afterEvent;
       let cutAt: number | undefined;
@@ -300,6 +338,40 @@ export function createWal(store: Store, warn: (message: string) => void, options
         for (const key of store.chains.getKeys({ start: [org, 0], end: [org, keepFrom], limit: limit + 1 })) store.chains.removeSync(key);
       });
       return removed;
+    },
+
+    snapshotOffset(org) {
+      if (!durableSnapshots.has(org)) {
+        // Read once: a snapshot installed behind this log's back (a replica's) only makes the answer low, never high.
+        const bytes = store.snapshots.getBinary(org);
+        let offset = 0;
+        try {
+          if (bytes) offset = decodeRecord<Snapshot>(bytes).offset;
+        } catch {
+          offset = 0;
+        }
+        durableSnapshots.set(org, Math.max(offset, durableSnapshots.get(org) ?? 0));
+      }
+      return durableSnapshots.get(org) ?? 0;
+    },
+
+    firstOffset(org) {
+      for (const key of store.wal.getKeys({ start: [org, 0], end: [org, Number.MAX_SAFE_INTEGER], limit: 1 })) return key[1];
+      return undefined;
+    },
+
+    async removeEntries(org, through, limit) {
+      // Keys are read first and the removal handed to the write thread whole (as append does), so the JavaScript
+      // thread never waits inside a write transaction for it.
+      const keys = [...store.wal.getKeys({ start: [org, 0], end: [org, through + 1], limit })];
+      const last = keys.at(-1);
+      if (last === undefined) return 0;
+      const marker = encodeRecord(Math.max(last[1], compactedThrough(org)));
+      await store.root.batch(() => {
+        for (const key of keys) void store.wal.remove(key);
+        void store.meta.put(compactedKey(org), marker);
+      });
+      return keys.length;
     },
 
     getMeta<T>(key: string) {

@@ -148,6 +148,8 @@ export function jetstreamEnv(nats: NatsRegions, regions: readonly string[], regi
     SERVICE_REGION: region,
     SERVICE_NATS_URL: nats.servers.get(region)?.url as string,
     SERVICE_NATS_PULL_EXPIRES: '2s',
+    // The tests compare every region's log entry by entry: the origin keeps all of it.
+    SERVICE_WAL_COMPACT_INTERVAL_MS: '0',
   };
 }
 
@@ -202,4 +204,23 @@ export async function startNatsRegions(regions: readonly string[], dir: string):
       for (const s of servers.values()) await s.kill('SIGTERM');
     },
   };
+}
+
+/** A region's JetStream cluster of three nats-servers on loopback (routes between them), with its meta leader elected. */
+export async function startNatsCluster(region: string, dir: string, extra: Partial<NatsServerPlan> = {}): Promise<NatsServer[]> {
+  const routes = [await freePort(), await freePort(), await freePort()];
+  const plans: NatsServerPlan[] = [];
+  for (const [i, port] of routes.entries()) plans.push({ region, name: `${region}-nats-${i + 1}`, port: await freePort(), httpPort: await freePort(), storeDir: join(dir, `${region}-nats-${i + 1}`), cluster: { port, routes }, ...extra });
+  // Started together: a server of a cluster waits for its peers before JetStream is up.
+  const servers = await Promise.all(plans.map((plan) => startNatsServer(plan, join(dir, plan.name as string))));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      if ((await servers[0]?.monitor('/jsz'))?.meta_cluster?.leader) return servers;
+    } catch {
+      // not answering yet
+    }
+    if (Date.now() > deadline) throw new Error(`the JetStream cluster of ${region} elected no meta leader within 30 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

@@ -11,6 +11,11 @@ export interface SystemDeps {
   issuer(): string;
   version: string;
   regions(): Array<{ name: string; state: string; lag_entries: number }>;
+  /** with several processes in the region: this process's role, its leases and how far it follows the stream */
+  quorum?: {
+    view(): { role: string; process: string; leases: number; epochs: Record<string, number>; lag_entries: number };
+    lease(org: string): { org: string; holder: string | null; url: string | null; epoch: number | null; writing: boolean; offset: number };
+  };
 }
 
 export function systemRoutes(deps: SystemDeps, allRoutes: () => readonly Route[]): Route[] {
@@ -22,15 +27,29 @@ export function systemRoutes(deps: SystemDeps, allRoutes: () => readonly Route[]
       summary: 'Liveness, the HTTP engine in use, and each region link',
       tag: 'operations',
       auth: 'none',
+      query: Type.Object({ org: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'narrows the lease fields to this organization' })) }, { additionalProperties: false }),
       success: {
         status: 200,
         result: Type.Object({
           status: Type.String(),
           native_http: Type.Boolean(),
           regions: Type.Array(Type.Object({ name: Type.String(), state: Type.String(), lag_entries: Type.Integer() })),
+          role: Type.Optional(Type.String({ description: 'writer (holds at least one lease) or standby; absent with a single process per region' })),
+          process: Type.Optional(Type.String()),
+          leases: Type.Optional(Type.Integer({ description: 'organizations this process writes' })),
+          epoch: Type.Optional(Type.Record(Type.String(), Type.Integer(), { description: "each held lease's epoch" })),
+          lag_entries: Type.Optional(Type.Integer({ description: "messages of the region's commit stream not yet applied here" })),
+          lease: Type.Optional(Type.Object({ org: Type.String(), holder: Type.Union([Type.String(), Type.Null()]), url: Type.Union([Type.String(), Type.Null()]), epoch: Type.Union([Type.Integer(), Type.Null()]), writing: Type.Boolean(), offset: Type.Integer({ description: "the organization's last entry applied by this process" }) })),
         }),
       },
-      handler: () => ({ status: 200, result: { status: 'ok', native_http: deps.nativeHttp, regions: deps.regions() } }),
+      handler: (req: { query: { org?: string } }) => {
+        const base = { status: 'ok', native_http: deps.nativeHttp, regions: deps.regions() };
+        if (!deps.quorum) return { status: 200, result: base };
+        const v = deps.quorum.view();
+        const org = req.query.org;
+        const epoch = org === undefined ? v.epochs : org in v.epochs ? { [org]: v.epochs[org] as number } : {};
+        return { status: 200, result: { ...base, role: v.role, process: v.process, leases: v.leases, epoch, lag_entries: v.lag_entries, ...(org === undefined ? {} : { lease: deps.quorum.lease(org) }) } };
+      },
     }),
     route({
       method: 'get',

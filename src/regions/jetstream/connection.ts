@@ -1,16 +1,30 @@
 // One NATS connection per region process, with the timers SCALE.md measured: pings every 2 s, three missed
 // close a stale (black-holed) connection; reconnection never gives up.
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { readFileSync } from 'node:fs';
+import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsSecurity } from '../../lib/region-transport.js';
 
 export interface ConnectionOptions {
   natsUrl: string;
   pingMs: number;
   name: string;
+  /** credentials and TLS for the region's servers; none by default */
+  security?: NatsSecurity;
   warn(message: string): void;
 }
 
+/** The client options a process's NatsSecurity asks for: a server that requires them refuses a connection without. */
+function securityOptions(security: NatsSecurity | undefined) {
+  const auth = security?.auth;
+  return {
+    ...(auth && 'user' in auth ? { user: auth.user, pass: auth.pass } : {}),
+    ...(auth && 'credsFile' in auth ? { authenticator: credsAuthenticator(readFileSync(auth.credsFile)) } : {}),
+    ...(security?.tls ? { tls: { caFile: security.tls.caFile, ...(security.tls.certFile ? { certFile: security.tls.certFile, keyFile: security.tls.keyFile } : {}) } } : {}),
+  };
+}
+
 export async function openNats(options: ConnectionOptions): Promise<NatsConnection> {
-  const nc = await connect({ servers: options.natsUrl, name: options.name, pingInterval: options.pingMs, maxPingOut: 3, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true });
+  const nc = await connect({ servers: options.natsUrl.split(','), name: options.name, ...securityOptions(options.security), pingInterval: options.pingMs, maxPingOut: 3, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true });
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect' || s.type === 'reconnect') options.warn(`nats ${options.natsUrl}: ${s.type}`);

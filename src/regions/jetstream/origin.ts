@@ -7,6 +7,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { ConnectRegion } from '../in-process.js';
 import type { Ack, Batch, ShippedEntry, Transport } from '../transport.js';
 import type { Wal } from '../../wal/log.js';
+import type { NatsSecurity } from '../../lib/region-transport.js';
 import { openNats, retry } from './connection.js';
 import { serveSnapshots } from './snapshot-source.js';
 import { ackSubject, decodeAck, encodeBatch, msgId, probeSubject, streamName, walSubject, walSubjects } from './wire.js';
@@ -15,6 +16,9 @@ export interface OriginOptions {
   origin: string;
   natsUrl: string;
   retentionMs: number;
+  /** copies of the stream the region's cluster keeps (1, or 3 on a cluster of three) */
+  replicas?: number;
+  security?: NatsSecurity;
   pingMs: number;
   /** the origin's log, from which replicas past the stream's retention get snapshots */
   wal?: Wal;
@@ -22,9 +26,9 @@ export interface OriginOptions {
 }
 
 /** Creates (or updates) the origin's WAL stream: file storage, limits retention by age, never by interest. */
-export async function ensureWalStream(nc: NatsConnection, origin: string, retentionMs: number, warn: (m: string) => void, stopped: () => boolean = () => false): Promise<void> {
+export async function ensureWalStream(nc: NatsConnection, origin: string, retentionMs: number, warn: (m: string) => void, stopped: () => boolean = () => false, replicas = 1): Promise<void> {
   const jsm = await retry('jetstream manager', () => jetstreamManager(nc), warn, stopped);
-  const config = { name: streamName(origin), subjects: [walSubjects(origin)], retention: RetentionPolicy.Limits, storage: StorageType.File, max_age: retentionMs * 1_000_000, duplicate_window: 120 * 1_000_000_000 };
+  const config = { name: streamName(origin), subjects: [walSubjects(origin)], retention: RetentionPolicy.Limits, storage: StorageType.File, max_age: retentionMs * 1_000_000, duplicate_window: 120 * 1_000_000_000, num_replicas: replicas };
   await retry(`stream ${config.name}`, async () => {
     try {
       await jsm.streams.info(config.name);
@@ -224,13 +228,13 @@ export function connectJetStream(options: OriginOptions): { connect: ConnectRegi
   let current: Ready | undefined;
   let stopped = false;
   const whenReady = (async () => {
-    const nc = await openNats({ natsUrl: options.natsUrl, pingMs: options.pingMs, name: `origin ${options.origin}`, warn: options.warn });
+    const nc = await openNats({ natsUrl: options.natsUrl, pingMs: options.pingMs, name: `origin ${options.origin}`, ...(options.security ? { security: options.security } : {}), warn: options.warn });
     if (stopped) {
       await nc.close();
       throw new Error('stopped');
     }
     if (options.wal) serveSnapshots(nc, options.origin, options.wal, options.warn);
-    await ensureWalStream(nc, options.origin, options.retentionMs, options.warn, () => stopped);
+    await ensureWalStream(nc, options.origin, options.retentionMs, options.warn, () => stopped, options.replicas ?? 1);
     current = { nc, js: jetstream(nc) };
     return current;
   })();

@@ -14,6 +14,6 @@ export async function connectRemoteRegions(transport: RegionTransportConfig | un
   if (!transport || transport.kind === 'simulated') return { close: async () => {} };
   const origin = regions[0] as string;
   if (transport.region !== origin) throw new Error(`region ${transport.region} is a replica region; its process is started as one (src/main.ts does)`);
-  const js = connectJetStream({ origin, natsUrl: transport.natsUrl, retentionMs: transport.retentionMs, pingMs: transport.pingMs, warn, ...(wal ? { wal } : {}) });
+  const js = connectJetStream({ origin, natsUrl: transport.natsUrl, replicas: transport.replicas, security: transport.security, retentionMs: transport.retentionMs, pingMs: transport.pingMs, warn, ...(wal ? { wal } : {}) });
   return { connect: js.connect, close: js.close };
 }

@@ -27,8 +27,8 @@ export async function startReplicaProcess(config: Pick<Config, 'host' | 'port' |
   const region = transport.region;
   const store = openReplicaStore(config.dataDir, region, config.durability === 'sync', warn);
   const replica = await Replica.open(region, store, config.snapshotInterval, warn);
-  const nc = await openNats({ natsUrl: transport.natsUrl, pingMs: transport.pingMs, name: `replica ${region}`, warn });
-  const side = await startReplicaSide({ nc, origin, region, replica, retentionMs: transport.retentionMs, pullExpiresMs: transport.pullExpiresMs, warn });
+  const nc = await openNats({ natsUrl: transport.natsUrl, pingMs: transport.pingMs, name: `replica ${region}`, security: transport.security, warn });
+  const side = await startReplicaSide({ nc, origin, region, replica, retentionMs: transport.retentionMs, replicas: transport.replicas, pullExpiresMs: transport.pullExpiresMs, warn });
 
   const json = (res: import('node:http').ServerResponse, status: number, body: string) => {
     res.writeHead(status, { 'Content-Type': 'application/json' }).end(body);

@@ -14,6 +14,8 @@ export interface ReplicaSideOptions {
   region: string;
   replica: Replica;
   retentionMs: number;
+  /** copies of the mirror the region's cluster keeps (1 or 3) */
+  replicas?: number;
   pullExpiresMs: number;
   warn(message: string): void;
 }
@@ -37,14 +39,14 @@ export interface ReplicaSide {
 }
 
 /** A mirror in this region's domain keeps the origin's sequence numbers and outlives any partition shorter than the retention. */
-async function ensureMirror(jsm: JetStreamManager, origin: string, retentionMs: number, warn: (m: string) => void, stopped: () => boolean = () => false): Promise<void> {
+async function ensureMirror(jsm: JetStreamManager, origin: string, retentionMs: number, warn: (m: string) => void, stopped: () => boolean = () => false, replicas = 1): Promise<void> {
   const name = streamName(origin);
   await retry(`mirror ${name}`, async () => {
     try {
       await jsm.streams.info(name);
     } catch (error) {
       if (!/not found/i.test((error as Error).message)) throw error;
-      await jsm.streams.add({ name, mirror: { name, external: { api: `$JS.${origin}.API`, deliver: '' } }, max_age: retentionMs * 1_000_000 } as Parameters<JetStreamManager['streams']['add']>[0]);
+      await jsm.streams.add({ name, mirror: { name, external: { api: `$JS.${origin}.API`, deliver: '' } }, max_age: retentionMs * 1_000_000, num_replicas: replicas } as Parameters<JetStreamManager['streams']['add']>[0]);
     }
   }, warn, stopped);
 }
@@ -80,7 +82,7 @@ async function ensureConsumer(jsm: JetStreamManager, origin: string, region: str
 export async function startReplicaSide(options: ReplicaSideOptions): Promise<ReplicaSide> {
   const { nc, origin, region, replica, warn } = options;
   const jsm = await retry('jetstream manager', () => jetstreamManager(nc), warn);
-  await ensureMirror(jsm, origin, options.retentionMs, warn);
+  await ensureMirror(jsm, origin, options.retentionMs, warn, () => false, options.replicas ?? 1);
   await ensureConsumer(jsm, origin, region, warn);
   const acks = ackSubject(origin, region);
   let stopped = false;
@@ -106,7 +108,7 @@ export async function startReplicaSide(options: ReplicaSideOptions): Promise<Rep
     while (!stopped) {
       try {
         if (setUpAgain) {
-          await ensureMirror(jsm, origin, options.retentionMs, warn, () => stopped);
+          await ensureMirror(jsm, origin, options.retentionMs, warn, () => stopped, options.replicas ?? 1);
           await ensureConsumer(jsm, origin, region, warn, () => stopped);
           setUpAgain = false;
         }
