@@ -7,7 +7,7 @@ import { discardAnonymous, upgradeAnonymous } from './anonymous.js';
 import type { Change } from './changes.js';
 import type { SignInEntry, SignInRecord, SignInSubject } from './commands.js';
 import { decision, type DecideContext, type Decision, type EventDraft } from './decision.js';
-import { checkDirectIdRedeemable } from './direct-id.js';
+import { useProof } from './factors.js';
 import { checkFactorAllowed, checkSelfRegistration, newPersonActive } from './org-config.js';
 import { createPerson } from './persons.js';
 import { analytics, personHandle, SIGN_IN_DENIED } from './sign-in.js';
@@ -75,17 +75,9 @@ export function admitSignIn(state: OrgState, entry: SignInSubject, signIn: SignI
     const found = state.persons.get(entry.person_id);
     if (!found || !found.active) throw new ServiceError('ERR_UNAUTHORIZED', SIGN_IN_DENIED);
     person = found;
-    // A direct-id is used up by the entry that records its sign-in, so two requests with one value get one token.
-    if (signIn.direct_id !== undefined) {
-      checkDirectIdRedeemable(state, signIn.direct_id, found.person_id, ctx.nowMs);
-      changes.push({ t: 'DirectIdRedeemed', hash: signIn.direct_id });
-    }
-    // The same password in the service's own form: the credential (and its ID) stays, so no PasswordChanged.
-    if (signIn.rehash !== undefined && found.password_hash === signIn.rehash.replaces) {
-      const credential_id = found.password_credential_id;
-      changes.push({ t: 'PersonPasswordSet', person_id: found.person_id, password_hash: signIn.rehash.password_hash, ...(credential_id !== undefined && { credential_id }) });
-    }
   }
+  // What the method proved, checked again now and used up by this entry (a direct-id signs in once).
+  changes.push(...useProof(state, signIn.method, signIn, entry.person_id, ctx));
   events.push({
     name: 'AuthenticationSucceeded_v1',
     body: {

@@ -11,6 +11,7 @@ import type { PasswordReset } from './credentials.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { CloudConnection, CloudSnapshot } from './cloud.js';
 import type { EventDraft } from './decision.js';
+import type { ProofFields } from './factors.js';
 
 export interface PersonInput {
   handles: Handle[];
@@ -63,18 +64,15 @@ export interface AuthenticationFailure extends Omit<Attempt, 'handle'> {
   person_id?: string;
 }
 
-/** A sign-in that a token ends: recorded with it, so the token counts only if the sign-in does. */
-export interface SignInRecord extends Attempt {
-  /** a direct-id sign-in: the SHA-256 (hex) of the value, used up by the same entry that records the token */
-  direct_id?: string;
-  /** present when the attempt registers the person: they are created in the same entry */
-  registration?: { password_hash?: string; region: string; groups?: string[]; upgrade?: true };
-  /**
-   * a sign-in that proved the password against a hash of another form or cost: its replacement in the
-   * service's own form, set by the same entry as long as the person still holds the hash it replaces
-   */
-  rehash?: { password_hash: string; replaces: string };
-}
+/**
+ * A sign-in that a token ends: recorded with it, so the token counts only if the sign-in does. Its method's
+ * proof (factors.ts) is checked again and used up by the same entry.
+ */
+export type SignInRecord = Attempt &
+  ProofFields & {
+    /** present when the attempt registers the person: they are created in the same entry */
+    registration?: { password_hash?: string; region: string; groups?: string[]; upgrade?: true };
+  };
 
 /** Whose sign-in an entry records, and how they signed in: a token's record, or a sign-in recorded alone. */
 export interface SignInSubject {

@@ -6,9 +6,7 @@ import { decision, type Decision } from './decision.js';
 import { isReservedKey } from './reserved-keys.js';
 import type { Handle, OrgState } from './state.js';
 
-/** End-user authentication methods an organization can allow. */
-export const FACTOR_METHODS = ['password', 'oidc', 'direct_id'] as const;
-export type FactorMethod = (typeof FACTOR_METHODS)[number];
+import { SIGN_IN_METHODS, type SignInMethod } from './factors.js';
 
 export interface OrgConfig {
   /** seconds; 0 means the deployment's SERVICE_TOKEN_TTL */
@@ -17,7 +15,7 @@ export interface OrgConfig {
   requires_manual_approval: boolean;
   deny_self_registration: boolean;
   /** empty: every method */
-  allowed_factor_methods: FactorMethod[];
+  allowed_factor_methods: SignInMethod[];
   /** glob patterns a self-registered handle must match; empty: any handle */
   new_person_handle_patterns: string[];
   sso_allowed_redirect_uris: string[];
@@ -89,14 +87,14 @@ function checkBoolean(field: keyof OrgConfig, value: unknown): boolean {
 }
 
 /** Duplicates are dropped; the first occurrence keeps its place (so in every list below). */
-function checkFactorMethods(value: unknown): FactorMethod[] {
+function checkSignInMethods(value: unknown): SignInMethod[] {
   if (!isStringArray(value)) throw badRequest('allowed_factor_methods: must be an array of strings');
   value.forEach((m, i) => {
-    if (!(FACTOR_METHODS as readonly string[]).includes(m)) {
-      throw badRequest(`allowed_factor_methods[${i}]: ${quote(m)} must be one of ${FACTOR_METHODS.join(', ')}`);
+    if (!(SIGN_IN_METHODS as readonly string[]).includes(m)) {
+      throw badRequest(`allowed_factor_methods[${i}]: ${quote(m)} must be one of ${SIGN_IN_METHODS.join(', ')}`);
     }
   });
-  return [...new Set(value as FactorMethod[])];
+  return [...new Set(value as SignInMethod[])];
 }
 
 const NO_SPACE_OR_CONTROL = /^[^\s\p{C}]+$/u;
@@ -166,7 +164,7 @@ export function checkOrgConfigPatch(input: unknown): OrgConfigPatch {
   if (body['groups_claim_name'] !== undefined) patch.groups_claim_name = checkGroupsClaimName(body['groups_claim_name']);
   if (body['requires_manual_approval'] !== undefined) patch.requires_manual_approval = checkBoolean('requires_manual_approval', body['requires_manual_approval']);
   if (body['deny_self_registration'] !== undefined) patch.deny_self_registration = checkBoolean('deny_self_registration', body['deny_self_registration']);
-  if (body['allowed_factor_methods'] !== undefined) patch.allowed_factor_methods = checkFactorMethods(body['allowed_factor_methods']);
+  if (body['allowed_factor_methods'] !== undefined) patch.allowed_factor_methods = checkSignInMethods(body['allowed_factor_methods']);
   if (body['new_person_handle_patterns'] !== undefined) patch.new_person_handle_patterns = checkHandlePatterns(body['new_person_handle_patterns']);
   if (body['sso_allowed_redirect_uris'] !== undefined) patch.sso_allowed_redirect_uris = checkRedirectUris(body['sso_allowed_redirect_uris']);
   return patch;
