@@ -4,10 +4,13 @@ import { createPasswordHasher } from './auth/password-hash.js';
 import { createIssuePipeline, type IssuePipeline } from './auth/issue.js';
 import { createSignIn } from './auth/sign-in.js';
 import { createDirectIdSignIn } from './auth/direct-id.js';
+import { createTotp, TOTP_FAILURES_PER_WINDOW } from './auth/totp.js';
+import { totpRoutes } from './http/handlers/totp.js';
 import { bulkImportRoutes } from './http/handlers/bulk-import.js';
 import { directIdRoutes } from './http/handlers/direct-id.js';
 import { quotaRoutes } from './http/handlers/quota.js';
 import { createLimiter } from './auth/throttle.js';
+import { createSealer, type Sealer } from './lib/signed.js';
 import type { Config } from './config.js';
 import { createEventCodec, type EventCodec } from './events/codec.js';
 import type { EventJson } from './events/event-json.js';
@@ -473,11 +476,12 @@ function buildCloud({ config, clock, ids, metrics, warn }: Base, registry: Regis
   };
 }
 
-function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, passwords: ReturnType<typeof createPasswordHasher>) {
+function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, passwords: ReturnType<typeof createPasswordHasher>, challenges: Sealer) {
   const { windowMs, perHandle, perIp } = config.authThrottle;
   return createSignIn({
     clock,
     passwords,
+    challenges,
     throttle: { handle: createLimiter({ windowMs, limit: perHandle }), ip: createLimiter({ windowMs, limit: perIp }) },
     pipeline,
     region: config.regions[0] as string,
@@ -549,7 +553,19 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   });
   const deps: HandlerDeps = { registry, pager: createPager(storage.cursorSecret), consistency: regions.consistency };
   const passwords = createPasswordHasher();
-  const signIn = buildSignIn(base, pipeline, passwords);
+  // Second-factor challenges are signed with a service secret: a first factor's answer, checked by the second's.
+  const challenges = createSealer(storage.cursorSecret, 'sign-in challenge');
+  const signIn = buildSignIn(base, pipeline, passwords, challenges);
+  const personAuth = personAuthenticator(tokens.validator);
+  const totp = createTotp({
+    clock: base.clock,
+    pipeline,
+    challenges,
+    secretsKey: config.secretsKey,
+    previousSecretsKey: config.secretsKeyPrevious,
+    throttle: createLimiter({ windowMs: config.authThrottle.windowMs, limit: TOTP_FAILURES_PER_WINDOW }),
+    hashKey,
+  });
   const anonymous = createAnonymousPersons({
     pipeline,
     validator: tokens.validator,
@@ -581,7 +597,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...bulkImportRoutes(deps),
     ...personRoutes(deps),
     ...quotaRoutes(deps),
-    ...directIdRoutes(deps, { directId: createDirectIdSignIn({ clock: base.clock, pipeline, hashKey }) }),
+    ...directIdRoutes(deps, { directId: createDirectIdSignIn({ clock: base.clock, pipeline, hashKey, challenges }) }),
     ...handleRoutes(deps),
     ...groupRoutes(deps),
     ...attributeRoutes(deps),
@@ -606,7 +622,8 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...passwordResetRoutes(resets, regions.consistency),
     ...templateRoutes(deps),
     ...anonymousRoutes(anonymous),
-    ...endUserRoutes(deps, personAuthenticator(tokens.validator)),
+    ...endUserRoutes(deps, personAuth),
+    ...totpRoutes(totp, personAuth),
     ...mitmRoutes(deps, {
       detector: createMitmDetector({ registry, commits: orgs.commits, clock: base.clock, rate: { windowMs: config.browser.mitmRateWindowMs, perKey: config.browser.mitmPerKey }, warn: base.warn }),
       issuer,

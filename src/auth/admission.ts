@@ -3,7 +3,10 @@
 // held upgraded), the one refusal (AuthenticationFailed) and the request the issuing pipeline takes, with the
 // method's proof (domain/factors.ts) that the entry recording the sign-in checks again and uses up. A method
 // keeps only what is its own: reading and checking its credential, and its throttling.
-import { ServiceError } from '../errors.js';
+import { badRequest, ServiceError } from '../errors.js';
+import type { Authentication } from '../domain/commands.js';
+import { hasTotp } from '../domain/totp.js';
+import type { Sealer } from '../lib/signed.js';
 import type { Handle, Person } from '../domain/state.js';
 import type { Proof } from '../domain/factors.js';
 import { checkFactorAllowed, checkSelfRegistration, PolicyRefused } from '../domain/org-config.js';
@@ -45,7 +48,37 @@ export interface Admitted {
   proof?: Proof | Promise<Proof> | undefined;
   /** a registration: the person is created (or the held anonymous one upgraded) by the entry recording the sign-in */
   registration?: { password_hash?: Promise<string>; groups?: string[]; upgrade?: true } | undefined;
+  /** the factors proven before this one, from the challenge they answered */
+  earlier?: Pick<Challenge, 'authentications' | 'proofs'> | undefined;
 }
+
+/**
+ * What a second-factor challenge carries, signed (not secret: the caller may read it): who proved which
+ * factors, and the request's own facts the sign-in goes on with. A password proof carries no re-hash.
+ */
+export interface Challenge {
+  org: string;
+  person_id: string;
+  handle: Handle;
+  authentications: Authentication[];
+  proofs: Proof[];
+  anonymous_person_id?: string | undefined;
+  analytics_correlation_id?: string | undefined;
+}
+
+/** How long a second-factor challenge may be answered: long enough to open an authenticator app. */
+export const CHALLENGE_TTL_S = 300;
+
+/** The answer to a first factor that is not enough: no token, a challenge and the methods that can answer it. */
+export interface SecondFactorRequired {
+  challenge: string;
+  /** the second factors the person holds, each answered at /authenticate/<method> */
+  methods: string[];
+  /** seconds */
+  expires_in: number;
+}
+
+export type SignInOutcome = { token: string } | { second_factor: SecondFactorRequired };
 
 /** A person about to be created: regular with handles, or anonymous with the end of its life. */
 export interface NewPerson {
@@ -60,6 +93,13 @@ export interface NewPerson {
 export interface AdmissionDeps {
   clock: Pick<Clock, 'nowMs' | 'nowNs'>;
   pipeline: Pick<IssuePipeline, 'issue' | 'verify' | 'refuse'>;
+  /** signs second-factor challenges; a method that never asks for one needs none */
+  challenges?: Sealer | undefined;
+}
+
+/** The second factors a person holds, as the methods that answer a challenge. */
+export function secondFactors(person: Person): string[] {
+  return hasTotp(person) ? ['totp'] : [];
 }
 
 export interface Admission {
@@ -85,12 +125,25 @@ export interface Admission {
   request(c: SignInContext, a: Admitted): SignInIssue;
   /** The person's identity token: hooks, claims, signature and the entry that records the sign-in with it. */
   issue(c: SignInContext, a: Admitted): Promise<string>;
-  /** The same sign-in recorded without a token: the hosted OAuth page, whose client gets its own tokens later. */
+  /**
+   * A first factor's end: the token, or, for a person who holds a second factor, a challenge to answer with
+   * it (no token, nothing recorded yet).
+   */
+  complete(c: SignInContext, a: Admitted): Promise<SignInOutcome>;
+  /**
+   * The same sign-in recorded without a token: the hosted OAuth page, whose client gets its own tokens later.
+   * It asks for no second factor, so a person who holds one is refused there (403, recorded).
+   */
   record(c: SignInContext, a: Admitted): Promise<SignedIn>;
+  /** The challenge a second factor answers, opened: forged, expired or another organization's is a 400. */
+  challenge(org: IssuingOrg, sealed: string): Challenge;
 }
+
+const CHALLENGE_PURPOSE = 'second-factor challenge';
 
 export function createAdmission(deps: AdmissionDeps): Admission {
   const { clock, pipeline } = deps;
+  const issue = async (c: SignInContext, a: Admitted) => (await pipeline.issue(c.org, request(c, a))).token;
 
   const refuse: Admission['refuse'] = async (c, method, failure_reason, failure_detail, who = {}) => {
     await pipeline.refuse(c.org, c.consistency, {
@@ -124,7 +177,8 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       method: a.method,
       person: a.person,
       handle: a.handle,
-      authentications: [{ handle: a.handle, method: a.method, timestamp: rfc3339Nanos(clock.nowNs()) }],
+      authentications: [...(a.earlier?.authentications ?? []), { handle: a.handle, method: a.method, timestamp: rfc3339Nanos(clock.nowNs()) }],
+      factors: a.earlier?.proofs,
       request_metadata: { client_ip_address: c.ip, origin: c.origin, user_agent: c.userAgent },
       consistency: c.consistency,
       registration: a.registration,
@@ -163,9 +217,36 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     },
     newPerson,
     request,
-    async issue(c, a) {
-      return (await pipeline.issue(c.org, request(c, a))).token;
+    issue,
+    async complete(c, a) {
+      const methods = a.earlier === undefined && a.registration === undefined ? secondFactors(a.person) : [];
+      if (methods.length === 0) return { token: await issue(c, a) };
+      if (deps.challenges === undefined) throw new Error('second-factor challenges need a sealer');
+      // The first factor's proof goes on with the challenge; a re-hash waits for a sign-in without one.
+      const proof: Proof = a.method === 'password' ? { method: 'password' } : ((await a.proof) ?? ({ method: a.method } as Proof));
+      const challenge: Challenge = {
+        org: c.org.id,
+        person_id: a.person.person_id,
+        handle: a.handle,
+        authentications: [{ handle: a.handle, method: a.method, timestamp: rfc3339Nanos(clock.nowNs()) }],
+        proofs: [proof],
+        ...(c.anonymous_person_id !== undefined && { anonymous_person_id: c.anonymous_person_id }),
+        ...(c.analytics_correlation_id !== undefined && { analytics_correlation_id: c.analytics_correlation_id }),
+      };
+      const expires = Math.floor(clock.nowMs() / 1000) + CHALLENGE_TTL_S;
+      return { second_factor: { challenge: deps.challenges.seal(CHALLENGE_PURPOSE, challenge, expires), methods, expires_in: CHALLENGE_TTL_S } };
     },
-    record: (c, a) => pipeline.verify(c.org, request(c, a)),
+    async record(c, a) {
+      if (a.earlier === undefined && secondFactors(a.person).length > 0) {
+        await refuse(c, a.method, 'second_factor_required', 'the person holds a second factor, which this page does not ask for', { handle: a.handle, person_id: a.person.person_id });
+        throw new ServiceError('ERR_FORBIDDEN', 'this person signs in with a second factor: use /authenticate/password, then /authenticate/totp');
+      }
+      return pipeline.verify(c.org, request(c, a));
+    },
+    challenge(org, sealed) {
+      const opened = deps.challenges?.open<Challenge>(CHALLENGE_PURPOSE, sealed, Math.floor(clock.nowMs() / 1000));
+      if (opened === undefined || opened.org !== org.id) throw badRequest('challenge: not a valid second-factor challenge of this organization, or expired');
+      return opened;
+    },
   };
 }

@@ -5,7 +5,8 @@ import { ServiceError } from '../errors.js';
 import { DIRECT_ID_REFUSED, directIdPerson } from '../domain/direct-id.js';
 import { SIGN_IN_DENIED } from '../domain/sign-in.js';
 import type { Clock } from '../lib/clock.js';
-import { createAdmission, type SignInContext } from './admission.js';
+import type { Sealer } from '../lib/signed.js';
+import { createAdmission, type SignInContext, type SignInOutcome } from './admission.js';
 import type { IssuePipeline } from './issue.js';
 
 const METHOD = 'direct_id' as const;
@@ -13,6 +14,8 @@ const METHOD = 'direct_id' as const;
 export interface DirectIdDeps {
   clock: Clock;
   pipeline: Pick<IssuePipeline, 'issue' | 'verify' | 'refuse'>;
+  /** signs the challenge a person who holds a second factor answers */
+  challenges: Sealer;
   /** the SHA-256 (hex) the organization's state keeps values by: the same function decide() hashed with */
   hashKey(value: string): string;
 }
@@ -22,8 +25,11 @@ export interface DirectIdAttempt extends SignInContext {
 }
 
 export interface DirectIdSignIn {
-  /** The identity token; 401 for an unknown, used or expired value, or a person who may not sign in. */
-  authenticate(a: DirectIdAttempt): Promise<string>;
+  /**
+   * The identity token (or a challenge for a person who holds a second factor); 401 for an unknown, used or
+   * expired value, or a person who may not sign in.
+   */
+  authenticate(a: DirectIdAttempt): Promise<SignInOutcome>;
 }
 
 export function createDirectIdSignIn(deps: DirectIdDeps): DirectIdSignIn {
@@ -44,7 +50,7 @@ export function createDirectIdSignIn(deps: DirectIdDeps): DirectIdSignIn {
         await admission.refuse(a, METHOD, 'person_not_active', 'the person has no handle', { person_id: personId });
         throw new ServiceError('ERR_UNAUTHORIZED', SIGN_IN_DENIED);
       }
-      return admission.issue(a, { method: METHOD, person, handle, proof: { method: METHOD, direct_id: hash } });
+      return admission.complete(a, { method: METHOD, person, handle, proof: { method: METHOD, direct_id: hash } });
     },
   };
 }

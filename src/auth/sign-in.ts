@@ -7,7 +7,8 @@ import { PolicyRefused } from '../domain/org-config.js';
 import { checkHandle } from '../domain/rules.js';
 import { handleKey, type Handle, type Person } from '../domain/state.js';
 import type { Clock } from '../lib/clock.js';
-import { createAdmission, type Admitted, type SignInContext } from './admission.js';
+import type { Sealer } from '../lib/signed.js';
+import { createAdmission, type Admitted, type SignInContext, type SignInOutcome } from './admission.js';
 import { checkPasswordPolicy, needsRehash, type PasswordHasher } from './password-hash.js';
 import type { Limiter } from './throttle.js';
 import type { IssuePipeline } from './issue.js';
@@ -21,6 +22,8 @@ export interface SignInDeps {
   /** failures per handle (sign-in only) and per client IP (sign-in and registration), per organization */
   throttle: { handle: Limiter; ip: Limiter };
   pipeline: Pick<IssuePipeline, 'issue' | 'verify' | 'refuse'>;
+  /** signs the challenge a person who holds a second factor answers */
+  challenges: Sealer;
   /** where self-registered persons live: the local region */
   region: string;
   newPersonId(): string;
@@ -41,8 +44,8 @@ interface Reservation {
 }
 
 export interface SignInService {
-  /** The person's identity token. */
-  authenticate(a: SignInAttempt): Promise<string>;
+  /** The person's identity token, or a challenge for a person who holds a second factor. */
+  authenticate(a: SignInAttempt): Promise<SignInOutcome>;
   /** The same sign-in, recorded without a token: the hosted OAuth page, whose client gets its own tokens later. */
   verify(a: SignInAttempt): Promise<SignedIn>;
   register(a: SignInAttempt): Promise<Registration>;
@@ -116,7 +119,7 @@ export function createSignIn(deps: SignInDeps): SignInService {
 
   return {
     async authenticate(a) {
-      return admission.issue(a, await checkPassword(a));
+      return admission.complete(a, await checkPassword(a));
     },
     async verify(a) {
       return admission.record(a, await checkPassword(a));

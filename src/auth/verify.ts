@@ -42,6 +42,8 @@ export interface SignInRequest {
    * (oidc: the callback used its state up).
    */
   proof?: Proof | Promise<Proof> | undefined;
+  /** the proofs of the factors before this one (a password before a TOTP code), in `authentications`' order */
+  factors?: Proof[] | undefined;
   /**
    * the anonymous person whose token the caller held: the token and TokenMinted name it; a registration
    * upgrades it (registration.upgrade, `person` is that person), a sign-in to another person deletes it
@@ -161,6 +163,7 @@ export function createSignInVerifier(deps: VerifierDeps): SignInVerifier {
     }
     const sign_in: SignInRecord = { ...proof, handle: r.handle, method: r.method, client_ip_address: r.request_metadata.client_ip_address };
     if (r.analytics_correlation_id !== undefined) sign_in.analytics_correlation_id = r.analytics_correlation_id;
+    if (r.factors !== undefined && r.factors.length > 0) sign_in.factors = r.factors;
     if (r.registration) {
       sign_in.registration = {
         region: person.region,

@@ -34,6 +34,7 @@ export type Admission =
 export function admitSignIn(state: OrgState, entry: SignInSubject, signIn: SignInRecord, ctx: DecideContext): Admission {
   if (signIn.registration) checkSelfRegistration(state.config, signIn.method, signIn.handle);
   else checkFactorAllowed(state.config, signIn.method);
+  for (const f of signIn.factors ?? []) checkFactorAllowed(state.config, f.method);
   const analytics_metadata = analytics(signIn, ctx);
   const changes: Change[] = [];
   const events: EventDraft[] = [];
@@ -77,6 +78,7 @@ export function admitSignIn(state: OrgState, entry: SignInSubject, signIn: SignI
     person = found;
   }
   // What the method proved, checked again now and used up by this entry (a direct-id signs in once).
+  for (const f of signIn.factors ?? []) changes.push(...useProof(state, f.method, f, entry.person_id, ctx));
   changes.push(...useProof(state, signIn.method, signIn, entry.person_id, ctx));
   events.push({
     name: 'AuthenticationSucceeded_v1',

@@ -1,5 +1,5 @@
 // Commands: what callers ask an organization to do, imperative. decide() answers each.
-import type { AttributeSet, ConsentLevel, Handle, OnFailure, Person, WebhookTrigger } from './state.js';
+import type { AttributeSet, ConsentLevel, Handle, OnFailure, Person, StoredSecret, WebhookTrigger } from './state.js';
 import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
 import type { GateEventInput } from './gate-events.js';
@@ -72,6 +72,8 @@ export type SignInRecord = Attempt &
   ProofFields & {
     /** present when the attempt registers the person: they are created in the same entry */
     registration?: { password_hash?: string; region: string; groups?: string[]; upgrade?: true };
+    /** the factors proven before this one (a password before a TOTP code), each checked and used up likewise */
+    factors?: Array<{ method: string } & ProofFields>;
   };
 
 /** Whose sign-in an entry records, and how they signed in: a token's record, or a sign-in recorded alone. */
@@ -176,6 +178,11 @@ export type Command =
   | { kind: 'AddPasswordCredential'; person_id: string; password_hash: string }
   /** credential_id absent: every credential of the person */
   | { kind: 'RemoveCredentials'; person_id: string; credential_id?: string }
+  /** a TOTP secret, sealed at the edge; replies the new credential's ID */
+  | { kind: 'EnrollTotp'; person_id: string; secret: StoredSecret }
+  /** the first code's time step, checked at the edge; replies the recovery codes */
+  | { kind: 'ConfirmTotp'; person_id: string; credential_id: string; step: number }
+  | { kind: 'RegenerateRecoveryCodes'; person_id: string }
   /** a password-reset link, its seal already checked, with the new password's hash */
   | { kind: 'CompletePasswordReset'; reset: PasswordReset; password_hash: string }
   /** the whole template after the PUT, its Mustache checked by mail/templates.ts */

@@ -7,9 +7,10 @@ import type { DecideContext } from './decision.js';
 import { ServiceError } from '../errors.js';
 import { checkDirectIdRedeemable, DIRECT_ID_REFUSED } from './direct-id.js';
 import type { OrgState } from './state.js';
+import { useTotpProof } from './totp.js';
 
 /** Every method a person signs in by, as allowed_factor_methods, AuthenticationSucceeded and tokens name them. */
-export const FACTOR_METHODS = ['password', 'oidc', 'direct_id', 'anonymous'] as const;
+export const FACTOR_METHODS = ['password', 'oidc', 'direct_id', 'anonymous', 'totp'] as const;
 export type FactorMethod = (typeof FACTOR_METHODS)[number];
 
 /**
@@ -34,7 +35,10 @@ export type Proof =
   /** the SHA-256 (hex) of the value, used up by the same entry that records the token */
   | { method: 'direct_id'; direct_id: string }
   /** a new anonymous person: nothing to prove, the person is created with its token */
-  | { method: 'anonymous' };
+  | { method: 'anonymous' }
+  /** a code's time step, later than the last one used; or the SHA-256 (hex) of an unused recovery code */
+  | { method: 'totp'; totp_step: number }
+  | { method: 'totp'; recovery_code: string };
 
 export type ProofOf<M extends FactorMethod> = Extract<Proof, { method: M }>;
 
@@ -67,6 +71,7 @@ const PROOF_CHECKS: { readonly [M in FactorMethod]: ProofCheck } = {
     return [{ t: 'DirectIdRedeemed', hash: proof.direct_id }];
   },
   anonymous: () => [],
+  totp: useTotpProof,
 };
 
 export function isFactorMethod(method: string): method is FactorMethod {
