@@ -9,7 +9,16 @@ import { hasTotp } from '../domain/totp.js';
 import type { Sealer } from '../lib/signed.js';
 import type { Handle, Person } from '../domain/state.js';
 import type { Proof } from '../domain/factors.js';
-import { checkFactorAllowed, checkSelfRegistration, PolicyRefused } from '../domain/org-config.js';
+import {
+  checkFactorAllowed,
+  checkFactorPlace,
+  checkSelfRegistration,
+  PolicyRefused,
+  secondFactorMissing,
+  secondFactorRequired,
+  secondFactorsAllowed,
+  type OrgConfig,
+} from '../domain/org-config.js';
 import { SIGN_IN_DENIED } from '../domain/sign-in.js';
 import { rfc3339Nanos } from '../lib/time-text.js';
 import type { Clock } from '../lib/clock.js';
@@ -97,9 +106,9 @@ export interface AdmissionDeps {
   challenges?: Sealer | undefined;
 }
 
-/** The second factors a person holds, as the methods that answer a challenge. */
-export function secondFactors(person: Person): string[] {
-  return hasTotp(person) ? ['totp'] : [];
+/** The second factors a person holds that the organization accepts, as the methods that answer a challenge. */
+export function secondFactors(config: OrgConfig, person: Person): string[] {
+  return secondFactorsAllowed(config, hasTotp(person) ? ['totp'] : []);
 }
 
 export interface Admission {
@@ -108,9 +117,9 @@ export interface Admission {
   /**
    * The organization's configuration for the method as it is now, before any credential is read: a refusal is
    * recorded with its failure_reason and thrown (403, PolicyRefused). `register`: the attempt registers the
-   * handle, which the self-registration rules judge.
+   * handle, which the self-registration rules judge; `second`: the method answers a second-factor challenge.
    */
-  policy(c: SignInContext, method: string, handle?: Handle, register?: boolean): Promise<void>;
+  policy(c: SignInContext, method: string, handle?: Handle, place?: { register?: boolean; second?: boolean }): Promise<void>;
   /** The person a verified credential names, read now: deleted or deactivated meanwhile, recorded and 401. */
   active(c: SignInContext, method: string, person_id: string, handle?: Handle): Promise<Person>;
   /**
@@ -144,6 +153,14 @@ const CHALLENGE_PURPOSE = 'second-factor challenge';
 export function createAdmission(deps: AdmissionDeps): Admission {
   const { clock, pipeline } = deps;
   const issue = async (c: SignInContext, a: Admitted) => (await pipeline.issue(c.org, request(c, a))).token;
+
+  /** A person who must use two factors and holds no second one the organization accepts: refused (403), recorded. */
+  async function requireNone(c: SignInContext, a: Admitted): Promise<void> {
+    if (!secondFactorRequired(c.org.state.config, a.person.groups)) return;
+    const error = secondFactorMissing();
+    await refuse(c, a.method, error.failure_reason, error.message, { handle: a.handle, person_id: a.person.person_id });
+    throw error;
+  }
 
   const refuse: Admission['refuse'] = async (c, method, failure_reason, failure_detail, who = {}) => {
     await pipeline.refuse(c.org, c.consistency, {
@@ -190,10 +207,12 @@ export function createAdmission(deps: AdmissionDeps): Admission {
 
   return {
     refuse,
-    async policy(c, method, handle, register = false) {
+    async policy(c, method, handle, place = {}) {
+      const config = c.org.state.config;
       try {
-        if (register && handle !== undefined) checkSelfRegistration(c.org.state.config, method, handle);
-        else checkFactorAllowed(c.org.state.config, method);
+        if (place.register && handle !== undefined) checkSelfRegistration(config, method, handle);
+        else checkFactorAllowed(config, method);
+        checkFactorPlace(config, method, place.second !== true);
       } catch (error) {
         if (error instanceof PolicyRefused) await refuse(c, method, error.failure_reason, error.message, { handle });
         throw error;
@@ -219,8 +238,11 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     request,
     issue,
     async complete(c, a) {
-      const methods = a.earlier === undefined && a.registration === undefined ? secondFactors(a.person) : [];
-      if (methods.length === 0) return { token: await issue(c, a) };
+      const methods = a.earlier === undefined && a.registration === undefined ? secondFactors(c.org.state.config, a.person) : [];
+      if (methods.length === 0) {
+        if (a.earlier === undefined && a.registration === undefined) await requireNone(c, a);
+        return { token: await issue(c, a) };
+      }
       if (deps.challenges === undefined) throw new Error('second-factor challenges need a sealer');
       // The first factor's proof goes on with the challenge; a re-hash waits for a sign-in without one.
       const proof: Proof = a.method === 'password' ? { method: 'password' } : ((await a.proof) ?? ({ method: a.method } as Proof));
@@ -237,9 +259,12 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       return { second_factor: { challenge: deps.challenges.seal(CHALLENGE_PURPOSE, challenge, expires), methods, expires_in: CHALLENGE_TTL_S } };
     },
     async record(c, a) {
-      if (a.earlier === undefined && secondFactors(a.person).length > 0) {
-        await refuse(c, a.method, 'second_factor_required', 'the person holds a second factor, which this page does not ask for', { handle: a.handle, person_id: a.person.person_id });
-        throw new ServiceError('ERR_FORBIDDEN', 'this person signs in with a second factor: use /authenticate/password, then /authenticate/totp');
+      if (a.earlier === undefined && a.registration === undefined) {
+        await requireNone(c, a);
+        if (secondFactors(c.org.state.config, a.person).length > 0) {
+          await refuse(c, a.method, 'second_factor_required', 'the person holds a second factor, which this page does not ask for', { handle: a.handle, person_id: a.person.person_id });
+          throw new ServiceError('ERR_FORBIDDEN', 'this person signs in with a second factor: use /authenticate/password, then /authenticate/totp');
+        }
       }
       return pipeline.verify(c.org, request(c, a));
     },

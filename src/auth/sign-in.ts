@@ -83,7 +83,7 @@ export function createSignIn(deps: SignInDeps): SignInService {
    */
   async function refuseByPolicy(a: SignInAttempt, reserved: Reservation, register: boolean): Promise<void> {
     try {
-      await admission.policy(a, METHOD, a.handle, register);
+      await admission.policy(a, METHOD, a.handle, { register });
     } catch (error) {
       if (error instanceof PolicyRefused) reserved.releaseHandle();
       throw error;

@@ -132,6 +132,7 @@ export function createTotp(deps: TotpDeps): TotpService {
       if ((a.code === undefined) === (a.recovery_code === undefined)) throw badRequest('one of code and recovery_code is required');
       // The request goes on with what the first factor's request carried.
       const c: SignInContext = { ...a, anonymous_person_id: challenge.anonymous_person_id, analytics_correlation_id: challenge.analytics_correlation_id };
+      await admission.policy(c, METHOD, challenge.handle, { second: true });
       const release = reserve(a.org, challenge.person_id);
       const person = await admission.active(c, METHOD, challenge.person_id, challenge.handle);
       const t = person.totp;

@@ -20,6 +20,16 @@ export type FactorMethod = (typeof FACTOR_METHODS)[number];
 export const SIGN_IN_METHODS = FACTOR_METHODS.filter((m): m is Exclude<FactorMethod, 'anonymous'> => m !== 'anonymous');
 export type SignInMethod = (typeof SIGN_IN_METHODS)[number];
 
+/** Where each method may stand in a sign-in: first (it names the person), second (it answers a challenge), or both. */
+const ROLES: { readonly [M in SignInMethod]: { first: boolean; second: boolean } } = {
+  password: { first: true, second: false },
+  oidc: { first: true, second: false },
+  direct_id: { first: true, second: false },
+  totp: { first: false, second: true },
+};
+export const FIRST_FACTOR_METHODS = SIGN_IN_METHODS.filter((m) => ROLES[m].first);
+export const SECOND_FACTOR_METHODS = SIGN_IN_METHODS.filter((m) => ROLES[m].second);
+
 /** What a sign-in method proved, as the entry that records the sign-in is told it. */
 export type Proof =
   | {
