@@ -6,6 +6,8 @@ import { createSignIn } from './auth/sign-in.js';
 import { createDirectIdSignIn } from './auth/direct-id.js';
 import { createTotp, TOTP_FAILURES_PER_WINDOW } from './auth/totp.js';
 import { totpRoutes } from './http/handlers/totp.js';
+import { createPasskeys } from './auth/webauthn.js';
+import { webauthnRoutes } from './http/handlers/webauthn.js';
 import { bulkImportRoutes } from './http/handlers/bulk-import.js';
 import { directIdRoutes } from './http/handlers/direct-id.js';
 import { quotaRoutes } from './http/handlers/quota.js';
@@ -566,6 +568,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     throttle: createLimiter({ windowMs: config.authThrottle.windowMs, limit: TOTP_FAILURES_PER_WINDOW }),
     hashKey,
   });
+  const passkeys = createPasskeys({ clock: base.clock, pipeline, challenges, ceremonies: createSealer(storage.cursorSecret, 'webauthn ceremony'), hashKey });
   const anonymous = createAnonymousPersons({
     pipeline,
     validator: tokens.validator,
@@ -624,6 +627,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...anonymousRoutes(anonymous),
     ...endUserRoutes(deps, personAuth),
     ...totpRoutes(totp, personAuth),
+    ...webauthnRoutes(passkeys, personAuth),
     ...mitmRoutes(deps, {
       detector: createMitmDetector({ registry, commits: orgs.commits, clock: base.clock, rate: { windowMs: config.browser.mitmRateWindowMs, perKey: config.browser.mitmPerKey }, warn: base.warn }),
       issuer,

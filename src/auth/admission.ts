@@ -108,7 +108,8 @@ export interface AdmissionDeps {
 
 /** The second factors a person holds that the organization accepts, as the methods that answer a challenge. */
 export function secondFactors(config: OrgConfig, person: Person): string[] {
-  return secondFactorsAllowed(config, hasTotp(person) ? ['totp'] : []);
+  const held = [...(hasTotp(person) ? ['totp'] : []), ...((person.webauthn?.credentials.length ?? 0) > 0 ? ['webauthn'] : [])];
+  return secondFactorsAllowed(config, held);
 }
 
 export interface Admission {
@@ -238,7 +239,8 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     request,
     issue,
     async complete(c, a) {
-      const methods = a.earlier === undefined && a.registration === undefined ? secondFactors(c.org.state.config, a.person) : [];
+      // A factor is not its own second: a passkey sign-in asks for TOTP, not for another passkey.
+      const methods = a.earlier === undefined && a.registration === undefined ? secondFactors(c.org.state.config, a.person).filter((m) => m !== a.method) : [];
       if (methods.length === 0) {
         if (a.earlier === undefined && a.registration === undefined) await requireNone(c, a);
         return { token: await issue(c, a) };
@@ -261,7 +263,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     async record(c, a) {
       if (a.earlier === undefined && a.registration === undefined) {
         await requireNone(c, a);
-        if (secondFactors(c.org.state.config, a.person).length > 0) {
+        if (secondFactors(c.org.state.config, a.person).filter((m) => m !== a.method).length > 0) {
           await refuse(c, a.method, 'second_factor_required', 'the person holds a second factor, which this page does not ask for', { handle: a.handle, person_id: a.person.person_id });
           throw new ServiceError('ERR_FORBIDDEN', 'this person signs in with a second factor: use /authenticate/password, then /authenticate/totp');
         }

@@ -211,6 +211,11 @@ export function apply(state: OrgState, change: Change): OrgState {
       if (p) p.totp = change.totp;
       return state;
     }
+    case 'PersonWebauthnSet': {
+      const p = changing(state, change.person_id);
+      if (p) p.webauthn = change.webauthn;
+      return state;
+    }
     case 'PersonTotpRemoved': {
       const p = changing(state, change.person_id);
       if (p) delete p.totp;

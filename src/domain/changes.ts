@@ -2,6 +2,7 @@
 import type { OrgConfig } from './org-config.js';
 import type { AttributeSet, DirectId, GdprConsent, Handle, MitmToken, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 import type { TotpCredential } from './totp.js';
+import type { PersonWebauthn } from './passkeys.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
@@ -33,6 +34,8 @@ export type Change =
   /** the whole TOTP credential as it is now (its secret sealed) */
   | { t: 'PersonTotpSet'; person_id: string; totp: TotpCredential }
   | { t: 'PersonTotpRemoved'; person_id: string }
+  /** the person's whole WebAuthn record as it is now */
+  | { t: 'PersonWebauthnSet'; person_id: string; webauthn: PersonWebauthn }
   /** a password-reset link was used; now: seconds at the decision, used links expired by then are dropped */
   | { t: 'PasswordResetUsed'; reset_id: string; exp: number; now: number }
   | { t: 'MessageTemplateSet'; name: string; template: MessageTemplate }

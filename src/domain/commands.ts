@@ -12,6 +12,7 @@ import type { MessageTemplate } from './message-templates.js';
 import type { CloudConnection, CloudSnapshot } from './cloud.js';
 import type { EventDraft } from './decision.js';
 import type { ProofFields } from './factors.js';
+import type { Passkey, UsedChallenge } from './passkeys.js';
 
 export interface PersonInput {
   handles: Handle[];
@@ -183,6 +184,8 @@ export type Command =
   /** the first code's time step, checked at the edge; replies the recovery codes */
   | { kind: 'ConfirmTotp'; person_id: string; credential_id: string; step: number }
   | { kind: 'RegenerateRecoveryCodes'; person_id: string }
+  /** a passkey whose registration ceremony the edge verified, with that ceremony's challenge */
+  | { kind: 'AddPasskey'; person_id: string; passkey: Omit<Passkey, 'id' | 'created'>; challenge: UsedChallenge }
   /** a password-reset link, its seal already checked, with the new password's hash */
   | { kind: 'CompletePasswordReset'; reset: PasswordReset; password_hash: string }
   /** the whole template after the PUT, its Mustache checked by mail/templates.ts */

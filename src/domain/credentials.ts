@@ -7,6 +7,7 @@ import { personHandle } from './sign-in.js';
 import type { Handle, OrgState, Person } from './state.js';
 import type { Change } from './changes.js';
 import { exportedTotp, removeTotp, type ExportedTotpCredential } from './totp.js';
+import { exportedPasskeys, removePasskeys, type ExportedPasskey } from './passkeys.js';
 
 export type PasswordInitiator = 'AdminAPI' | 'EndUser';
 
@@ -33,10 +34,10 @@ export function hashAlgorithm(passwordHash: string): string {
 }
 
 /** The person's credentials: the password named by its hash's algorithm, then the second factors. */
-export function exportedCredentials(person: Person): Array<ExportedCredential | ExportedTotpCredential> {
+export function exportedCredentials(person: Person): Array<ExportedCredential | ExportedTotpCredential | ExportedPasskey> {
   const id = passwordCredentialId(person);
   const password: ExportedCredential[] = id === undefined || person.password_hash === undefined ? [] : [{ id, type: 'password', params: { algorithm: hashAlgorithm(person.password_hash) } }];
-  return [...password, ...exportedTotp(person)];
+  return [...password, ...exportedTotp(person), ...exportedPasskeys(person)];
 }
 
 /** The handle PasswordChanged names: the one given, else an email address where the person has one. */
@@ -69,9 +70,10 @@ export function removeCredentials(state: OrgState, personId: string, credentialI
   const person = requirePerson(state, personId);
   const id = passwordCredentialId(person);
   const totp = removeTotp(person, credentialId) ?? [];
-  if (credentialId !== undefined && credentialId !== id && totp.length === 0) throw notFound(`person ${personId} has no credential ${JSON.stringify(credentialId.slice(0, 64))}`);
+  const passkeys = removePasskeys(person, credentialId) ?? [];
+  if (credentialId !== undefined && credentialId !== id && totp.length === 0 && passkeys.length === 0) throw notFound(`person ${personId} has no credential ${JSON.stringify(credentialId.slice(0, 64))}`);
   const password: Change[] = id === undefined || (credentialId !== undefined && credentialId !== id) ? [] : [{ t: 'PersonPasswordRemoved', person_id: personId }];
-  return decision(null, [...password, ...totp]);
+  return decision(null, [...password, ...totp, ...passkeys]);
 }
 
 /** What a password-reset link carries, once its seal is checked. */

@@ -29,6 +29,7 @@ import { importPersons } from './person-import.js';
 import { countBillableIdentities, createCloudConnection, deleteCloudConnection, recordCloudChange, recordCloudSnapshot, updateCloudConnection } from './cloud.js';
 import { createPermission, createRole, deletePermission, deleteRole, setPersonAdditionalPermissions, setPersonRoles, updatePermission, updateRole } from './rbac.js';
 import { confirmTotp, enrollTotp, regenerateRecoveryCodes } from './totp.js';
+import { addPasskey } from './passkeys.js';
 
 export function decide(state: OrgState, command: Command, ctx: DecideContext): Decision {
   return withTwins(state, decideCommand(state, command, ctx), ctx);
@@ -104,6 +105,8 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return changePassword(state, command.person_id, command.password_hash, 'AdminAPI', ctx);
     case 'AddPasswordCredential':
       return addPasswordCredential(state, command.person_id, command.password_hash, ctx);
+    case 'AddPasskey':
+      return addPasskey(state, command.person_id, command.passkey, command.challenge, ctx);
     case 'EnrollTotp':
       return enrollTotp(state, command.person_id, command.secret, ctx);
     case 'ConfirmTotp':

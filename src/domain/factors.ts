@@ -8,9 +8,10 @@ import { ServiceError } from '../errors.js';
 import { checkDirectIdRedeemable, DIRECT_ID_REFUSED } from './direct-id.js';
 import type { OrgState } from './state.js';
 import { useTotpProof } from './totp.js';
+import { usePasskeyProof, type UsedChallenge } from './passkeys.js';
 
 /** Every method a person signs in by, as allowed_factor_methods, AuthenticationSucceeded and tokens name them. */
-export const FACTOR_METHODS = ['password', 'oidc', 'direct_id', 'anonymous', 'totp'] as const;
+export const FACTOR_METHODS = ['password', 'oidc', 'direct_id', 'anonymous', 'totp', 'webauthn'] as const;
 export type FactorMethod = (typeof FACTOR_METHODS)[number];
 
 /**
@@ -26,6 +27,7 @@ const ROLES: { readonly [M in SignInMethod]: { first: boolean; second: boolean }
   oidc: { first: true, second: false },
   direct_id: { first: true, second: false },
   totp: { first: false, second: true },
+  webauthn: { first: true, second: true },
 };
 export const FIRST_FACTOR_METHODS = SIGN_IN_METHODS.filter((m) => ROLES[m].first);
 export const SECOND_FACTOR_METHODS = SIGN_IN_METHODS.filter((m) => ROLES[m].second);
@@ -48,7 +50,9 @@ export type Proof =
   | { method: 'anonymous' }
   /** a code's time step, later than the last one used; or the SHA-256 (hex) of an unused recovery code */
   | { method: 'totp'; totp_step: number }
-  | { method: 'totp'; recovery_code: string };
+  | { method: 'totp'; recovery_code: string }
+  /** a verified assertion: the credential, its new counter and backup state, and the ceremony's challenge */
+  | { method: 'webauthn'; webauthn_credential_id: string; webauthn_counter: number; webauthn_backup_state: boolean; webauthn_challenge: UsedChallenge };
 
 export type ProofOf<M extends FactorMethod> = Extract<Proof, { method: M }>;
 
@@ -82,6 +86,7 @@ const PROOF_CHECKS: { readonly [M in FactorMethod]: ProofCheck } = {
   },
   anonymous: () => [],
   totp: useTotpProof,
+  webauthn: usePasskeyProof,
 };
 
 export function isFactorMethod(method: string): method is FactorMethod {

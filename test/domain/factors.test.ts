@@ -35,11 +35,11 @@ const withTotp = (proof: { totp_step?: number; recovery_code?: string }): SignIn
 const passwordOnly: SignInEntry = { person_id: 'p-1', authentications: [auth('password')], sign_in: { handle, method: 'password', client_ip_address: '203.0.113.7' } };
 const refusedWith = (status: number) => (e: unknown) => e instanceof ServiceError && e.status === status;
 
-test('the method lists derive from FACTOR_METHODS: anonymous is no sign-in method, totp only a second factor', () => {
-  assert.deepEqual([...FACTOR_METHODS], ['password', 'oidc', 'direct_id', 'anonymous', 'totp']);
-  assert.deepEqual([...SIGN_IN_METHODS], ['password', 'oidc', 'direct_id', 'totp']);
-  assert.deepEqual([...FIRST_FACTOR_METHODS], ['password', 'oidc', 'direct_id']);
-  assert.deepEqual([...SECOND_FACTOR_METHODS], ['totp']);
+test('the method lists derive from FACTOR_METHODS: anonymous is no sign-in method, totp only a second factor, webauthn either', () => {
+  assert.deepEqual([...FACTOR_METHODS], ['password', 'oidc', 'direct_id', 'anonymous', 'totp', 'webauthn']);
+  assert.deepEqual([...SIGN_IN_METHODS], ['password', 'oidc', 'direct_id', 'totp', 'webauthn']);
+  assert.deepEqual([...FIRST_FACTOR_METHODS], ['password', 'oidc', 'direct_id', 'webauthn']);
+  assert.deepEqual([...SECOND_FACTOR_METHODS], ['totp', 'webauthn']);
 });
 
 test('a TOTP step later than the last one is used up; the same step or an earlier one is refused', () => {
