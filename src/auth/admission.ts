@@ -183,6 +183,8 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       ...(p.anonymous_expires_ms !== undefined && { anonymous_expires_ms: p.anonymous_expires_ms }),
       region: p.region,
       handles: p.handles.map((h) => ({ type: h.type, value: h.value })),
+      // Nothing vouched for these handles at the edge; a registration's entry records who did (createPerson).
+      verified_handles: {},
       groups: p.groups ?? [],
       attributes: {},
       gdpr_consents: [],

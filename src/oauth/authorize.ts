@@ -11,7 +11,7 @@ import type { SignInFacts } from '../domain/oauth-grants.js';
 import type { Clock } from '../lib/clock.js';
 import { readCookie, type Sealer } from '../lib/signed.js';
 import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readSession, sessionCookie, sessionCurrent, sessionPassword, setCookie } from './session.js';
-import { STANDARD_SCOPES } from './discovery.js';
+import { personScope } from './scopes.js';
 import { errorPage, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
 
 /** What the authorization endpoint needs of a client (the clients' own module owns the rest). */
@@ -96,6 +96,55 @@ class RedirectError extends Error {
   }
 }
 
+/** A refusal of the hosted sign-in, shown on the page again. */
+export interface SignInRefusal {
+  status: number;
+  message: string;
+  retryAfter?: string;
+}
+
+/**
+ * The hosted page's password sign-in, for the authorization endpoint and the device page alike: verified as any
+ * sign-in, and what it established (the person, how and when, the hooks' claims) with the browser session's cookie.
+ */
+export async function hostedSignIn(
+  deps: Pick<AuthorizeDeps, 'signIn' | 'sealer' | 'clock' | 'issuer'>,
+  org: IssuingOrg & { state: OrgState },
+  form: Partial<Pick<SignInForm, 'handle_type' | 'handle' | 'password'>>,
+  caller: Caller,
+): Promise<{ facts: SignInFacts; cookie: string } | SignInRefusal> {
+  const now = Math.floor(deps.clock.nowMs() / 1000);
+  const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
+  let facts: SignInFacts;
+  try {
+    const signedIn = await deps.signIn.verify({
+      org,
+      handle: { type: handleType, value: form.handle ?? '' },
+      password: form.password ?? '',
+      ip: caller.ip,
+      origin: caller.origin,
+      userAgent: caller.userAgent,
+      consistency: caller.consistency,
+    });
+    const { person_id, authentications, custom_claims } = signedIn;
+    facts = {
+      person_id,
+      auth_time: now,
+      amr: authentications.map((a) => a.method),
+      authentications,
+      ...(Object.keys(custom_claims).length > 0 && { custom_claims }),
+    };
+  } catch (error) {
+    if (!(error instanceof ServiceError) || (error.status >= 500 && error.status !== 502)) throw error;
+    const retryAfter = error.headers?.['Retry-After'];
+    return { status: error.status, message: error.message, ...(retryAfter !== undefined && { retryAfter }) };
+  }
+  // Read after the sign-in's entry: a re-hashed imported password keeps its credential.
+  const person = org.state.persons.get(facts.person_id);
+  const password = person === undefined ? null : sessionPassword(person);
+  return { facts, cookie: sessionCookie(deps.sealer, { org: org.id, ...facts, password }, now, deps.issuer().startsWith('https:')) };
+}
+
 export function createAuthorize(deps: AuthorizeDeps): Authorize {
   const now = () => Math.floor(deps.clock.nowMs() / 1000);
   const secure = () => deps.issuer().startsWith('https:');
@@ -143,9 +192,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     if (responseType === undefined) throw new RedirectError('invalid_request', 'response_type is required');
     if (responseType !== 'code') throw new RedirectError('unsupported_response_type', 'only response_type=code is supported');
     if (!client.grant_types.includes('authorization_code')) throw new RedirectError('unauthorized_client', 'the client may not use the authorization_code grant');
-    const scope = [...new Set((text('scope') ?? '').split(' ').filter((s) => s !== ''))];
-    // The standard scopes (discovery.ts) any client may ask for; others must be among the client's own.
-    const unknown = scope.find((s) => !STANDARD_SCOPES.includes(s) && !client.scopes.includes(s));
+    const { scope, refused: unknown } = personScope(text('scope'), client.scopes);
     if (unknown !== undefined) throw new RedirectError('invalid_scope', `scope "${unknown.slice(0, 100)}" is not allowed for this client`);
     const state = text('state');
     if (state !== undefined && state.length > MAX_STATE) throw new RedirectError('invalid_request', `state is longer than ${MAX_STATE} characters`);
@@ -270,37 +317,13 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       const found = deps.clients.find(request.client_id);
       if (!found || !found.client.redirect_uris.includes(request.redirect_uri)) return badPage('invalid_client', 'the client or its redirect_uri no longer exists');
       const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
-      let facts: SignInFacts;
-      try {
-        const signedIn = await deps.signIn.verify({
-          org: found.org,
-          handle: { type: handleType, value: form.handle ?? '' },
-          password: form.password ?? '',
-          ip: caller.ip,
-          origin: caller.origin,
-          userAgent: caller.userAgent,
-          consistency: caller.consistency,
-        });
-        // What the sign-in established is kept for the client's tokens: the person, how and when, and the hooks' claims.
-        const { person_id, authentications, custom_claims } = signedIn;
-        facts = {
-          person_id,
-          auth_time: now(),
-          amr: authentications.map((a) => a.method),
-          authentications,
-          ...(Object.keys(custom_claims).length > 0 && { custom_claims }),
-        };
-      } catch (error) {
-        if (!(error instanceof ServiceError) || (error.status >= 500 && error.status !== 502)) throw error;
-        const answer = page(found, request, error.status, error.message, handleType);
-        if (error.headers?.['Retry-After'] !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': error.headers['Retry-After'] };
+      const signedIn = await hostedSignIn(deps, found.org, form, caller);
+      if ('status' in signedIn) {
+        const answer = page(found, request, signedIn.status, signedIn.message, handleType);
+        if (signedIn.retryAfter !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': signedIn.retryAfter };
         return answer;
       }
-      // Read after the sign-in's entry: a re-hashed imported password keeps its credential.
-      const person = found.org.state.persons.get(facts.person_id);
-      const password = person === undefined ? null : sessionPassword(person);
-      const cookie = sessionCookie(deps.sealer, { org: found.org.id, ...facts, password }, now(), secure());
-      return issueCode(found.org, request, facts, { 'Set-Cookie': cookie });
+      return issueCode(found.org, request, signedIn.facts, { 'Set-Cookie': signedIn.cookie });
     },
   };
 }
