@@ -4,6 +4,10 @@ import { createPasswordHasher } from './auth/password-hash.js';
 import { createIssuePipeline, type IssuePipeline } from './auth/issue.js';
 import { createSignIn } from './auth/sign-in.js';
 import { createDirectIdSignIn } from './auth/direct-id.js';
+import { createTotp, TOTP_FAILURES_PER_WINDOW } from './auth/totp.js';
+import { totpRoutes } from './http/handlers/totp.js';
+import { createPasskeys } from './auth/webauthn.js';
+import { webauthnRoutes } from './http/handlers/webauthn.js';
 import { bulkImportRoutes } from './http/handlers/bulk-import.js';
 import { acceptConsoleTokens, createConsoleTokens } from './console/auth.js';
 import { createFirstAdministrator, type FirstAdministrator } from './console/administrators.js';
@@ -12,6 +16,7 @@ import { consoleRoutes } from './console/routes.js';
 import { directIdRoutes } from './http/handlers/direct-id.js';
 import { quotaRoutes } from './http/handlers/quota.js';
 import { createLimiter } from './auth/throttle.js';
+import { createSealer, type Sealer } from './lib/signed.js';
 import type { Config } from './config.js';
 import { createEventCodec, type EventCodec } from './events/codec.js';
 import type { EventJson } from './events/event-json.js';
@@ -614,11 +619,12 @@ function buildCloud({ config, clock, ids, metrics, warn, guard }: Base, registry
   };
 }
 
-function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, passwords: ReturnType<typeof createPasswordHasher>) {
+function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, passwords: ReturnType<typeof createPasswordHasher>, challenges: Sealer) {
   const { windowMs, perHandle, perIp } = config.authThrottle;
   return createSignIn({
     clock,
     passwords,
+    challenges,
     throttle: { handle: createLimiter({ windowMs, limit: perHandle }), ip: createLimiter({ windowMs, limit: perIp }) },
     pipeline,
     region: config.regions[0] as string,
@@ -711,7 +717,20 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
   });
   const deps: HandlerDeps = { registry, pager: createPager(storage.cursorSecret), consistency: regions.consistency };
   const passwords = createPasswordHasher();
-  const signIn = buildSignIn(base, pipeline, passwords);
+  // Second-factor challenges are signed with a service secret: a first factor's answer, checked by the second's.
+  const challenges = createSealer(storage.cursorSecret, 'sign-in challenge');
+  const signIn = buildSignIn(base, pipeline, passwords, challenges);
+  const personAuth = personAuthenticator(tokens.validator);
+  const totp = createTotp({
+    clock: base.clock,
+    pipeline,
+    challenges,
+    secretsKey: config.secretsKey,
+    previousSecretsKey: config.secretsKeyPrevious,
+    throttle: createLimiter({ windowMs: config.authThrottle.windowMs, limit: TOTP_FAILURES_PER_WINDOW }),
+    hashKey,
+  });
+  const passkeys = createPasskeys({ clock: base.clock, pipeline, challenges, ceremonies: createSealer(storage.cursorSecret, 'webauthn ceremony'), hashKey });
   const anonymous = createAnonymousPersons({
     pipeline,
     validator: tokens.validator,
@@ -743,7 +762,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     ...bulkImportRoutes(deps),
     ...personRoutes(deps),
     ...quotaRoutes(deps),
-    ...directIdRoutes(deps, { directId: createDirectIdSignIn({ clock: base.clock, pipeline, hashKey }) }),
+    ...directIdRoutes(deps, { directId: createDirectIdSignIn({ clock: base.clock, pipeline, hashKey, challenges }) }),
     ...handleRoutes(deps),
     ...groupRoutes(deps),
     ...attributeRoutes(deps),
@@ -768,7 +787,9 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     ...passwordResetRoutes(resets, regions.consistency),
     ...templateRoutes(deps),
     ...anonymousRoutes(anonymous),
-    ...endUserRoutes(deps, personAuthenticator(tokens.validator)),
+    ...endUserRoutes(deps, personAuth),
+    ...totpRoutes(totp, personAuth),
+    ...webauthnRoutes(passkeys, personAuth),
     ...mitmRoutes(deps, {
       detector: createMitmDetector({ registry, commits: orgs.commits, clock: base.clock, rate: { windowMs: config.browser.mitmRateWindowMs, perKey: config.browser.mitmPerKey, perToken: config.browser.mitmPerToken }, metrics: base.metrics, warn: base.warn }),
       issuer,

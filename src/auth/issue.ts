@@ -256,7 +256,8 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
     const claims = (r.profile ?? identityClaims)({
       org: org.id,
       person,
-      authenticated_methods: [r.method],
+      // Each factor of the sign-in, in the order they were proven.
+      authenticated_methods: r.authentications.map((a) => a.method),
       first_token,
       prev_token_id,
       template_claims: templates.claims(org, person, groups),

@@ -6,6 +6,7 @@ import { ServiceError } from '../errors.js';
 import { AWAITING_APPROVAL } from '../domain/admission.js';
 import type { Authentication, AuthenticationDetails, AuthenticationFailure, SignInRecord } from '../domain/commands.js';
 import { DIRECT_ID_REFUSED } from '../domain/direct-id.js';
+import type { Proof, SignInMethod } from '../domain/factors.js';
 import { groupsClaimName, PolicyRefused } from '../domain/org-config.js';
 import { authenticationDetails, SIGN_IN_DENIED } from '../domain/sign-in.js';
 import type { Handle, Person } from '../domain/state.js';
@@ -15,7 +16,7 @@ import type { ConsistencyWaiter } from '../regions/consistency.js';
 import type { Consistency, IssuingOrg } from './issue.js';
 
 /** A method by which a person proves who they are: it runs the token_minted hooks and is recorded as a sign-in. */
-export type AuthenticationMethod = 'password' | 'oidc' | 'direct_id';
+export type AuthenticationMethod = SignInMethod;
 
 /** A sign-in whose credentials its method verified, as the hooks and the entry that records it are told. */
 export interface SignInRequest {
@@ -35,10 +36,14 @@ export interface SignInRequest {
    * while the hooks run; none for SSO) and these groups
    */
   registration?: { password_hash?: Promise<string>; groups?: string[]; upgrade?: true } | undefined;
-  /** a password sign-in against a hash to replace: the replacement (computed while the hooks run) and the hash it replaces */
-  rehash?: { password_hash: Promise<string>; replaces: string } | undefined;
-  /** a direct-id sign-in: the SHA-256 (hex) of the value, used up by the entry that records the sign-in */
-  direct_id?: string | undefined;
+  /**
+   * what the method proved (factors.ts), checked again and used up by the entry that records the sign-in; a
+   * promise for a part computed while the hooks run (a password's re-hash). Absent: the method's bare proof
+   * (oidc: the callback used its state up).
+   */
+  proof?: Proof | Promise<Proof> | undefined;
+  /** the proofs of the factors before this one (a password before a TOTP code), in `authentications`' order */
+  factors?: Proof[] | undefined;
   /**
    * the anonymous person whose token the caller held: the token and TokenMinted name it; a registration
    * upgrades it (registration.upgrade, `person` is that person), a sign-in to another person deletes it
@@ -147,7 +152,7 @@ export function createSignInVerifier(deps: VerifierDeps): SignInVerifier {
       request_metadata: r.request_metadata,
     };
     // A registration's password, or a sign-in's re-hashed one, is hashed while the hooks are called.
-    const [hook, passwordHash, rehash] = await Promise.all([hooks.tokenMinted(state, content), r.registration?.password_hash, r.rehash?.password_hash]);
+    const [hook, passwordHash, proof] = await Promise.all([hooks.tokenMinted(state, content), r.registration?.password_hash, r.proof]);
     if (hook.kind === 'denied') {
       await refuse(org, r.consistency, failure(r, 'hook_denied', hook.detail));
       throw new ServiceError('ERR_UNAUTHORIZED', SIGN_IN_DENIED);
@@ -156,10 +161,9 @@ export function createSignInVerifier(deps: VerifierDeps): SignInVerifier {
       await refuse(org, r.consistency, failure(r, 'hook_failed', hook.detail));
       throw new ServiceError('ERR_BAD_GATEWAY', 'a token_minted webhook of this organization failed; no token was issued');
     }
-    const sign_in: SignInRecord = { handle: r.handle, method: r.method, client_ip_address: r.request_metadata.client_ip_address };
-    if (r.direct_id !== undefined) sign_in.direct_id = r.direct_id;
+    const sign_in: SignInRecord = { ...proof, handle: r.handle, method: r.method, client_ip_address: r.request_metadata.client_ip_address };
     if (r.analytics_correlation_id !== undefined) sign_in.analytics_correlation_id = r.analytics_correlation_id;
-    if (r.rehash !== undefined && rehash !== undefined) sign_in.rehash = { password_hash: rehash, replaces: r.rehash.replaces };
+    if (r.factors !== undefined && r.factors.length > 0) sign_in.factors = r.factors;
     if (r.registration) {
       sign_in.registration = {
         region: person.region,

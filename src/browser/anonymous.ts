@@ -1,6 +1,7 @@
 // Anonymous persons: created with their first token through the issuing pipeline, recognised when their token
 // comes back with a sign-in or registration, and deleted once their fixed lifetime is over.
 import { badRequest, ServiceError } from '../errors.js';
+import { createAdmission } from '../auth/admission.js';
 import type { IssuePipeline, IssuingOrg, Consistency } from '../auth/issue.js';
 import { expired } from '../domain/anonymous.js';
 import type { Person } from '../domain/state.js';
@@ -10,7 +11,7 @@ import type { TokenValidator } from '../tokens/validate.js';
 import { createRateLimit, retryAfter } from './rate.js';
 
 export interface AnonymousDeps {
-  pipeline: Pick<IssuePipeline, 'issue'>;
+  pipeline: Pick<IssuePipeline, 'issue' | 'verify' | 'refuse'>;
   validator: Pick<TokenValidator, 'identify'>;
   clock: Pick<Clock, 'nowMs' | 'nowNs'>;
   newId(): string;
@@ -44,6 +45,7 @@ export interface AnonymousPersons {
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 export function createAnonymousPersons(deps: AnonymousDeps): AnonymousPersons {
+  const admission = createAdmission(deps);
   const perIp = createRateLimit({ windowMs: deps.rate.windowMs, limit: deps.rate.perIp });
   return {
     async create(c) {
@@ -53,19 +55,7 @@ export function createAnonymousPersons(deps: AnonymousDeps): AnonymousPersons {
       const region = c.region ?? (deps.regions[0] as string);
       if (!deps.regions.includes(region)) throw badRequest(`region: must be one of the configured regions: ${deps.regions.join(', ')}`);
       if (c.correlation_id !== undefined && !UUID.test(c.correlation_id)) throw badRequest('Service-Analytics-Correlation-ID: must be a UUID');
-      const person: Person = {
-        person_id: deps.newId(),
-        active: true,
-        person_type: 'anonymous',
-        anonymous_expires_ms: now + deps.ttlS * 1000,
-        region,
-        handles: [],
-        verified_handles: {},
-        groups: [],
-        attributes: {},
-        gdpr_consents: [],
-        created: new Date(now).toISOString(),
-      };
+      const person = admission.newPerson({ person_id: deps.newId(), region, handles: [], anonymous_expires_ms: now + deps.ttlS * 1000 });
       const issued = await deps.pipeline.issue(c.org, {
         method: 'anonymous',
         person,

@@ -7,8 +7,8 @@ import { discardAnonymous, upgradeAnonymous } from './anonymous.js';
 import type { Change } from './changes.js';
 import type { SignInEntry, SignInRecord, SignInSubject } from './commands.js';
 import { decision, type DecideContext, type Decision, type EventDraft } from './decision.js';
-import { checkDirectIdRedeemable } from './direct-id.js';
-import { checkFactorAllowed, checkSelfRegistration, newPersonActive } from './org-config.js';
+import { useProof } from './factors.js';
+import { checkFactorAllowed, checkFactorPlace, checkSelfRegistration, newPersonActive, secondFactorMissing, secondFactorRequired } from './org-config.js';
 import { createPerson } from './persons.js';
 import { analytics, personHandle, SIGN_IN_DENIED } from './sign-in.js';
 import type { HandleVerification, OrgState, Person } from './state.js';
@@ -42,6 +42,11 @@ export type Admission =
 export function admitSignIn(state: OrgState, entry: SignInSubject, signIn: SignInRecord, ctx: DecideContext): Admission {
   if (signIn.registration) checkSelfRegistration(state.config, signIn.method, signIn.handle);
   else checkFactorAllowed(state.config, signIn.method);
+  for (const f of signIn.factors ?? []) checkFactorAllowed(state.config, f.method);
+  // The first factor begins the sign-in; a later one answered a challenge.
+  const first = signIn.factors?.[0]?.method ?? signIn.method;
+  checkFactorPlace(state.config, first, true);
+  if (signIn.factors !== undefined && signIn.factors.length > 0) checkFactorPlace(state.config, signIn.method, false);
   const analytics_metadata = analytics(signIn, ctx);
   const changes: Change[] = [];
   const events: EventDraft[] = [];
@@ -86,18 +91,14 @@ export function admitSignIn(state: OrgState, entry: SignInSubject, signIn: SignI
     // The person was read before the hooks ran; deleted or deactivated since, the sign-in must not count.
     const found = state.persons.get(entry.person_id);
     if (!found || !found.active) throw new ServiceError('ERR_UNAUTHORIZED', SIGN_IN_DENIED);
+    // Checked as the configuration and the person's groups are now. A registration's first token is not held
+    // to it: the new person holds no second factor yet, and enrolls one with that token.
+    if (entry.authentications.length < 2 && secondFactorRequired(state.config, found.groups)) throw secondFactorMissing();
     person = found;
-    // A direct-id is used up by the entry that records its sign-in, so two requests with one value get one token.
-    if (signIn.direct_id !== undefined) {
-      checkDirectIdRedeemable(state, signIn.direct_id, found.person_id, ctx.nowMs);
-      changes.push({ t: 'DirectIdRedeemed', hash: signIn.direct_id });
-    }
-    // The same password in the service's own form: the credential (and its ID) stays, so no PasswordChanged.
-    if (signIn.rehash !== undefined && found.password_hash === signIn.rehash.replaces) {
-      const credential_id = found.password_credential_id;
-      changes.push({ t: 'PersonPasswordSet', person_id: found.person_id, password_hash: signIn.rehash.password_hash, ...(credential_id !== undefined && { credential_id }) });
-    }
   }
+  // What the method proved, checked again now and used up by this entry (a direct-id signs in once).
+  for (const f of signIn.factors ?? []) changes.push(...useProof(state, f.method, f, entry.person_id, ctx));
+  changes.push(...useProof(state, signIn.method, signIn, entry.person_id, ctx));
   events.push({
     name: 'AuthenticationSucceeded_v1',
     body: {

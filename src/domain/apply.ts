@@ -230,6 +230,21 @@ export function apply(state: OrgState, change: Change): OrgState {
       else p.password_credential_id = change.credential_id;
       return state;
     }
+    case 'PersonTotpSet': {
+      const p = changing(state, change.person_id);
+      if (p) p.totp = change.totp;
+      return state;
+    }
+    case 'PersonWebauthnSet': {
+      const p = changing(state, change.person_id);
+      if (p) p.webauthn = change.webauthn;
+      return state;
+    }
+    case 'PersonTotpRemoved': {
+      const p = changing(state, change.person_id);
+      if (p) delete p.totp;
+      return state;
+    }
     case 'PersonPasswordRemoved': {
       const p = changing(state, change.person_id);
       if (!p) return state;

@@ -1,6 +1,8 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
 import type { OrgConfig } from './org-config.js';
 import type { AttributeSet, DirectId, GdprConsent, Handle, HandleVerification, MitmToken, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
+import type { TotpCredential } from './totp.js';
+import type { PersonWebauthn } from './passkeys.js';
 import type { OAuthCode, OAuthGrant, SignInFacts } from './oauth-grants.js';
 import type { OAuthDeviceCode } from './device-codes.js';
 import type { MessageTemplate } from './message-templates.js';
@@ -35,6 +37,11 @@ export type Change =
   /** credential_id: absent in entries written before credentials had IDs */
   | { t: 'PersonPasswordSet'; person_id: string; password_hash: string; credential_id?: string }
   | { t: 'PersonPasswordRemoved'; person_id: string }
+  /** the whole TOTP credential as it is now (its secret sealed) */
+  | { t: 'PersonTotpSet'; person_id: string; totp: TotpCredential }
+  | { t: 'PersonTotpRemoved'; person_id: string }
+  /** the person's whole WebAuthn record as it is now */
+  | { t: 'PersonWebauthnSet'; person_id: string; webauthn: PersonWebauthn }
   /** a password-reset link was used; now: seconds at the decision, used links expired by then are dropped */
   | { t: 'PasswordResetUsed'; reset_id: string; exp: number; now: number }
   | { t: 'MessageTemplateSet'; name: string; template: MessageTemplate }

@@ -1,5 +1,5 @@
 // Commands: what callers ask an organization to do, imperative. decide() answers each.
-import type { AttributeSet, ConsentLevel, Handle, OnFailure, Person, WebhookTrigger, VerificationMethod } from './state.js';
+import type { AttributeSet, ConsentLevel, Handle, OnFailure, Person, StoredSecret, WebhookTrigger, VerificationMethod } from './state.js';
 import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
 import type { GateEventInput } from './gate-events.js';
@@ -12,6 +12,8 @@ import type { PasswordReset } from './credentials.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { CloudConnection, CloudSnapshot } from './cloud.js';
 import type { EventDraft } from './decision.js';
+import type { ProofFields } from './factors.js';
+import type { Passkey, UsedChallenge } from './passkeys.js';
 
 export interface PersonInput {
   handles: Handle[];
@@ -64,18 +66,17 @@ export interface AuthenticationFailure extends Omit<Attempt, 'handle'> {
   person_id?: string;
 }
 
-/** A sign-in that a token ends: recorded with it, so the token counts only if the sign-in does. */
-export interface SignInRecord extends Attempt {
-  /** a direct-id sign-in: the SHA-256 (hex) of the value, used up by the same entry that records the token */
-  direct_id?: string;
-  /** present when the attempt registers the person: they are created in the same entry */
-  registration?: { password_hash?: string; region: string; groups?: string[]; upgrade?: true };
-  /**
-   * a sign-in that proved the password against a hash of another form or cost: its replacement in the
-   * service's own form, set by the same entry as long as the person still holds the hash it replaces
-   */
-  rehash?: { password_hash: string; replaces: string };
-}
+/**
+ * A sign-in that a token ends: recorded with it, so the token counts only if the sign-in does. Its method's
+ * proof (factors.ts) is checked again and used up by the same entry.
+ */
+export type SignInRecord = Attempt &
+  ProofFields & {
+    /** present when the attempt registers the person: they are created in the same entry */
+    registration?: { password_hash?: string; region: string; groups?: string[]; upgrade?: true };
+    /** the factors proven before this one (a password before a TOTP code), each checked and used up likewise */
+    factors?: Array<{ method: string } & ProofFields>;
+  };
 
 /** Whose sign-in an entry records, and how they signed in: a token's record, or a sign-in recorded alone. */
 export interface SignInSubject {
@@ -182,6 +183,13 @@ export type Command =
   | { kind: 'AddPasswordCredential'; person_id: string; password_hash: string }
   /** credential_id absent: every credential of the person */
   | { kind: 'RemoveCredentials'; person_id: string; credential_id?: string }
+  /** a TOTP secret, sealed at the edge; replies the new credential's ID */
+  | { kind: 'EnrollTotp'; person_id: string; secret: StoredSecret }
+  /** the first code's time step, checked at the edge; replies the recovery codes */
+  | { kind: 'ConfirmTotp'; person_id: string; credential_id: string; step: number }
+  | { kind: 'RegenerateRecoveryCodes'; person_id: string }
+  /** a passkey whose registration ceremony the edge verified, with that ceremony's challenge */
+  | { kind: 'AddPasskey'; person_id: string; passkey: Omit<Passkey, 'id' | 'created'>; challenge: UsedChallenge }
   /** a password-reset link, its seal already checked, with the new password's hash */
   | { kind: 'CompletePasswordReset'; reset: PasswordReset; password_hash: string }
   /** the whole template after the PUT, its Mustache checked by mail/templates.ts */

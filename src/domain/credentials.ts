@@ -5,6 +5,9 @@ import { decision, type DecideContext, type Decision, type EventDraft } from './
 import { requirePerson } from './lookup.js';
 import { personHandle } from './sign-in.js';
 import { handleKey, type Handle, type OrgState, type Person } from './state.js';
+import type { Change } from './changes.js';
+import { exportedTotp, removeTotp, type ExportedTotpCredential } from './totp.js';
+import { exportedPasskeys, removePasskeys, type ExportedPasskey } from './passkeys.js';
 
 export type PasswordInitiator = 'AdminAPI' | 'EndUser';
 
@@ -30,11 +33,11 @@ export function hashAlgorithm(passwordHash: string): string {
   return (passwordHash.startsWith('$') ? passwordHash.slice(1) : passwordHash).split('$', 1)[0] as string;
 }
 
-/** The person's credentials, named by their hash's algorithm. */
-export function exportedCredentials(person: Person): ExportedCredential[] {
+/** The person's credentials: the password named by its hash's algorithm, then the second factors. */
+export function exportedCredentials(person: Person): Array<ExportedCredential | ExportedTotpCredential | ExportedPasskey> {
   const id = passwordCredentialId(person);
-  if (id === undefined || person.password_hash === undefined) return [];
-  return [{ id, type: 'password', params: { algorithm: hashAlgorithm(person.password_hash) } }];
+  const password: ExportedCredential[] = id === undefined || person.password_hash === undefined ? [] : [{ id, type: 'password', params: { algorithm: hashAlgorithm(person.password_hash) } }];
+  return [...password, ...exportedTotp(person), ...exportedPasskeys(person)];
 }
 
 /** The handle PasswordChanged names: the one given, else an email address where the person has one. */
@@ -66,9 +69,11 @@ export function addPasswordCredential(state: OrgState, personId: string, passwor
 export function removeCredentials(state: OrgState, personId: string, credentialId?: string): Decision<null> {
   const person = requirePerson(state, personId);
   const id = passwordCredentialId(person);
-  if (credentialId !== undefined && credentialId !== id) throw notFound(`person ${personId} has no credential ${JSON.stringify(credentialId.slice(0, 64))}`);
-  if (id === undefined) return decision(null);
-  return decision(null, [{ t: 'PersonPasswordRemoved', person_id: personId }]);
+  const totp = removeTotp(person, credentialId) ?? [];
+  const passkeys = removePasskeys(person, credentialId) ?? [];
+  if (credentialId !== undefined && credentialId !== id && totp.length === 0 && passkeys.length === 0) throw notFound(`person ${personId} has no credential ${JSON.stringify(credentialId.slice(0, 64))}`);
+  const password: Change[] = id === undefined || (credentialId !== undefined && credentialId !== id) ? [] : [{ t: 'PersonPasswordRemoved', person_id: personId }];
+  return decision(null, [...password, ...totp, ...passkeys]);
 }
 
 /** What a password-reset link carries, once its seal is checked. */

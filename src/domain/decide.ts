@@ -29,6 +29,8 @@ import { issueDirectId } from './direct-id.js';
 import { importPersons } from './person-import.js';
 import { countBillableIdentities, createCloudConnection, deleteCloudConnection, recordCloudChange, recordCloudSnapshot, updateCloudConnection } from './cloud.js';
 import { createPermission, createRole, deletePermission, deleteRole, setPersonAdditionalPermissions, setPersonRoles, updatePermission, updateRole } from './rbac.js';
+import { confirmTotp, enrollTotp, regenerateRecoveryCodes } from './totp.js';
+import { addPasskey } from './passkeys.js';
 
 export function decide(state: OrgState, command: Command, ctx: DecideContext): Decision {
   return withTwins(state, decideCommand(state, command, ctx), ctx);
@@ -106,6 +108,14 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return changePassword(state, command.person_id, command.password_hash, 'AdminAPI', ctx);
     case 'AddPasswordCredential':
       return addPasswordCredential(state, command.person_id, command.password_hash, ctx);
+    case 'AddPasskey':
+      return addPasskey(state, command.person_id, command.passkey, command.challenge, ctx);
+    case 'EnrollTotp':
+      return enrollTotp(state, command.person_id, command.secret, ctx);
+    case 'ConfirmTotp':
+      return confirmTotp(state, command.person_id, command.credential_id, command.step, ctx);
+    case 'RegenerateRecoveryCodes':
+      return regenerateRecoveryCodes(state, command.person_id, ctx);
     case 'RemoveCredentials':
       return removeCredentials(state, command.person_id, command.credential_id);
     case 'CompletePasswordReset':

@@ -6,9 +6,7 @@ import { decision, type Decision } from './decision.js';
 import { isReservedKey } from './reserved-keys.js';
 import type { Handle, OrgState } from './state.js';
 
-/** End-user authentication methods an organization can allow. */
-export const FACTOR_METHODS = ['password', 'oidc', 'direct_id'] as const;
-export type FactorMethod = (typeof FACTOR_METHODS)[number];
+import { FIRST_FACTOR_METHODS, SECOND_FACTOR_METHODS, SIGN_IN_METHODS, type SignInMethod } from './factors.js';
 
 export interface OrgConfig {
   /** seconds; 0 means the deployment's SERVICE_TOKEN_TTL */
@@ -17,7 +15,15 @@ export interface OrgConfig {
   requires_manual_approval: boolean;
   deny_self_registration: boolean;
   /** empty: every method */
-  allowed_factor_methods: FactorMethod[];
+  allowed_factor_methods: SignInMethod[];
+  /** methods that may begin a sign-in; empty: every first-factor method */
+  first_factor_methods: SignInMethod[];
+  /** methods that may answer a second-factor challenge; empty: every second-factor method */
+  second_factor_methods: SignInMethod[];
+  /** every person must sign in with two factors */
+  second_factor_required: boolean;
+  /** the members of these groups must sign in with two factors */
+  second_factor_required_groups: string[];
   /** glob patterns a self-registered handle must match; empty: any handle */
   new_person_handle_patterns: string[];
   sso_allowed_redirect_uris: string[];
@@ -34,6 +40,7 @@ export const MAX_HANDLE_PATTERNS = 32;
 /** The longest handle (an email address) is 320 characters. */
 export const HANDLE_PATTERN_MAX = 320;
 export const MAX_REDIRECT_URIS = 8;
+export const MAX_POLICY_GROUPS = 32;
 export const REDIRECT_URI_MAX = 2048;
 
 /** A fresh default configuration; configurations are replaced whole, never mutated. */
@@ -44,6 +51,10 @@ export function defaultOrgConfig(): OrgConfig {
     requires_manual_approval: false,
     deny_self_registration: false,
     allowed_factor_methods: [],
+    first_factor_methods: [],
+    second_factor_methods: [],
+    second_factor_required: false,
+    second_factor_required_groups: [],
     new_person_handle_patterns: [],
     sso_allowed_redirect_uris: [],
   };
@@ -89,14 +100,24 @@ function checkBoolean(field: keyof OrgConfig, value: unknown): boolean {
 }
 
 /** Duplicates are dropped; the first occurrence keeps its place (so in every list below). */
-function checkFactorMethods(value: unknown): FactorMethod[] {
-  if (!isStringArray(value)) throw badRequest('allowed_factor_methods: must be an array of strings');
+function checkSignInMethods(value: unknown, field = 'allowed_factor_methods', methods: readonly SignInMethod[] = SIGN_IN_METHODS): SignInMethod[] {
+  if (!isStringArray(value)) throw badRequest(`${field}: must be an array of strings`);
   value.forEach((m, i) => {
-    if (!(FACTOR_METHODS as readonly string[]).includes(m)) {
-      throw badRequest(`allowed_factor_methods[${i}]: ${quote(m)} must be one of ${FACTOR_METHODS.join(', ')}`);
+    if (!(methods as readonly string[]).includes(m)) {
+      throw badRequest(`${field}[${i}]: ${quote(m)} must be one of ${methods.join(', ')}`);
     }
   });
-  return [...new Set(value as FactorMethod[])];
+  return [...new Set(value as SignInMethod[])];
+}
+
+/** Group names as given (a group not created yet requires nothing until it is); duplicates dropped. */
+function checkGroupNames(field: string, value: unknown): string[] {
+  if (!isStringArray(value)) throw badRequest(`${field}: must be an array of strings`);
+  if (value.length > MAX_POLICY_GROUPS) throw badRequest(`${field}: at most ${MAX_POLICY_GROUPS} groups are allowed, got ${value.length}`);
+  value.forEach((g, i) => {
+    if (g.length === 0 || g.length > 100) throw badRequest(`${field}[${i}]: must be a group name of 1-100 characters`);
+  });
+  return [...new Set(value)];
 }
 
 const NO_SPACE_OR_CONTROL = /^[^\s\p{C}]+$/u;
@@ -166,7 +187,11 @@ export function checkOrgConfigPatch(input: unknown): OrgConfigPatch {
   if (body['groups_claim_name'] !== undefined) patch.groups_claim_name = checkGroupsClaimName(body['groups_claim_name']);
   if (body['requires_manual_approval'] !== undefined) patch.requires_manual_approval = checkBoolean('requires_manual_approval', body['requires_manual_approval']);
   if (body['deny_self_registration'] !== undefined) patch.deny_self_registration = checkBoolean('deny_self_registration', body['deny_self_registration']);
-  if (body['allowed_factor_methods'] !== undefined) patch.allowed_factor_methods = checkFactorMethods(body['allowed_factor_methods']);
+  if (body['allowed_factor_methods'] !== undefined) patch.allowed_factor_methods = checkSignInMethods(body['allowed_factor_methods']);
+  if (body['first_factor_methods'] !== undefined) patch.first_factor_methods = checkSignInMethods(body['first_factor_methods'], 'first_factor_methods', FIRST_FACTOR_METHODS);
+  if (body['second_factor_methods'] !== undefined) patch.second_factor_methods = checkSignInMethods(body['second_factor_methods'], 'second_factor_methods', SECOND_FACTOR_METHODS);
+  if (body['second_factor_required'] !== undefined) patch.second_factor_required = checkBoolean('second_factor_required', body['second_factor_required']);
+  if (body['second_factor_required_groups'] !== undefined) patch.second_factor_required_groups = checkGroupNames('second_factor_required_groups', body['second_factor_required_groups']);
   if (body['new_person_handle_patterns'] !== undefined) patch.new_person_handle_patterns = checkHandlePatterns(body['new_person_handle_patterns']);
   if (body['sso_allowed_redirect_uris'] !== undefined) patch.sso_allowed_redirect_uris = checkRedirectUris(body['sso_allowed_redirect_uris']);
   return patch;
@@ -180,6 +205,10 @@ export function orgConfigView(config: OrgConfig): OrgConfig {
     requires_manual_approval: config.requires_manual_approval,
     deny_self_registration: config.deny_self_registration,
     allowed_factor_methods: [...config.allowed_factor_methods],
+    first_factor_methods: [...config.first_factor_methods],
+    second_factor_methods: [...config.second_factor_methods],
+    second_factor_required: config.second_factor_required,
+    second_factor_required_groups: [...config.second_factor_required_groups],
     new_person_handle_patterns: [...config.new_person_handle_patterns],
     sso_allowed_redirect_uris: [...config.sso_allowed_redirect_uris],
   };
@@ -197,7 +226,7 @@ export function setOrgConfig(state: OrgState, input: unknown): Decision<OrgConfi
 }
 
 /** AuthenticationFailed's failure_reason for each refusal by the organization's configuration. */
-export type PolicyFailureReason = 'method_not_allowed' | 'self_registration_denied' | 'handle_not_allowed';
+export type PolicyFailureReason = 'method_not_allowed' | 'self_registration_denied' | 'handle_not_allowed' | 'second_factor_required';
 
 /** A 403 by the organization's configuration, naming the failure_reason its AuthenticationFailed records. */
 export class PolicyRefused extends ServiceError {
@@ -304,3 +333,34 @@ export function redirectAllowed(config: OrgConfig, uri: string): boolean {
 export function checkRedirectAllowed(config: OrgConfig, uri: string): void {
   if (!redirectAllowed(config, uri)) throw badRequest(`redirect_uri: ${quote(uri, 200)} is not on the organization's sso_allowed_redirect_uris`);
 }
+
+/** A method at a place in a sign-in: `first` begins it, else it answers a second-factor challenge (403 otherwise). */
+export function checkFactorPlace(config: OrgConfig, method: string, first: boolean): void {
+  const listed = first ? config.first_factor_methods : config.second_factor_methods;
+  const allowed: readonly string[] = listed.length > 0 ? listed : first ? FIRST_FACTOR_METHODS : SECOND_FACTOR_METHODS;
+  if (!allowed.includes(method)) {
+    throw new PolicyRefused('method_not_allowed', `the authentication method ${quote(method)} may not be a ${first ? 'first' : 'second'} factor in this organization (allowed: ${allowed.join(', ')})`);
+  }
+}
+
+/** The methods the organization accepts as a second factor, among those given (the ones a person holds). */
+export function secondFactorsAllowed(config: OrgConfig, held: readonly string[]): string[] {
+  return held.filter((m) => {
+    try {
+      checkFactorAllowed(config, m);
+      checkFactorPlace(config, m, false);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Whether the person must sign in with two factors: everyone, or a member of one of the named groups. */
+export function secondFactorRequired(config: OrgConfig, groups: readonly string[]): boolean {
+  return config.second_factor_required || config.second_factor_required_groups.some((g) => groups.includes(g));
+}
+
+/** The refusal of a sign-in with one factor by a person who must use two. */
+export const secondFactorMissing = () =>
+  new PolicyRefused('second_factor_required', 'this organization requires a second factor of this person, and the sign-in has one factor; enroll one (e.g. TOTP) first');

@@ -4,6 +4,8 @@ import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 import type { OAuthDeviceCode } from './device-codes.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
+import type { TotpCredential } from './totp.js';
+import type { PersonWebauthn } from './passkeys.js';
 
 export type HandleType = 'email_address' | 'phone_number' | 'username';
 export const HANDLE_TYPES: readonly HandleType[] = ['email_address', 'phone_number', 'username'];
@@ -51,6 +53,10 @@ export interface Person {
   password_hash?: string;
   /** ID of the password credential (credentials.ts); absent for passwords set before credentials had IDs */
   password_credential_id?: string;
+  /** the TOTP second factor (totp.ts); absent when the person has none */
+  totp?: TotpCredential;
+  /** passkeys and used ceremony challenges (passkeys.ts); absent before the first registration */
+  webauthn?: PersonWebauthn;
   /** jti of the person's last identity token; absent before the first */
   last_token_id?: string;
   /** identity tokens issued to the person */

@@ -27,3 +27,18 @@ export function splitList(value: string | undefined): string[] | undefined {
   return value.split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
 
+
+/** A first factor's answer: the identity token, or, for a person who holds a second factor, a challenge. */
+export const SignInOutcome = Type.Union([
+  Type.Object({ token: Type.String({ description: 'the identity token (JWT)' }) }),
+  Type.Object(
+    {
+      second_factor: Type.Object({
+        challenge: Type.String({ description: 'answered at /authenticate/<method> with one of `methods`' }),
+        methods: Type.Array(Type.String(), { description: "the second factors the person holds, e.g. ['totp']" }),
+        expires_in: Type.Integer({ description: 'seconds the challenge may be answered' }),
+      }),
+    },
+    { description: 'the person holds a second factor: no token yet' },
+  ),
+]);

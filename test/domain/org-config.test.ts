@@ -26,6 +26,10 @@ const DEFAULTS: OrgConfig = {
   requires_manual_approval: false,
   deny_self_registration: false,
   allowed_factor_methods: [],
+  first_factor_methods: [],
+  second_factor_methods: [],
+  second_factor_required: false,
+  second_factor_required_groups: [],
   new_person_handle_patterns: [],
   sso_allowed_redirect_uris: [],
 };

@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newOrg, type Org } from '../support/auth.js';
 import { expectResult, offsets } from '../support/expect.js';
-import { PERSON_TOKEN_ROUTES } from '../support/routes.js';
+import { FACTOR_ENROLLMENT_ROUTES, PERSON_TOKEN_ROUTES } from '../support/routes.js';
 import { email, startTestServer, type Client, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -27,6 +27,15 @@ const SAMPLES: Record<string, { path: string; body?: unknown; served: number }> 
   'DELETE /attributes/{bucket_name}': { path: '/attributes/end_user_read_write', served: 204 },
 };
 
+/** The second-factor enrollments take the person's token too: refused alike (their success is totp.test.ts's). */
+const ENROLLMENTS: Record<string, { path: string; body?: unknown }> = {
+  'POST /register/totp': { path: '/register/totp' },
+  'POST /register/totp/confirm': { path: '/register/totp/confirm', body: { credential_id: 'sample', code: '123456' } },
+  'POST /register/totp/recovery-codes': { path: '/register/totp/recovery-codes' },
+  'POST /register/webauthn/options': { path: '/register/webauthn/options' },
+  'POST /register/webauthn': { path: '/register/webauthn', body: { credential: {} } },
+};
+
 before(async () => {
   server = await startTestServer();
   a = await newOrg(server, 'a');
@@ -45,6 +54,7 @@ after(() => server.stop());
 
 test('the samples cover every route a person calls with their own token', () => {
   assert.deepEqual(Object.keys(SAMPLES).sort(), [...PERSON_TOKEN_ROUTES].sort());
+  assert.deepEqual(Object.keys(ENROLLMENTS).sort(), [...FACTOR_ENROLLMENT_ROUTES].sort());
 });
 
 test("a Service-OrgID other than the token's organization: 403 naming both, on every method, nothing written", async () => {
@@ -53,7 +63,7 @@ test("a Service-OrgID other than the token's organization: 403 naming both, on e
     consents: (await b.admin.get(`/persons/${personB}/consent/gdpr`)).body.result,
   });
   const before = await read();
-  for (const [name, s] of Object.entries(SAMPLES)) {
+  for (const [name, s] of Object.entries({ ...SAMPLES, ...ENROLLMENTS })) {
     const [method] = name.split(' ') as [string];
     // Another organization that exists, one that does not, and a value outside the header's grammar.
     for (const orgId of [a.id, 'no-such-org', 'not an org id']) {

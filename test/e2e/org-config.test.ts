@@ -13,6 +13,10 @@ const DEFAULTS = {
   requires_manual_approval: false,
   deny_self_registration: false,
   allowed_factor_methods: [],
+  first_factor_methods: [],
+  second_factor_methods: [],
+  second_factor_required: false,
+  second_factor_required_groups: [],
   new_person_handle_patterns: [],
   sso_allowed_redirect_uris: [],
   ...NOT_OFFERED,
@@ -28,7 +32,7 @@ const CONFIGURED = {
   sso_allowed_redirect_uris: ['https://app.example.com/signed-in', 'http://localhost:3000/cb', 'com.example.app:/oauth2redirect'],
 };
 /** the configuration as answered: the settable fields and the original's fields not offered */
-const CONFIGURED_ANSWER = { ...CONFIGURED, ...NOT_OFFERED };
+const CONFIGURED_ANSWER = { ...CONFIGURED, first_factor_methods: [], second_factor_methods: [], second_factor_required: false, second_factor_required_groups: [], ...NOT_OFFERED };
 
 describe('one server', () => {
   let server: TestServer;

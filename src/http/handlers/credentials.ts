@@ -17,6 +17,26 @@ const Credential = Type.Object({
   type: Type.Literal('password'),
   params: Type.Object({ algorithm: Type.String({ description: 'the hashing algorithm (scrypt, or an imported hash not yet replaced: bcrypt, pbkdf2, argon2i, argon2id); the hash itself is never returned' }) }),
 });
+/** The original's ExportedTOTPCredential: a confirmed TOTP second factor and its recovery codes (never the secret). */
+const TotpCredential = Type.Object({
+  id: Type.String(),
+  type: Type.Literal('totp'),
+  params: Type.Object({ recovery_codes_total: Type.Integer(), recovery_codes_unused: Type.Integer() }),
+  last_used: Type.Optional(Type.String({ format: 'date-time' })),
+});
+/** The original's ExportedPublicKeyCredential: a passkey. */
+const PasskeyCredential = Type.Object({
+  id: Type.String(),
+  type: Type.Literal('public-key'),
+  params: Type.Object({
+    webauthn_credential_id: Type.String(),
+    public_key: Type.String({ description: 'COSE, base64url' }),
+    attestation_type: Type.String(),
+    authenticator: Type.Object({ aaguid: Type.String(), sign_count: Type.Integer(), clone_warning: Type.Boolean() }),
+  }),
+  label: Type.Optional(Type.String()),
+  last_used: Type.Optional(Type.String({ format: 'date-time' })),
+});
 
 /**
  * The original's body; only password credentials exist here, given as a hash: this service's scrypt form, or
@@ -42,10 +62,10 @@ export function credentialRoutes(deps: HandlerDeps, auth: { passwords: PasswordH
     route({
       method: 'get',
       path: '/persons/{person_id}/credentials',
-      summary: "A person's credentials (a password today), without any hash",
+      summary: "A person's credentials (a password, a TOTP second factor, passkeys), without any hash or secret",
       tag: 'authentication',
       auth: 'key',
-      success: { status: 200, result: Type.Array(Credential) },
+      success: { status: 200, result: Type.Array(Type.Union([Credential, TotpCredential, PasskeyCredential])) },
       errors: [400, 401, 403, 404],
       handler: (req) => ({ status: 200, result: exportedCredentials(requirePerson(req.org.state, personOf(req.params))) }),
     }),

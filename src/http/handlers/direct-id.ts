@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { DirectIdSignIn } from '../../auth/direct-id.js';
 import { MAX_DIRECT_ID_SECS } from '../../domain/direct-id.js';
 import { route, type Route } from '../route.js';
+import { SignInOutcome } from '../schemas.js';
 import { execute, type HandlerDeps } from './deps.js';
 
 const IssueBody = Type.Object(
@@ -35,13 +36,11 @@ export function directIdRoutes(deps: HandlerDeps, auth: { directId: DirectIdSign
       tag: 'authentication',
       auth: 'org',
       body: RedeemBody,
-      success: { status: 200, result: Type.Object({ token: Type.String({ description: 'the identity token (JWT)' }) }) },
+      success: { status: 200, result: SignInOutcome },
       errors: [400, 401, 403, 404, 408, 502],
       handler: async (req) => ({
         status: 200,
-        result: {
-          token: await auth.directId.authenticate({ org: req.org, direct_id: req.body.direct_id, ip: req.ip, origin: req.origin, userAgent: req.userAgent, consistency: req.consistency }),
-        },
+        result: await auth.directId.authenticate({ org: req.org, direct_id: req.body.direct_id, ip: req.ip, origin: req.origin, userAgent: req.userAgent, consistency: req.consistency }),
       }),
     }),
   ];

@@ -1,10 +1,11 @@
 // The organization's configuration: token lifetime, groups claim, self-registration rules and SSO redirects.
 import { Type } from '@sinclair/typebox';
+import { FIRST_FACTOR_METHODS, SECOND_FACTOR_METHODS, SIGN_IN_METHODS } from '../../domain/factors.js';
 import {
   CLAIM_NAME_MAX,
-  FACTOR_METHODS,
   HANDLE_PATTERN_MAX,
   MAX_HANDLE_PATTERNS,
+  MAX_POLICY_GROUPS,
   MAX_REDIRECT_URIS,
   orgConfigView,
   REDIRECT_URI_MAX,
@@ -20,7 +21,11 @@ const fields = {
   groups_claim_name: Type.String({ minLength: 1, maxLength: CLAIM_NAME_MAX, description: 'the claim carrying the person\'s groups (default groups); a reserved name for custom claims. Letters, digits and _ - . : /; not another claim the token carries' }),
   requires_manual_approval: Type.Boolean({ description: 'persons created by self-registration (password or SSO) start inactive' }),
   deny_self_registration: Type.Boolean({ description: 'end users may not register (403), and SSO sign-in of an unknown person creates nobody' }),
-  allowed_factor_methods: Type.Array(Type.Union(FACTOR_METHODS.map((m) => Type.Literal(m))), { maxItems: 16, description: 'end-user methods that may authenticate; empty: all. Others are 403 naming the method' }),
+  allowed_factor_methods: Type.Array(Type.Union(SIGN_IN_METHODS.map((m) => Type.Literal(m))), { maxItems: 16, description: 'end-user methods that may authenticate; empty: all. Others are 403 naming the method' }),
+  first_factor_methods: Type.Array(Type.Union(FIRST_FACTOR_METHODS.map((m) => Type.Literal(m))), { maxItems: 16, description: 'methods that may begin a sign-in; empty: every first-factor method' }),
+  second_factor_methods: Type.Array(Type.Union(SECOND_FACTOR_METHODS.map((m) => Type.Literal(m))), { maxItems: 16, description: 'methods that may answer a second-factor challenge; empty: every second-factor method' }),
+  second_factor_required: Type.Boolean({ description: 'every person signs in with two factors: a sign-in with one gets no token (403)' }),
+  second_factor_required_groups: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: MAX_POLICY_GROUPS, description: 'the members of these groups sign in with two factors' }),
   new_person_handle_patterns: Type.Array(Type.String({ minLength: 1, maxLength: HANDLE_PATTERN_MAX }), {
     maxItems: MAX_HANDLE_PATTERNS,
     description: 'glob patterns (* any run, ? one character; email addresses match case-insensitively) a self-registered handle must match; empty: any',

@@ -7,7 +7,7 @@ import { badRequest } from '../../errors.js';
 import { requirePerson } from '../../domain/lookup.js';
 import type { Handle as HandleValue } from '../../domain/state.js';
 import { route, type Request, type Route } from '../route.js';
-import { Handle } from '../schemas.js';
+import { Handle, SignInOutcome } from '../schemas.js';
 import { execute, type HandlerDeps } from './deps.js';
 
 const PasswordBody = Type.Object({ password: Type.String({ description: `${PASSWORD_MIN}-${PASSWORD_MAX} characters` }) }, { additionalProperties: false });
@@ -70,9 +70,9 @@ export function passwordRoutes(deps: HandlerDeps, auth: { passwords: PasswordHas
       auth: 'org',
       headers: ['authorization', 'service-analytics-correlation-id'],
       body: Credentials,
-      success: { status: 200, result: TokenRet },
+      success: { status: 200, result: SignInOutcome },
       errors: [400, 401, 403, 404, 408, 429, 502],
-      handler: async (req) => ({ status: 200, result: { token: await auth.signIn.authenticate(await attempt(req)) } }),
+      handler: async (req) => ({ status: 200, result: await auth.signIn.authenticate(await attempt(req)) }),
     }),
     route<Static<typeof Credentials>>({
       method: 'post',
