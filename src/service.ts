@@ -74,6 +74,11 @@ import { createUserInfo } from './oauth/userinfo.js';
 import { createUserTokens } from './oauth/user-tokens.js';
 import { oauthAuthorizeRoutes } from './http/handlers/oauth-authorize.js';
 import { oauthUserInfoRoutes } from './http/handlers/oauth-userinfo.js';
+import { oauthLogoutRoutes } from './http/handlers/oauth-logout.js';
+import { sessionRoutes } from './http/handlers/sessions.js';
+import { createEndSession } from './oauth/end-session.js';
+import { createBackchannelLogout, LOGOUT_TOKEN_TTL_S } from './oauth/backchannel-logout.js';
+import { createIdTokenHintVerifier } from './tokens/id-token-hint.js';
 import { createSecretSealer, type SecretSealer } from './sso/secrets.js';
 import { createCredentialSealer } from './cloud/secrets.js';
 import { createSerialQueue } from './cloud/serial.js';
@@ -207,6 +212,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const tokens = await buildTokens(base, storage.secrets, orgs.registry);
   const webhooks = await buildWebhooks(base, storage, orgs, events.log);
   outbox = webhooks.outbox;
+  const logouts = buildBackchannelLogout(base, orgs, tokens, webhooks);
   const pipeline = createIssuePipeline({ issuer: tokens.issuer, hooks: webhooks.hooks, consistency: regions.consistency, warn, nowMs: () => clock.nowMs() });
 
   const cloud = buildCloud(base, orgs.registry);
@@ -253,6 +259,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       cloud.clients.close();
       // Calls in flight are aborted, not awaited: their events are delivered again after the restart.
       await webhooks.outbox.stop();
+      logouts.stop();
       await events.log.stop();
       await checkpoints.stop();
       await Promise.all(webhooks.callers.map((c) => c.close()));
@@ -406,6 +413,8 @@ interface Webhooks {
   outbox: Outbox;
   /** closed on stop */
   callers: Array<ReturnType<typeof createWebhookCaller>>;
+  /** the pool of asynchronous deliveries (events, back-channel logouts), apart from the sign-in's hooks */
+  deliveries: ReturnType<typeof createWebhookCaller>;
 }
 
 async function buildWebhooks({ config, options, clock, metrics, warn, issuer }: Base, storage: Storage, { registry, commits }: Organizations, eventLog: EventLog): Promise<Webhooks> {
@@ -436,7 +445,7 @@ async function buildWebhooks({ config, options, clock, metrics, warn, issuer }: 
     warn,
   });
   commits.subscribe((commit) => outbox.committed(commit), 'waking the event webhooks');
-  return { keys: webhookKeys, hooks, outbox, callers: [caller, outboxCaller] };
+  return { keys: webhookKeys, hooks, outbox, callers: [caller, outboxCaller], deliveries: outboxCaller };
 }
 
 interface Wings {
@@ -519,10 +528,28 @@ function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organiz
 }
 
 /** The authorization server's person side: the authorization endpoint with its hosted sign-in page, and userinfo. */
-function buildOAuthUser({ clock, issuer }: Base, storage: Storage, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>): Route[] {
-  const authorize = createAuthorize({ clients: oauth.clients, sealer: createSessionSealer(storage.cursorSecret), clock, signIn, issuer });
+function buildOAuthUser({ clock, ids, issuer }: Base, storage: Storage, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>, registry: Registry, tokens: Tokens): Route[] {
+  const sealer = createSessionSealer(storage.cursorSecret);
+  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, issuer, newSessionId: () => ids.uuid() });
+  const endSession = createEndSession({ clients: oauth.clients, org: (id) => registry.get(id), hints: createIdTokenHintVerifier({ keys: tokens.keys, issuer }), sealer, clock, issuer });
   const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer });
-  return [...oauthAuthorizeRoutes(authorize), ...oauthUserInfoRoutes(userinfo)];
+  return [...oauthAuthorizeRoutes(authorize), ...oauthLogoutRoutes(endSession), ...oauthUserInfoRoutes(userinfo)];
+}
+
+/** Back-channel logout: logout tokens POSTed to the clients of each session that ends, through the webhooks' caller. */
+function buildBackchannelLogout({ config, options, clock, warn, issuer }: Base, { registry, commits }: Organizations, tokens: Tokens, webhooks: Webhooks) {
+  const logoutTokens = createTokenIssuer({ keys: tokens.keys, issuer, ttl: LOGOUT_TOKEN_TTL_S, clock, signer: tokens.signer, typ: 'logout+jwt' });
+  const logouts = createBackchannelLogout({
+    client: (org, clientId) => registry.get(org)?.state.oauth_clients.get(clientId),
+    sign: (claims, ttl) => logoutTokens.issue(claims, ttl),
+    caller: webhooks.deliveries,
+    retry: config.webhookRetry,
+    random: options.random ?? Math.random,
+    clock,
+    warn,
+  });
+  commits.subscribe((commit) => logouts.committed(commit), 'back-channel logouts');
+  return logouts;
 }
 
 function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline, cloud, checkpoints }: Wings): Front {
@@ -618,7 +645,8 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...ssoSignInRoutes(sso, anonymous),
     ...oauthClientRoutes(deps),
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
-    ...buildOAuthUser(base, storage, oauth, signIn),
+    ...buildOAuthUser(base, storage, oauth, signIn, registry, tokens),
+    ...sessionRoutes(deps, personAuthenticator(tokens.validator), base.clock),
     ...sdkRoutes({ handlers: deps, clock: base.clock, validator: tokens.validator, rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.sdkPerIp, perOrg: config.browser.sdkPerOrg } }),
     ...cloudConnectionRoutes(deps, cloud),
     ...cloudAwsRoutes(deps, cloud.aws),

@@ -2,6 +2,7 @@
 import type { OrgConfig } from './org-config.js';
 import type { AttributeSet, DirectId, GdprConsent, Handle, MitmToken, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
+import type { LogoutNotice, PersonSession, SessionEndReason } from './sessions.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
 
@@ -89,6 +90,14 @@ export type Change =
   | { t: 'OAuthGrantStarted'; grant: OAuthGrant }
   /** codes and grants past their time */
   | { t: 'OAuthPruned'; code_hashes: string[]; grant_ids: string[] }
+  // Sign-in sessions (sessions.ts)
+  | { t: 'SessionStarted'; session: PersonSession }
+  /** a grant of the session began or rotated: its client received tokens at at_ms; the session lasts at least to expires_at_ms */
+  | { t: 'SessionUsed'; session_id: string; client_id: string; at_ms: number; expires_at_ms: number }
+  /** the session is over; its grants were revoked by the same entry; logouts: the clients' shares to tell */
+  | { t: 'SessionEnded'; session_id: string; reason: SessionEndReason; logouts: LogoutNotice[] }
+  /** sessions past their time */
+  | { t: 'SessionsExpired'; session_ids: string[] }
   /** a direct-id sign-in value was issued (its hash only); `expired`: hashes of values past their time, dropped */
   | { t: 'DirectIdIssued'; hash: string; direct_id: DirectId; expired: string[] }
   /** a direct-id sign-in value was used: it never signs in again */

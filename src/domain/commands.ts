@@ -6,6 +6,7 @@ import type { GateEventInput } from './gate-events.js';
 import type { SdkEventInput } from './sdk-events.js';
 import type { MitmDetection, MitmTokenInput } from './mitm.js';
 import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
+import type { PersonSession, SessionEndReason } from './sessions.js';
 import type { IssueCodeInput, MintGrantInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 import type { PasswordReset } from './credentials.js';
 import type { MessageTemplate } from './message-templates.js';
@@ -221,10 +222,15 @@ export type Command =
   /** an access token of this organization, already verified: jti and exp are its own */
   | { kind: 'RevokeAccessToken'; jti: string; exp: number }
   // OAuth authorization codes and grants (oauth-grants.ts)
-  | { kind: 'IssueOAuthCode'; code: IssueCodeInput }
+  /** session: the sign-in session the code's sign-in opens (sessions.ts) */
+  | { kind: 'IssueOAuthCode'; code: IssueCodeInput; session?: PersonSession }
   | { kind: 'RedeemOAuthCode'; input: RedeemCodeInput }
   | { kind: 'RotateOAuthRefresh'; input: RotateRefreshInput }
   | { kind: 'RevokeOAuthGrant'; grant_id: string }
+  // Sign-in sessions (sessions.ts)
+  | { kind: 'EndSession'; person_id: string; session_id: string; reason: SessionEndReason }
+  /** RP-initiated logout with an id_token_hint: the session of the grant its sid names */
+  | { kind: 'EndGrantSession'; grant_id: string }
   /** POST /persons/bulk-import: one batch of rows, each created whole or refused whole; the accepted ones share one entry */
   | { kind: 'ImportPersons'; rows: ImportRow[] }
   /** POST /persons/{id}/direct-id: a fresh one-time sign-in value, replied once; only its hash is stored */

@@ -25,6 +25,7 @@ import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from '.
 import { issueOAuthCode, mintOAuthGrant, redeemOAuthCode, revokeOAuthGrant, revokeOAuthGrants, rotateOAuthRefresh } from './oauth-grants.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 import { issueDirectId } from './direct-id.js';
+import { endGrantSession, endSession } from './sessions.js';
 import { importPersons } from './person-import.js';
 import { countBillableIdentities, createCloudConnection, deleteCloudConnection, recordCloudChange, recordCloudSnapshot, updateCloudConnection } from './cloud.js';
 import { createPermission, createRole, deletePermission, deleteRole, setPersonAdditionalPermissions, setPersonRoles, updatePermission, updateRole } from './rbac.js';
@@ -158,13 +159,17 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return revokeAccessToken(state, command.jti, command.exp, ctx);
     // OAuth authorization codes and grants
     case 'IssueOAuthCode':
-      return issueOAuthCode(state, command.code, ctx);
+      return issueOAuthCode(state, command.code, ctx, command.session);
     case 'RedeemOAuthCode':
       return redeemOAuthCode(state, command.input, ctx);
     case 'RotateOAuthRefresh':
       return rotateOAuthRefresh(state, command.input, ctx);
     case 'RevokeOAuthGrant':
       return revokeOAuthGrant(state, command.grant_id);
+    case 'EndSession':
+      return endSession(state, command.person_id, command.session_id, command.reason, ctx.nowMs);
+    case 'EndGrantSession':
+      return endGrantSession(state, command.grant_id, ctx.nowMs);
     case 'ImportPersons':
       return importPersons(state, command.rows, ctx);
     case 'IssueDirectId':

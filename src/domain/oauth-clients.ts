@@ -31,6 +31,10 @@ export interface OAuthClientInput {
   public?: boolean;
   access_token_duration?: number;
   refresh_token_duration?: number;
+  post_logout_redirect_uris?: string[];
+  /** '' removes it */
+  backchannel_logout_uri?: string;
+  backchannel_logout_session_required?: boolean;
 }
 
 /** What a PATCH may change; public never changes (a confidential client's tokens assume a secret). */
@@ -47,6 +51,10 @@ export interface OAuthClientRet {
   resources: string[];
   access_token_duration: number;
   refresh_token_duration: number;
+  /** the logout settings, present once set */
+  post_logout_redirect_uris?: string[];
+  backchannel_logout_uri?: string;
+  backchannel_logout_session_required?: boolean;
   created_at: string;
 }
 
@@ -64,6 +72,9 @@ export function oauthClientView(c: OAuthClient): OAuthClientRet {
     resources: [...(c.resources ?? [])],
     access_token_duration: c.access_token_duration,
     refresh_token_duration: c.refresh_token_duration,
+    ...(c.post_logout_redirect_uris !== undefined && { post_logout_redirect_uris: [...c.post_logout_redirect_uris] }),
+    ...(c.backchannel_logout_uri !== undefined && { backchannel_logout_uri: c.backchannel_logout_uri }),
+    ...(c.backchannel_logout_session_required !== undefined && { backchannel_logout_session_required: c.backchannel_logout_session_required }),
     created_at: c.created,
   };
 }
@@ -112,6 +123,17 @@ function checkRedirectUri(v: string, at: string): void {
   if (url.protocol === 'javascript:' || url.protocol === 'data:' || url.protocol === 'file:') throw badRequest(`${at}: the ${url.protocol} scheme is not allowed`);
 }
 
+/** Back-Channel Logout 1.0 2.2: an absolute http(s) URL without a fragment; where it may connect is checked per call (SSRF guard). */
+function checkBackchannelUri(v: string, at: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(v);
+  } catch {}
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw badRequest(`${at}: ${quote(v)} is not an absolute http or https URL`);
+  if (url.hash !== '' || v.includes('#')) throw badRequest(`${at}: must not have a fragment`);
+  if (v.length > 2048) throw badRequest(`${at}: longer than 2048 characters`);
+}
+
 /** RFC 8707 2: a resource is an absolute URI without a fragment. */
 function checkResource(v: string, at: string): void {
   let ok = false;
@@ -152,6 +174,21 @@ function settled(input: Omit<OAuthClientInput, 'public'> & { redirect_uris: stri
     ...(resources.length > 0 && { resources: uniqueList(resources, 'resources', checkResource) }),
     access_token_duration: checkDuration(input.access_token_duration, 'access_token_duration', ACCESS_TOKEN_DURATION),
     refresh_token_duration: checkDuration(input.refresh_token_duration, 'refresh_token_duration', REFRESH_TOKEN_DURATION),
+    ...logoutSettings(input),
+  };
+}
+
+/** The logout settings, left out when unset so that a client stored before reads the same. */
+function logoutSettings(input: Pick<OAuthClientInput, 'post_logout_redirect_uris' | 'backchannel_logout_uri' | 'backchannel_logout_session_required'>): Partial<OAuthClient> {
+  const uris = input.post_logout_redirect_uris ?? [];
+  if (uris.length > MAX_REDIRECT_URIS) throw badRequest(`post_logout_redirect_uris: at most ${MAX_REDIRECT_URIS}`);
+  const backchannel = input.backchannel_logout_uri ?? '';
+  if (backchannel !== '') checkBackchannelUri(backchannel, 'backchannel_logout_uri');
+  if (input.backchannel_logout_session_required === true && backchannel === '') throw badRequest('backchannel_logout_session_required: needs a backchannel_logout_uri');
+  return {
+    ...(uris.length > 0 && { post_logout_redirect_uris: uniqueList(uris, 'post_logout_redirect_uris', checkRedirectUri) }),
+    ...(backchannel !== '' && { backchannel_logout_uri: backchannel }),
+    ...(input.backchannel_logout_session_required === true && { backchannel_logout_session_required: true }),
   };
 }
 
@@ -183,7 +220,7 @@ export function createOAuthClient(state: OrgState, input: OAuthClientInput, ctx:
 export function updateOAuthClient(state: OrgState, clientId: string, patch: OAuthClientPatch): Decision<OAuthClientRet> {
   const current = requireOAuthClient(state, clientId);
   // settled leaves resources out when there are none: an emptied list must not keep the current one
-  const { resources: _held, ...kept } = current;
+  const { resources: _held, post_logout_redirect_uris: _uris, backchannel_logout_uri: _bc, backchannel_logout_session_required: _sr, ...kept } = current;
   const next: OAuthClient = { ...kept, ...settled({ ...current, ...stripUndefined(patch) }, current.public) };
   if (JSON.stringify(next) === JSON.stringify(current)) return decision(oauthClientView(current));
   return decision(oauthClientView(next), [{ t: 'OAuthClientUpdated', client: next }]);

@@ -8,9 +8,10 @@ import type { Consistency, IssuingOrg } from '../auth/issue.js';
 import type { SignInService } from '../auth/sign-in.js';
 import { HANDLE_TYPES, type HandleType, type OrgState } from '../domain/state.js';
 import type { SignInFacts } from '../domain/oauth-grants.js';
+import { sessionActive, type PersonSession } from '../domain/sessions.js';
 import type { Clock } from '../lib/clock.js';
 import { readCookie, type Sealer } from '../lib/signed.js';
-import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readSession, sessionCookie, sessionCurrent, sessionPassword, setCookie } from './session.js';
+import { CSRF_COOKIE, FORM_TTL_S, SESSION_TTL_S, newCsrf, readSession, sessionCookie, sessionCurrent, sessionPassword, setCookie } from './session.js';
 import { STANDARD_SCOPES } from './discovery.js';
 import { errorPage, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
 
@@ -58,6 +59,7 @@ export interface AuthorizeDeps {
   clock: Clock;
   signIn: Pick<SignInService, 'verify'>;
   issuer(): string;
+  newSessionId(): string;
 }
 
 export interface SignInForm {
@@ -183,7 +185,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
   }
 
   /** The code is redeemed at this region's token endpoint, on this actor: no consistency wait is needed. */
-  async function issueCode(org: IssuingOrg, request: AuthorizationRequest, facts: SignInFacts, headers?: Record<string, string>): Promise<AuthorizeAnswer> {
+  async function issueCode(org: IssuingOrg, request: AuthorizationRequest, facts: SignInFacts, headers?: Record<string, string>, session?: PersonSession): Promise<AuthorizeAnswer> {
     const code = randomBytes(32).toString('base64url');
     await org.execute({
       kind: 'IssueOAuthCode',
@@ -196,6 +198,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
         ...(request.nonce !== undefined && { nonce: request.nonce }),
         ...facts,
       },
+      ...(session !== undefined && { session }),
     });
     return back(request.redirect_uri, { code, state: request.state }, headers);
   }
@@ -251,8 +254,9 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       const { request, prompts } = checked;
       const session = readSession(deps.sealer, caller.cookie, now());
       const person = session && session.org === found.org.id ? found.org.state.persons.get(session.person_id) : undefined;
-      // A password changed or reset since the session began ends it: whoever signed in with the old one is out.
-      const fresh = session !== undefined && person?.active === true && sessionCurrent(session, person) && !prompts.includes('login') && (request.max_age === undefined || now() - session.auth_time <= request.max_age);
+      // A password changed or reset since the session began ends it: whoever signed in with the old one is out;
+      // and so does its end (logout, the person's or the organization's revocation), which the cookie outlives.
+      const fresh = session !== undefined && person?.active === true && session.session_id !== undefined && sessionActive(found.org.state, session.session_id, deps.clock.nowMs()) && sessionCurrent(session, person) && !prompts.includes('login') && (request.max_age === undefined || now() - session.auth_time <= request.max_age);
       if (fresh) {
         const { org: _org, expires: _expires, password: _password, ...facts } = session;
         return issueCode(found.org, request, facts);
@@ -285,6 +289,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
         const { person_id, authentications, custom_claims } = signedIn;
         facts = {
           person_id,
+          session_id: deps.newSessionId(),
           auth_time: now(),
           amr: authentications.map((a) => a.method),
           authentications,
@@ -300,7 +305,20 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       const person = found.org.state.persons.get(facts.person_id);
       const password = person === undefined ? null : sessionPassword(person);
       const cookie = sessionCookie(deps.sealer, { org: found.org.id, ...facts, password }, now(), secure());
-      return issueCode(found.org, request, facts, { 'Set-Cookie': cookie });
+      const nowMs = deps.clock.nowMs();
+      const session: PersonSession = {
+        session_id: facts.session_id as string,
+        person_id: facts.person_id,
+        methods: facts.amr,
+        clients: [],
+        created_ms: nowMs,
+        last_used_ms: nowMs,
+        // the browser's sign-in; each grant begun in it extends it to the grant's own expiry
+        expires_at_ms: nowMs + SESSION_TTL_S * 1000,
+        ip: caller.ip,
+        user_agent: caller.userAgent,
+      };
+      return issueCode(found.org, request, facts, { 'Set-Cookie': cookie }, session);
     },
   };
 }

@@ -31,7 +31,7 @@ export function signInPageCsp(redirectUri: string): string {
   return (PAGE_HEADERS['Content-Security-Policy'] as string).replace("form-action 'self'", `form-action 'self'${target === '' ? '' : ` ${target}`}`);
 }
 
-function page(title: string, body: string): string {
+export function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>

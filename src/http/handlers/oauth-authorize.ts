@@ -9,7 +9,7 @@ import { route, type Request, type Response, type Route } from '../route.js';
 const PUBLIC: Principal = Object.freeze({ kind: 'public' });
 
 /** A browser: no credentials but its cookies, which the use case reads (the session and the form's check). */
-const browser: Authenticator = {
+export const browser: Authenticator = {
   headers: ['cookie'],
   crossOrigin: false,
   client: true,
@@ -50,7 +50,7 @@ const SignInFields = Type.Object(
   { additionalProperties: true },
 );
 
-function answer(a: AuthorizeAnswer): Response {
+export function answer(a: AuthorizeAnswer): Response {
   if (a.kind === 'redirect') return { status: 302, text: '', contentType: 'text/plain', headers: { ...a.headers, Location: a.location, 'Cache-Control': 'no-store' } };
   return { status: a.status, text: a.html, contentType: 'text/html; charset=utf-8', headers: { ...PAGE_HEADERS, ...a.headers } };
 }

@@ -1,0 +1,145 @@
+// Decisions about a person's sign-in sessions: a sign-in at the hosted page opens one; the grants its clients
+// redeem belong to it; ending it (the person, the organization, RP-initiated logout) revokes those grants, so
+// their refresh, access and ID tokens stop, and names each client's share of it for back-channel logout.
+import { notFound, quote } from '../errors.js';
+import type { Change } from './changes.js';
+import { decision, type Decision } from './decision.js';
+import type { OAuthGrant } from './oauth-grants.js';
+import type { OrgState } from './state.js';
+
+/** A durable sign-in session: who, how, from where, and which client applications received tokens in it. */
+export interface PersonSession {
+  session_id: string;
+  person_id: string;
+  /** the sign-in's methods, e.g. ['password'] */
+  methods: string[];
+  /** client_ids of the OAuth clients that received tokens in it, in the order they first did */
+  clients: string[];
+  created_ms: number;
+  last_used_ms: number;
+  /** past it the session is over: its browser sign-in and every grant begun in it have expired */
+  expires_at_ms: number;
+  ip: string;
+  user_agent: string;
+}
+
+/** Why a session ended, as its SessionEnded records it. */
+export type SessionEndReason = 'person' | 'organization' | 'logout';
+
+/** A client to tell, by back-channel logout, that its share of the session (sid: the grant) ended. */
+export interface LogoutNotice {
+  client_id: string;
+  /** the sid of the ID tokens the client received: its grant */
+  sid: string;
+  person_id: string;
+}
+
+/** Sessions a person holds at most; the oldest end first, so a script signing in in a loop cannot grow the state. */
+export const MAX_SESSIONS_PER_PERSON = 100;
+export const MAX_USER_AGENT = 512;
+
+export interface SessionView {
+  session_id: string;
+  person_id: string;
+  methods: string[];
+  clients: string[];
+  created_at: string;
+  last_used_at: string;
+  expires_at: string;
+  ip_address: string;
+  user_agent: string;
+}
+
+export function sessionView(s: PersonSession): SessionView {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    session_id: s.session_id,
+    person_id: s.person_id,
+    methods: [...s.methods],
+    clients: [...s.clients],
+    created_at: iso(s.created_ms),
+    last_used_at: iso(s.last_used_ms),
+    expires_at: iso(s.expires_at_ms),
+    ip_address: s.ip,
+    user_agent: s.user_agent,
+  };
+}
+
+/** Whether a session exists and has not expired: the hosted page's cookie and its grants stand only while it does. */
+export function sessionActive(state: OrgState, sessionId: string, nowMs: number): boolean {
+  const s = state.sessions.get(sessionId);
+  return s !== undefined && s.expires_at_ms > nowMs;
+}
+
+/** The person's unexpired sessions, newest first. */
+export function sessionsOf(state: OrgState, personId: string, nowMs: number): PersonSession[] {
+  const out: PersonSession[] = [];
+  for (const s of state.sessions.values()) if (s.person_id === personId && s.expires_at_ms > nowMs) out.push(s);
+  return out.sort((a, b) => b.created_ms - a.created_ms);
+}
+
+/** The changes ending a session: its grants revoked, then its end with a notice per client's share. */
+function ending(state: OrgState, session: PersonSession, reason: SessionEndReason): Change[] {
+  const changes: Change[] = [];
+  const logouts: LogoutNotice[] = [];
+  for (const g of state.oauth_grants.values()) {
+    if (g.session_id !== session.session_id) continue;
+    if (!g.revoked) changes.push({ t: 'OAuthGrantRevoked', grant_id: g.grant_id });
+    logouts.push({ client_id: g.client_id, sid: g.grant_id, person_id: session.person_id });
+  }
+  changes.push({ t: 'SessionEnded', session_id: session.session_id, reason, logouts });
+  return changes;
+}
+
+/**
+ * Opening a session, in the entry of the sign-in's authorization code. Sessions past their time are dropped
+ * here, and the person's oldest beyond MAX_SESSIONS_PER_PERSON end (with their grants).
+ */
+export function openingSession(state: OrgState, session: PersonSession, nowMs: number): Change[] {
+  const changes: Change[] = [];
+  const expired: string[] = [];
+  const own: PersonSession[] = [];
+  for (const s of state.sessions.values()) {
+    if (s.expires_at_ms <= nowMs) expired.push(s.session_id);
+    else if (s.person_id === session.person_id) own.push(s);
+  }
+  if (expired.length > 0) changes.push({ t: 'SessionsExpired', session_ids: expired });
+  own.sort((a, b) => a.created_ms - b.created_ms);
+  for (const s of own.slice(0, Math.max(0, own.length + 1 - MAX_SESSIONS_PER_PERSON))) changes.push(...ending(state, s, 'person'));
+  changes.push({ t: 'SessionStarted', session: { ...session, user_agent: session.user_agent.slice(0, MAX_USER_AGENT) } });
+  return changes;
+}
+
+/**
+ * A grant of the session was begun or its refresh token rotated: the client is among its clients, it was used
+ * now, and it lasts at least as long as the grant. Nothing for a grant outside any session.
+ */
+export function usingSession(state: OrgState, grant: Pick<OAuthGrant, 'session_id' | 'client_id' | 'expires_at_ms'>, nowMs: number): Change[] {
+  if (grant.session_id === undefined || !state.sessions.has(grant.session_id)) return [];
+  return [{ t: 'SessionUsed', session_id: grant.session_id, client_id: grant.client_id, at_ms: nowMs, expires_at_ms: grant.expires_at_ms }];
+}
+
+/** Ends one session of the person; an unknown one (or another person's) is 404, so IDs are not probed. */
+export function endSession(state: OrgState, personId: string, sessionId: string, reason: SessionEndReason, nowMs: number): Decision<null> {
+  const session = state.sessions.get(sessionId);
+  if (!session || session.person_id !== personId || session.expires_at_ms <= nowMs) throw notFound(`session ${quote(sessionId)} of person ${quote(personId)} not found`);
+  return decision(null, ending(state, session, reason));
+}
+
+/** Ends the session a grant belongs to (RP-initiated logout with an id_token_hint); no session, no change. */
+export function endGrantSession(state: OrgState, grantId: string, nowMs: number): Decision<{ ended: string | null }> {
+  const sessionId = state.oauth_grants.get(grantId)?.session_id;
+  const session = sessionId === undefined ? undefined : state.sessions.get(sessionId);
+  if (!session || session.expires_at_ms <= nowMs) return decision({ ended: null });
+  return decision({ ended: session.session_id }, ending(state, session, 'logout'));
+}
+
+/** apply(): a session's use. */
+export function withUse(s: PersonSession, clientId: string, atMs: number, expiresAtMs: number): PersonSession {
+  return {
+    ...s,
+    clients: s.clients.includes(clientId) ? s.clients : [...s.clients, clientId],
+    last_used_ms: Math.max(s.last_used_ms, atMs),
+    expires_at_ms: Math.max(s.expires_at_ms, expiresAtMs),
+  };
+}
