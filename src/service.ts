@@ -507,6 +507,7 @@ function buildSso({ config, clock, ids, issuer, options }: Base, cursorSecret: B
     callbackUrl: () => `${issuer()}/authenticate/oidc/callback`,
     region: config.regions[0] as string,
     newPersonId: () => ids.uuid(),
+    newSessionId: () => ids.uuid(),
   });
 }
 

@@ -229,8 +229,10 @@ export type Command =
   | { kind: 'RevokeOAuthGrant'; grant_id: string }
   // Sign-in sessions (sessions.ts)
   | { kind: 'EndSession'; person_id: string; session_id: string; reason: SessionEndReason }
-  /** RP-initiated logout with an id_token_hint: the session of the grant its sid names */
-  | { kind: 'EndGrantSession'; grant_id: string }
+  /** an SSO sign-in's session, with the identity token it handed out */
+  | { kind: 'StartSession'; session: PersonSession }
+  /** the session of a token: of the grant its sid names, or the one its jti was handed out in */
+  | { kind: 'EndSessionOf'; grant_id?: string; jti?: string }
   /** POST /persons/bulk-import: one batch of rows, each created whole or refused whole; the accepted ones share one entry */
   | { kind: 'ImportPersons'; rows: ImportRow[] }
   /** POST /persons/{id}/direct-id: a fresh one-time sign-in value, replied once; only its hash is stored */

@@ -25,7 +25,7 @@ import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from '.
 import { issueOAuthCode, mintOAuthGrant, redeemOAuthCode, revokeOAuthGrant, revokeOAuthGrants, rotateOAuthRefresh } from './oauth-grants.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 import { issueDirectId } from './direct-id.js';
-import { endGrantSession, endSession } from './sessions.js';
+import { endSession, endSessionOf, startSession } from './sessions.js';
 import { importPersons } from './person-import.js';
 import { countBillableIdentities, createCloudConnection, deleteCloudConnection, recordCloudChange, recordCloudSnapshot, updateCloudConnection } from './cloud.js';
 import { createPermission, createRole, deletePermission, deleteRole, setPersonAdditionalPermissions, setPersonRoles, updatePermission, updateRole } from './rbac.js';
@@ -168,8 +168,10 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return revokeOAuthGrant(state, command.grant_id);
     case 'EndSession':
       return endSession(state, command.person_id, command.session_id, command.reason, ctx.nowMs);
-    case 'EndGrantSession':
-      return endGrantSession(state, command.grant_id, ctx.nowMs);
+    case 'StartSession':
+      return startSession(state, command.session, ctx.nowMs);
+    case 'EndSessionOf':
+      return endSessionOf(state, { ...(command.grant_id !== undefined && { grant_id: command.grant_id }), ...(command.jti !== undefined && { jti: command.jti }) }, ctx.nowMs);
     case 'ImportPersons':
       return importPersons(state, command.rows, ctx);
     case 'IssueDirectId':

@@ -21,6 +21,8 @@ export interface PersonSession {
   expires_at_ms: number;
   ip: string;
   user_agent: string;
+  /** identity tokens handed out in it (an SSO sign-in's), revoked when it ends; absent when none */
+  tokens?: Array<{ jti: string; exp: number }>;
 }
 
 /** Why a session ended, as its SessionEnded records it. */
@@ -78,9 +80,11 @@ export function sessionsOf(state: OrgState, personId: string, nowMs: number): Pe
   return out.sort((a, b) => b.created_ms - a.created_ms);
 }
 
-/** The changes ending a session: its grants revoked, then its end with a notice per client's share. */
-function ending(state: OrgState, session: PersonSession, reason: SessionEndReason): Change[] {
+/** The changes ending a session: its grants and identity tokens revoked, then its end with a notice per client's share. */
+function ending(state: OrgState, session: PersonSession, reason: SessionEndReason, nowMs: number): Change[] {
   const changes: Change[] = [];
+  const now = Math.floor(nowMs / 1000);
+  for (const t of session.tokens ?? []) if (t.exp > now && !state.revoked_tokens.has(t.jti)) changes.push({ t: 'IdentityTokenRevoked', jti: t.jti, exp: t.exp, now });
   const logouts: LogoutNotice[] = [];
   for (const g of state.oauth_grants.values()) {
     if (g.session_id !== session.session_id) continue;
@@ -105,7 +109,7 @@ export function openingSession(state: OrgState, session: PersonSession, nowMs: n
   }
   if (expired.length > 0) changes.push({ t: 'SessionsExpired', session_ids: expired });
   own.sort((a, b) => a.created_ms - b.created_ms);
-  for (const s of own.slice(0, Math.max(0, own.length + 1 - MAX_SESSIONS_PER_PERSON))) changes.push(...ending(state, s, 'person'));
+  for (const s of own.slice(0, Math.max(0, own.length + 1 - MAX_SESSIONS_PER_PERSON))) changes.push(...ending(state, s, 'person', nowMs));
   changes.push({ t: 'SessionStarted', session: { ...session, user_agent: session.user_agent.slice(0, MAX_USER_AGENT) } });
   return changes;
 }
@@ -123,15 +127,26 @@ export function usingSession(state: OrgState, grant: Pick<OAuthGrant, 'session_i
 export function endSession(state: OrgState, personId: string, sessionId: string, reason: SessionEndReason, nowMs: number): Decision<null> {
   const session = state.sessions.get(sessionId);
   if (!session || session.person_id !== personId || session.expires_at_ms <= nowMs) throw notFound(`session ${quote(sessionId)} of person ${quote(personId)} not found`);
-  return decision(null, ending(state, session, reason));
+  return decision(null, ending(state, session, reason, nowMs));
 }
 
-/** Ends the session a grant belongs to (RP-initiated logout with an id_token_hint); no session, no change. */
-export function endGrantSession(state: OrgState, grantId: string, nowMs: number): Decision<{ ended: string | null }> {
-  const sessionId = state.oauth_grants.get(grantId)?.session_id;
-  const session = sessionId === undefined ? undefined : state.sessions.get(sessionId);
+/** A sign-in that hands out its own identity token (SSO) opens its session in an entry of its own. */
+export function startSession(state: OrgState, session: PersonSession, nowMs: number): Decision<null> {
+  return decision(null, openingSession(state, session, nowMs));
+}
+
+/**
+ * Ends the session a token belongs to: the session of the grant its sid names (RP-initiated logout with an
+ * id_token_hint, an ID token signing out), or the one it was handed out in (its jti). None, no change.
+ */
+export function endSessionOf(state: OrgState, of: { grant_id?: string; jti?: string }, nowMs: number): Decision<{ ended: string | null }> {
+  const sessionId = of.grant_id === undefined ? undefined : state.oauth_grants.get(of.grant_id)?.session_id;
+  let session = sessionId === undefined ? undefined : state.sessions.get(sessionId);
+  if (!session && of.jti !== undefined) {
+    for (const s of state.sessions.values()) if (s.tokens?.some((t) => t.jti === of.jti)) session = s;
+  }
   if (!session || session.expires_at_ms <= nowMs) return decision({ ended: null });
-  return decision({ ended: session.session_id }, ending(state, session, 'logout'));
+  return decision({ ended: session.session_id }, ending(state, session, 'logout', nowMs));
 }
 
 /** apply(): a session's use. */

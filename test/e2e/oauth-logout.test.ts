@@ -4,6 +4,7 @@
 // signed out), with a second client's receiver getting a logout token it verifies with jose, after a retry;
 // the confirmation asked without an id_token_hint; the organization's and the person's own list and revoke;
 // and the negatives: an unregistered post_logout_redirect_uri, a bad id_token_hint, a client_id not the hint's.
+// An SSO sign-in (a loopback oidc-provider) opens a session too, holding the identity token it hands out.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -11,7 +12,8 @@ import type { AddressInfo } from 'node:net';
 import * as oidc from 'openid-client';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { expectResult } from '../support/expect.js';
-import { newOrg, personWithPassword, sameOrgOn, signIn, type Org } from '../support/auth.js';
+import { newOrg, personWithPassword, sameOrgOn, signIn, verifyIdentityToken, type Org } from '../support/auth.js';
+import { ssoSetup } from '../support/sso.js';
 import { Browser } from '../support/oauth-browser.js';
 import { removeDir, startTestServer, tempDir, type TestServer } from '../support/server.js';
 
@@ -278,5 +280,49 @@ describe('sessions and logout', () => {
     assert.equal((await fetch(`${server.base}/sessions`, { headers: bearer })).status, 401);
     await laptop.close();
     await phone.close();
+  });
+});
+
+describe('sessions of SSO sign-ins', () => {
+  const APP = 'http://127.0.0.1:9/signed-in';
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ SERVICE_WEBHOOK_ALLOW_INSECURE: '1' });
+  });
+  after(async () => {
+    await server.stop();
+    removeDir(server.dataDir);
+  });
+
+  test('an SSO sign-in opens a session holding its token: ended by the organization, or by the token signing out (the SDK)', async () => {
+    const s = await ssoSetup(server, 'sso-sessions', APP);
+    try {
+      const signInOnce = async () => {
+        const walk = await s.browser.walk(s.startUrl(), { stop: (u) => u.startsWith(APP) });
+        const token = new URLSearchParams(new URL(walk.stoppedAt as string).hash.slice(1)).get('token');
+        assert.ok(token, `the walk ended at ${walk.last.status} ${walk.last.url}`);
+        return token;
+      };
+      const valid = async (token: string) => (await server.client.post('/token/validate', { token }, { 'Service-OrgID': '', 'Service-API-Key': '' })).body.result.valid as boolean;
+      const first = await signInOnce();
+      const personId = (await verifyIdentityToken(server, first)).sub as string;
+      const [session] = expectResult<Array<Record<string, any>>>(await s.org.admin.get(`/persons/${personId}/sessions`), 200);
+      assert.ok(session);
+      assert.deepEqual(session['methods'], ['oidc']);
+      assert.deepEqual(session['clients'], []);
+      assert.equal(session['expires_at'], new Date(((await verifyIdentityToken(server, first)).exp as number) * 1000).toISOString(), 'it lasts as long as its token');
+      assert.equal(await valid(first), true);
+      assert.equal((await s.org.admin.delete(`/persons/${personId}/sessions/${session['session_id']}`)).status, 204);
+      assert.equal(await valid(first), false, "the session's token is revoked with it");
+
+      // The SDK's sign-out with the token: its session ends too.
+      const second = await signInOnce();
+      assert.equal(expectResult<unknown[]>(await s.org.admin.get(`/persons/${personId}/sessions`), 200).length, 1);
+      assert.equal((await fetch(`${server.base}/session`, { method: 'DELETE', headers: { authorization: `Bearer ${second}` } })).status, 204);
+      assert.deepEqual(expectResult<unknown[]>(await s.org.admin.get(`/persons/${personId}/sessions`), 200), []);
+      assert.equal(await valid(second), false);
+    } finally {
+      await s.close();
+    }
   });
 });

@@ -85,8 +85,9 @@ export function sessionRoutes(deps: HandlerDeps, personAuth: Authenticator, cloc
       handler: async (req) => {
         const claims = (req.principal as { claims: Record<string, unknown> }).claims;
         const { jti, exp, sid } = claims;
-        if (typeof jti === 'string' && typeof exp === 'number') await execute(deps, req, { kind: 'RevokeIdentityToken', jti, exp });
-        if (typeof sid === 'string') await execute(deps, req, { kind: 'EndGrantSession', grant_id: sid });
+        if (typeof jti !== 'string') return { status: 204 };
+        await execute(deps, req, { kind: 'EndSessionOf', jti, ...(typeof sid === 'string' && { grant_id: sid }) });
+        if (typeof exp === 'number') await execute(deps, req, { kind: 'RevokeIdentityToken', jti, exp });
         return { status: 204 };
       },
     }),
