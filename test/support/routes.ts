@@ -123,6 +123,8 @@ export function routeCases(t: Targets): RouteCase[] {
     c('POST', '/persons/{person_id}/credentials', `/persons/${p}/credentials`, { type: 'password', params: { password_hash: `scrypt$15$8$1$c2FtcGxlIHNhbHQ$${'A'.repeat(43)}` } }),
     c('DELETE', '/persons/{person_id}/credentials', `/persons/${p}/credentials`),
     c('DELETE', '/persons/{person_id}/credentials/{credential_id}', `/persons/${p}/credentials/sample-credential`),
+    c('GET', '/persons/{person_id}/sessions', `/persons/${p}/sessions`),
+    c('DELETE', '/persons/{person_id}/sessions/{session_id}', `/persons/${p}/sessions/sample-session`),
     c('POST', '/persons/{person_id}/credentials/password-rotate', `/persons/${p}/credentials/password-rotate`),
     { ...c('POST', '/persons/{person_id}/credentials/password-reset', `/persons/${p}/credentials/password-reset`, { force_change: false }), bodyOptional: true },
     c('GET', '/organizations/config/templates', '/organizations/config/templates'),
@@ -215,7 +217,10 @@ export const PERSON_TOKEN_ROUTES = ['GET /consent/gdpr', 'PUT /consent/gdpr', 'P
 export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke', 'POST /oauth2/tokens/revoke-all'];
 
 /** OAuth 2.0 endpoints a person's browser or an access token reaches: the hosted sign-in and userinfo. */
-export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/authorize', 'POST /oauth2/authorize/sign-in', 'GET /oauth2/userinfo', 'POST /oauth2/userinfo'];
+export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/authorize', 'POST /oauth2/authorize/sign-in', 'GET /oauth2/userinfo', 'POST /oauth2/userinfo', 'GET /oauth2/logout', 'POST /oauth2/logout', 'POST /oauth2/logout/confirm'];
+
+/** A person's own sessions, with their identity token; not in PERSON_TOKEN_ROUTES, whose sweeps would sign the token out. */
+export const PERSON_SESSION_ROUTES = ['GET /sessions', 'DELETE /sessions/{session_id}', 'DELETE /session'];
 
 /** Operator routes (Service-Operator-Key); they answer 404 while no operator key is configured. */
 export const OPERATOR_ROUTES = ['PUT /ops/regions/{region}', 'POST /ops/keys/rotate'];
