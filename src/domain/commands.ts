@@ -232,7 +232,7 @@ export type Command =
   /** an SSO sign-in's session, with the identity token it handed out */
   | { kind: 'StartSession'; session: PersonSession }
   /** the session of a token: of the grant its sid names, or the one its jti was handed out in */
-  | { kind: 'EndSessionOf'; grant_id?: string; jti?: string }
+  | { kind: 'EndSessionOf'; person_id: string; grant_id?: string; jti?: string }
   /** POST /persons/bulk-import: one batch of rows, each created whole or refused whole; the accepted ones share one entry */
   | { kind: 'ImportPersons'; rows: ImportRow[] }
   /** POST /persons/{id}/direct-id: a fresh one-time sign-in value, replied once; only its hash is stored */

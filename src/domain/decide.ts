@@ -171,7 +171,7 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
     case 'StartSession':
       return startSession(state, command.session, ctx.nowMs);
     case 'EndSessionOf':
-      return endSessionOf(state, { ...(command.grant_id !== undefined && { grant_id: command.grant_id }), ...(command.jti !== undefined && { jti: command.jti }) }, ctx.nowMs);
+      return endSessionOf(state, { person_id: command.person_id, ...(command.grant_id !== undefined && { grant_id: command.grant_id }), ...(command.jti !== undefined && { jti: command.jti }) }, ctx.nowMs);
     case 'ImportPersons':
       return importPersons(state, command.rows, ctx);
     case 'IssueDirectId':

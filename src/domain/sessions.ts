@@ -25,8 +25,8 @@ export interface PersonSession {
   tokens?: Array<{ jti: string; exp: number }>;
 }
 
-/** Why a session ended, as its SessionEnded records it. */
-export type SessionEndReason = 'person' | 'organization' | 'logout';
+/** Why a session ended, as its SessionEnded records it; limit: the person's newest sessions pushed it out. */
+export type SessionEndReason = 'person' | 'organization' | 'logout' | 'limit';
 
 /** A client to tell, by back-channel logout, that its share of the session (sid: the grant) ended. */
 export interface LogoutNotice {
@@ -109,7 +109,7 @@ export function openingSession(state: OrgState, session: PersonSession, nowMs: n
   }
   if (expired.length > 0) changes.push({ t: 'SessionsExpired', session_ids: expired });
   own.sort((a, b) => a.created_ms - b.created_ms);
-  for (const s of own.slice(0, Math.max(0, own.length + 1 - MAX_SESSIONS_PER_PERSON))) changes.push(...ending(state, s, 'person', nowMs));
+  for (const s of own.slice(0, Math.max(0, own.length + 1 - MAX_SESSIONS_PER_PERSON))) changes.push(...ending(state, s, 'limit', nowMs));
   changes.push({ t: 'SessionStarted', session: { ...session, user_agent: session.user_agent.slice(0, MAX_USER_AGENT) } });
   return changes;
 }
@@ -137,15 +137,16 @@ export function startSession(state: OrgState, session: PersonSession, nowMs: num
 
 /**
  * Ends the session a token belongs to: the session of the grant its sid names (RP-initiated logout with an
- * id_token_hint, an ID token signing out), or the one it was handed out in (its jti). None, no change.
+ * id_token_hint, an ID token signing out), or the one it was handed out in (its jti). None, or another
+ * person's than the token's subject, no change.
  */
-export function endSessionOf(state: OrgState, of: { grant_id?: string; jti?: string }, nowMs: number): Decision<{ ended: string | null }> {
+export function endSessionOf(state: OrgState, of: { person_id: string; grant_id?: string; jti?: string }, nowMs: number): Decision<{ ended: string | null }> {
   const sessionId = of.grant_id === undefined ? undefined : state.oauth_grants.get(of.grant_id)?.session_id;
   let session = sessionId === undefined ? undefined : state.sessions.get(sessionId);
   if (!session && of.jti !== undefined) {
     for (const s of state.sessions.values()) if (s.tokens?.some((t) => t.jti === of.jti)) session = s;
   }
-  if (!session || session.expires_at_ms <= nowMs) return decision({ ended: null });
+  if (!session || session.person_id !== of.person_id || session.expires_at_ms <= nowMs) return decision({ ended: null });
   return decision({ ended: session.session_id }, ending(state, session, 'logout', nowMs));
 }
 

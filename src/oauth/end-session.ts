@@ -101,7 +101,7 @@ export function createEndSession(deps: EndSessionDeps): EndSession {
     const request = { ...(redirect !== undefined && { post_logout_redirect_uri: redirect }), ...(state !== undefined && { state }) };
     const browser = browserSession(cookie);
     if (hint && found) {
-      const { reply } = await found.org.execute<{ ended: string | null }>({ kind: 'EndSessionOf', grant_id: hint.sid });
+      const { reply } = await found.org.execute<{ ended: string | null }>({ kind: 'EndSessionOf', person_id: hint.sub, grant_id: hint.sid });
       // The browser's own sign-in goes with it when it is that session.
       const forget = browser !== undefined && reply.ended === browser.session_id;
       return done(request, forget ? clearSession() : undefined);

@@ -79,10 +79,11 @@ describe('sessions', () => {
 
   test("given an SSO session holding an identity token, when ended by that token's jti, then the token is revoked", () => {
     const state = when(given(aPerson('p-1')), { kind: 'StartSession', session: session({ methods: ['oidc'], tokens: [{ jti: 't-1', exp: NOW_MS / 1000 + 600 }] }) }).after;
-    const { decision, after } = when<{ ended: string | null }>(state, { kind: 'EndSessionOf', jti: 't-1' });
+    assert.deepEqual(when(state, { kind: 'EndSessionOf', person_id: 'p-2', jti: 't-1' }).decision.changes, [], "another person's token ends nothing");
+    const { decision, after } = when<{ ended: string | null }>(state, { kind: 'EndSessionOf', person_id: 'p-1', jti: 't-1' });
     assert.equal(decision.reply.ended, 's-1');
     assert.equal(after.revoked_tokens.get('t-1'), NOW_MS / 1000 + 600);
-    assert.deepEqual(when<{ ended: string | null }>(after, { kind: 'EndSessionOf', jti: 't-1' }).decision.changes, [], 'nothing left to end');
+    assert.deepEqual(when<{ ended: string | null }>(after, { kind: 'EndSessionOf', person_id: 'p-1', jti: 't-1' }).decision.changes, [], 'nothing left to end');
   });
 
   test('given sessions past their time and a person at the limit, when a session opens, then the expired go and the oldest ends', () => {

@@ -86,7 +86,7 @@ export function sessionRoutes(deps: HandlerDeps, personAuth: Authenticator, cloc
         const claims = (req.principal as { claims: Record<string, unknown> }).claims;
         const { jti, exp, sid } = claims;
         if (typeof jti !== 'string') return { status: 204 };
-        await execute(deps, req, { kind: 'EndSessionOf', jti, ...(typeof sid === 'string' && { grant_id: sid }) });
+        await execute(deps, req, { kind: 'EndSessionOf', person_id: own(req), jti, ...(typeof sid === 'string' && { grant_id: sid }) });
         if (typeof exp === 'number') await execute(deps, req, { kind: 'RevokeIdentityToken', jti, exp });
         return { status: 204 };
       },
