@@ -275,6 +275,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       if (!found || !found.client.redirect_uris.includes(request.redirect_uri)) return badPage('invalid_client', 'the client or its redirect_uri no longer exists');
       const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
       let facts: SignInFacts;
+      const sessionId = deps.newSessionId();
       try {
         const signedIn = await deps.signIn.verify({
           org: found.org,
@@ -289,7 +290,8 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
         const { person_id, authentications, custom_claims } = signedIn;
         facts = {
           person_id,
-          session_id: deps.newSessionId(),
+          // the session this sign-in opens (below, with the code): the cookie and the code name it
+          session_id: sessionId,
           auth_time: now(),
           amr: authentications.map((a) => a.method),
           authentications,
@@ -307,7 +309,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       const cookie = sessionCookie(deps.sealer, { org: found.org.id, ...facts, password }, now(), secure());
       const nowMs = deps.clock.nowMs();
       const session: PersonSession = {
-        session_id: facts.session_id as string,
+        session_id: sessionId,
         person_id: facts.person_id,
         methods: facts.amr,
         clients: [],

@@ -53,7 +53,7 @@ async function startLogoutReceiver() {
 
 /** Waits for something another process does on its own time (a delivery), without a fixed sleep. */
 async function until<T>(what: string, probe: () => T | undefined): Promise<T> {
-  for (let i = 0; i < 500; i++) {
+  for (let i = 0; i < 3000; i++) {
     const v = probe();
     if (v !== undefined) return v;
     await new Promise((r) => setTimeout(r, 20));
