@@ -4,7 +4,8 @@
 // signed out), with a second client's receiver getting a logout token it verifies with jose, after a retry;
 // the confirmation asked without an id_token_hint; the organization's and the person's own list and revoke;
 // and the negatives: an unregistered post_logout_redirect_uri, a bad id_token_hint, a client_id not the hint's.
-// An SSO sign-in (a loopback oidc-provider) opens a session too, holding the identity token it hands out.
+// An SSO sign-in (a loopback oidc-provider) opens a session too, holding the identity token it hands out; and
+// a session and its end reach the replicas of the other regions.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -13,6 +14,7 @@ import * as oidc from 'openid-client';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { expectResult } from '../support/expect.js';
 import { newOrg, personWithPassword, sameOrgOn, signIn, verifyIdentityToken, type Org } from '../support/auth.js';
+import { ALL_REGIONS, caughtUp, startRegionServer, waitFor } from '../support/regions.js';
 import { ssoSetup } from '../support/sso.js';
 import { Browser } from '../support/oauth-browser.js';
 import { removeDir, startTestServer, tempDir, type TestServer } from '../support/server.js';
@@ -324,5 +326,37 @@ describe('sessions of SSO sign-ins', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('sessions across regions', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startRegionServer();
+    await waitFor(() => caughtUp(server.base), 30_000, 'the links to stream');
+  });
+  after(async () => {
+    await server.stop();
+    removeDir(server.dataDir);
+  });
+
+  test("a session and its end reach every region's replica through the WAL", async () => {
+    const org = await newOrg(server, 'regions');
+    const personId = await personWithPassword(org, EMAIL, PASSWORD);
+    const client = expectResult<RegisteredClient>(await org.admin.post('/oauth2/clients', { client_name: 'App', scopes: ['openid'], grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [REDIRECT] }), 201);
+    const config = await oidc.discovery(new URL(server.service.issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), { execute: [oidc.allowInsecureRequests] });
+    const browser = new Browser();
+    const verifier = oidc.randomPKCECodeVerifier();
+    const page = await browser.get(oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' }));
+    const back = await browser.signIn(page, server.base, EMAIL, PASSWORD);
+    await oidc.authorizationCodeGrant(config, new URL(back.location as string), { pkceCodeVerifier: verifier });
+    await browser.close();
+    const [session] = expectResult<Array<{ session_id: string }>>(await org.admin.get(`/persons/${personId}/sessions`), 200);
+    assert.ok(session);
+    // An all_regions write after it: every replica has applied the entries before it too.
+    assert.equal((await org.admin.post('/groups', { name: 'after-sign-in' }, ALL_REGIONS)).status, 201);
+    for (const region of ['us-iowa', 'asia-japan']) assert.deepEqual(server.service.regions.replica(region)?.state(org.id)?.sessions.get(session.session_id)?.clients, [client.client_id], region);
+    assert.equal((await org.admin.delete(`/persons/${personId}/sessions/${session.session_id}`, ALL_REGIONS)).status, 204);
+    for (const region of ['us-iowa', 'asia-japan']) assert.equal(server.service.regions.replica(region)?.state(org.id)?.sessions.has(session.session_id), false, region);
   });
 });
