@@ -25,7 +25,7 @@ import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from '.
 import { issueOAuthCode, mintOAuthGrant, redeemOAuthCode, revokeOAuthGrant, revokeOAuthGrants, rotateOAuthRefresh } from './oauth-grants.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 import { issueDirectId } from './direct-id.js';
-import { endSession, endSessionOf, startSession } from './sessions.js';
+import { endSession, endSessionOf, signedOut, startSession } from './sessions.js';
 import { importPersons } from './person-import.js';
 import { countBillableIdentities, createCloudConnection, deleteCloudConnection, recordCloudChange, recordCloudSnapshot, updateCloudConnection } from './cloud.js';
 import { createPermission, createRole, deletePermission, deleteRole, setPersonAdditionalPermissions, setPersonRoles, updatePermission, updateRole } from './rbac.js';
@@ -44,10 +44,12 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return createPerson(state, command.input, ctx);
     case 'PutPerson':
       return putPerson(state, command.input, ctx);
-    case 'SetPersonActive':
-      return setPersonActive(state, command.person_id, command.active);
+    case 'SetPersonActive': {
+      const d = setPersonActive(state, command.person_id, command.active);
+      return command.active ? d : signedOut(state, command.person_id, d, ctx.nowMs);
+    }
     case 'DeletePerson':
-      return deletePerson(state, command.person_id);
+      return signedOut(state, command.person_id, deletePerson(state, command.person_id), ctx.nowMs);
     case 'AddPersonHandles':
       return addPersonHandles(state, command.person_id, command.handles);
     case 'RemovePersonHandle':

@@ -130,6 +130,16 @@ export function endSession(state: OrgState, personId: string, sessionId: string,
   return decision(null, ending(state, session, reason, nowMs));
 }
 
+/**
+ * A person deleted or deactivated is signed out everywhere: the changes ending each of their sessions, put
+ * before the decision's own (whose reply and events stay as they are).
+ */
+export function signedOut(state: OrgState, personId: string, d: Decision, nowMs: number): Decision {
+  const changes: Change[] = [];
+  for (const s of state.sessions.values()) if (s.person_id === personId && s.expires_at_ms > nowMs) changes.push(...ending(state, s, 'organization', nowMs));
+  return changes.length === 0 ? d : { ...d, changes: [...changes, ...d.changes] };
+}
+
 /** A sign-in that hands out its own identity token (SSO) opens its session in an entry of its own. */
 export function startSession(state: OrgState, session: PersonSession, nowMs: number): Decision<null> {
   return decision(null, openingSession(state, session, nowMs));

@@ -95,6 +95,18 @@ describe('sessions', () => {
     assert.equal([...after.sessions.values()].filter((s) => s.person_id === 'p-1').length, MAX_SESSIONS_PER_PERSON);
   });
 
+  test('given a session, when the person is deactivated or deleted, then it ends with its grants, and its clients are named', () => {
+    for (const command of [{ kind: 'SetPersonActive', person_id: 'p-1', active: false }, { kind: 'DeletePerson', person_id: 'p-1' }] as const) {
+      const { decision, after } = when(signedIn().after, command);
+      assert.deepEqual(decision.changes.slice(0, 2), [
+        { t: 'OAuthGrantRevoked', grant_id: 'g-1' },
+        { t: 'SessionEnded', session_id: 's-1', reason: 'organization', logouts: [{ client_id: 'client-a', sid: 'g-1', person_id: 'p-1' }] },
+      ], command.kind);
+      assert.equal(after.sessions.size, 0);
+    }
+    assert.equal(when(signedIn().after, { kind: 'SetPersonActive', person_id: 'p-1', active: true }).after.sessions.size, 1, 'activating ends nothing');
+  });
+
   test('a snapshot keeps sessions, and one written before sessions existed reads as having none', () => {
     const state = signedIn().after;
     assert.deepEqual(fromSnapshot(toSnapshot(state)).sessions.get('s-1'), state.sessions.get('s-1'));

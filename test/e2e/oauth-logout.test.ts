@@ -75,13 +75,13 @@ describe('sessions and logout', () => {
   const rp = (c: RegisteredClient) => oidc.discovery(new URL(server.service.issuer), c.client_id, undefined, oidc.ClientSecretBasic(c.client_secret), { execute: [oidc.allowInsecureRequests] });
 
   /** The authorization code flow through the hosted page: the browser signs in unless its session is on. */
-  async function codeFlow(config: oidc.Configuration, browser: Browser) {
+  async function codeFlow(config: oidc.Configuration, browser: Browser, email = EMAIL) {
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
     const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid email', state, nonce, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
     let step = await browser.get(url);
-    if (step.status === 200) step = await browser.signIn(step, server.base, EMAIL, PASSWORD);
+    if (step.status === 200) step = await browser.signIn(step, server.base, email, PASSWORD);
     assert.equal(step.status, 302, step.html);
     return oidc.authorizationCodeGrant(config, new URL(step.location as string), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
   }
@@ -282,6 +282,22 @@ describe('sessions and logout', () => {
     assert.equal((await fetch(`${server.base}/sessions`, { headers: bearer })).status, 401);
     await laptop.close();
     await phone.close();
+  });
+
+  test('deactivating a person signs them out everywhere: their sessions end and their clients are told', async () => {
+    const linus = await personWithPassword(org, 'linus@example.com', PASSWORD);
+    const browser = new Browser();
+    const tokens = await codeFlow(await rp(other), browser, 'linus@example.com');
+    const told = receiver.bodies.length;
+    assert.equal(expectResult<unknown[]>(await org.admin.get(`/persons/${linus}/sessions`), 200).length, 1);
+    expectResult(await org.admin.patch(`/persons/${linus}`, { active: false }), 200);
+    assert.deepEqual(expectResult(await org.admin.get(`/persons/${linus}/sessions`), 200), []);
+    const body = await until('the back-channel logout of the deactivated person', () => receiver.bodies[told]);
+    const jwks = createLocalJWKSet((await server.client.get('/.well-known/jwks.json')).body);
+    const { payload } = await jwtVerify(new URLSearchParams(body).get('logout_token') as string, jwks, { issuer: server.service.issuer, audience: other.client_id, typ: 'logout+jwt' });
+    assert.equal(payload.sub, linus);
+    assert.equal(payload['sid'], tokens.claims()?.['sid']);
+    await browser.close();
   });
 });
 
