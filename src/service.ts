@@ -230,6 +230,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   if (config.port === 0) issuer = issuer.replace(/:0$/, `:${port}`);
   // Deliveries start once the issuer they carry is known; pruning once the outbox says what to keep.
   await webhooks.outbox.start();
+  logouts.start();
   events.log.startPruning(config.eventPruneIntervalMs);
   const anonymousExpiry = startAnonymousExpiry({ orgs: () => orgs.registry.all(), clock, intervalMs: config.browser.anonymousSweepMs, warn });
   cloud.inventory.start(config.cloudSnapshotInterval);
@@ -542,6 +543,10 @@ function buildBackchannelLogout({ config, options, clock, warn, issuer }: Base, 
   const logoutTokens = createTokenIssuer({ keys: tokens.keys, issuer, ttl: LOGOUT_TOKEN_TTL_S, clock, signer: tokens.signer, typ: 'logout+jwt' });
   const logouts = createBackchannelLogout({
     client: (org, clientId) => registry.get(org)?.state.oauth_clients.get(clientId),
+    owed: () => [...registry.all()].map((actor) => ({ org: actor.id, notices: actor.state.backchannel_logouts.values() })),
+    done: async (org, sid) => {
+      await registry.get(org)?.execute({ kind: 'CompleteBackchannelLogouts', sids: [sid] });
+    },
     sign: (claims, ttl) => logoutTokens.issue(claims, ttl),
     caller: webhooks.deliveries,
     retry: config.webhookRetry,

@@ -390,6 +390,10 @@ export function apply(state: OrgState, change: Change): OrgState {
     }
     case 'SessionEnded':
       state.sessions.delete(change.session_id);
+      for (const notice of change.logouts) state.backchannel_logouts.set(notice.sid, notice);
+      return state;
+    case 'BackchannelLogoutsDone':
+      for (const sid of change.sids) state.backchannel_logouts.delete(sid);
       return state;
     case 'SessionsExpired':
       for (const id of change.session_ids) state.sessions.delete(id);

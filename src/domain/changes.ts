@@ -94,10 +94,12 @@ export type Change =
   | { t: 'SessionStarted'; session: PersonSession }
   /** a grant of the session began or rotated: its client received tokens at at_ms; the session lasts at least to expires_at_ms */
   | { t: 'SessionUsed'; session_id: string; client_id: string; at_ms: number; expires_at_ms: number }
-  /** the session is over; its grants were revoked by the same entry; logouts: the clients' shares to tell */
+  /** the session is over; its grants were revoked by the same entry; logouts: the listening clients' shares, owed from now */
   | { t: 'SessionEnded'; session_id: string; reason: SessionEndReason; logouts: LogoutNotice[] }
   /** sessions past their time */
   | { t: 'SessionsExpired'; session_ids: string[] }
+  /** back-channel logouts delivered or given up, by sid */
+  | { t: 'BackchannelLogoutsDone'; sids: string[] }
   /** a direct-id sign-in value was issued (its hash only); `expired`: hashes of values past their time, dropped */
   | { t: 'DirectIdIssued'; hash: string; direct_id: DirectId; expired: string[] }
   /** a direct-id sign-in value was used: it never signs in again */

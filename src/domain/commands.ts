@@ -233,6 +233,8 @@ export type Command =
   | { kind: 'StartSession'; session: PersonSession }
   /** the session of a token: of the grant its sid names, or the one its jti was handed out in */
   | { kind: 'EndSessionOf'; person_id: string; grant_id?: string; jti?: string }
+  /** back-channel logouts delivered or given up */
+  | { kind: 'CompleteBackchannelLogouts'; sids: string[] }
   /** POST /persons/bulk-import: one batch of rows, each created whole or refused whole; the accepted ones share one entry */
   | { kind: 'ImportPersons'; rows: ImportRow[] }
   /** POST /persons/{id}/direct-id: a fresh one-time sign-in value, replied once; only its hash is stored */

@@ -25,7 +25,7 @@ import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from '.
 import { issueOAuthCode, mintOAuthGrant, redeemOAuthCode, revokeOAuthGrant, revokeOAuthGrants, rotateOAuthRefresh } from './oauth-grants.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 import { issueDirectId } from './direct-id.js';
-import { endSession, endSessionOf, signedOut, startSession } from './sessions.js';
+import { completeLogouts, endSession, endSessionOf, signedOut, startSession } from './sessions.js';
 import { importPersons } from './person-import.js';
 import { countBillableIdentities, createCloudConnection, deleteCloudConnection, recordCloudChange, recordCloudSnapshot, updateCloudConnection } from './cloud.js';
 import { createPermission, createRole, deletePermission, deleteRole, setPersonAdditionalPermissions, setPersonRoles, updatePermission, updateRole } from './rbac.js';
@@ -172,6 +172,8 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return endSession(state, command.person_id, command.session_id, command.reason, ctx.nowMs);
     case 'StartSession':
       return startSession(state, command.session, ctx.nowMs);
+    case 'CompleteBackchannelLogouts':
+      return completeLogouts(state, command.sids);
     case 'EndSessionOf':
       return endSessionOf(state, { person_id: command.person_id, ...(command.grant_id !== undefined && { grant_id: command.grant_id }), ...(command.jti !== undefined && { jti: command.jti }) }, ctx.nowMs);
     case 'ImportPersons':

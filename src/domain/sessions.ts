@@ -28,7 +28,7 @@ export interface PersonSession {
 /** Why a session ended, as its SessionEnded records it; limit: the person's newest sessions pushed it out. */
 export type SessionEndReason = 'person' | 'organization' | 'logout' | 'limit';
 
-/** A client to tell, by back-channel logout, that its share of the session (sid: the grant) ended. */
+/** A client to tell, by back-channel logout, that its share of the session (sid: the grant) ended; owed until delivered or given up. */
 export interface LogoutNotice {
   client_id: string;
   /** the sid of the ID tokens the client received: its grant */
@@ -89,7 +89,8 @@ function ending(state: OrgState, session: PersonSession, reason: SessionEndReaso
   for (const g of state.oauth_grants.values()) {
     if (g.session_id !== session.session_id) continue;
     if (!g.revoked) changes.push({ t: 'OAuthGrantRevoked', grant_id: g.grant_id });
-    logouts.push({ client_id: g.client_id, sid: g.grant_id, person_id: session.person_id });
+    // Only clients that listen are owed a logout token; it stays owed (state) until delivered or given up.
+    if (state.oauth_clients.get(g.client_id)?.backchannel_logout_uri !== undefined) logouts.push({ client_id: g.client_id, sid: g.grant_id, person_id: session.person_id });
   }
   changes.push({ t: 'SessionEnded', session_id: session.session_id, reason, logouts });
   return changes;
@@ -158,6 +159,12 @@ export function endSessionOf(state: OrgState, of: { person_id: string; grant_id?
   }
   if (!session || session.person_id !== of.person_id || session.expires_at_ms <= nowMs) return decision({ ended: null });
   return decision({ ended: session.session_id }, ending(state, session, 'logout', nowMs));
+}
+
+/** Back-channel logouts delivered or given up: no longer owed. */
+export function completeLogouts(state: OrgState, sids: readonly string[]): Decision<null> {
+  const done = sids.filter((sid) => state.backchannel_logouts.has(sid));
+  return decision(null, done.length === 0 ? [] : [{ t: 'BackchannelLogoutsDone', sids: done }]);
 }
 
 /** apply(): a session's use. */

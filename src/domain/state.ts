@@ -1,7 +1,7 @@
 // An organization's state: plain in-memory structures, owned by its actor, rebuilt from snapshot + WAL.
 import { defaultOrgConfig, type OrgConfig } from './org-config.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
-import type { PersonSession } from './sessions.js';
+import type { LogoutNotice, PersonSession } from './sessions.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
 
@@ -228,6 +228,8 @@ export interface OrgState extends OrgGenesis {
   oauth_grants: Map<string, OAuthGrant>;
   /** sign-in sessions (sessions.ts) by session id, in the order they began */
   sessions: Map<string, PersonSession>;
+  /** back-channel logouts owed (sessions.ts): sid → notice, until delivered or given up */
+  backchannel_logouts: Map<string, LogoutNotice>;
   /** offset of the last WAL entry applied */
   offset: number;
   /** offset of the last event emitted */
@@ -292,6 +294,7 @@ export function emptyState(g: OrgGenesis): OrgState {
     oauth_codes: new Map(),
     oauth_grants: new Map(),
     sessions: new Map(),
+    backchannel_logouts: new Map(),
     offset: 0,
     event_offset: 0,
     // A suborganization starts here too: it does not inherit its parent's configuration.

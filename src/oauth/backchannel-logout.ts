@@ -1,8 +1,8 @@
 // Back-channel logout (OpenID Back-Channel Logout 1.0): when a session ends, each client that received tokens
 // in it and registered a backchannel_logout_uri gets a signed logout token POSTed there. Deliveries run on the
 // webhook delivery machine (one in flight per client, retried with the webhooks' back-off and limit) through
-// the webhook caller, so its SSRF guard decides where they may connect. They live in memory: a restart loses
-// the ones still retrying (their sessions are ended and their tokens refused all the same).
+// the webhook caller, so its SSRF guard decides where they may connect. What is owed is organization state
+// (SessionEnded records it, BackchannelLogoutsDone clears it), so a restart resumes the deliveries not done.
 import type { Change } from '../domain/changes.js';
 import type { LogoutNotice } from '../domain/sessions.js';
 import type { OAuthClient } from '../domain/state.js';
@@ -18,7 +18,7 @@ export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backcha
 export const LOGOUT_TOKEN_TTL_S = 120;
 /** A receiver that does not answer within this is retried later (the webhooks' event default). */
 const CALL_TIMEOUT_MS = 5000;
-/** Logout notices waiting per client at most; past it new ones are dropped, and said so. */
+/** Logout notices queued per client at most; past it new ones stay owed (state) and are queued after a restart. */
 const MAX_QUEUED = 10_000;
 
 export interface BackchannelCommit {
@@ -29,6 +29,10 @@ export interface BackchannelCommit {
 export interface BackchannelLogoutDeps {
   /** the organization's client as its state has it now */
   client(org: string, clientId: string): OAuthClient | undefined;
+  /** every organization's logouts owed, as their states have them now (at start) */
+  owed(): Iterable<{ org: string; notices: Iterable<LogoutNotice> }>;
+  /** records, through the organization, that a logout was delivered or given up */
+  done(org: string, sid: string): Promise<void>;
   /** signs logout-token claims (typ logout+jwt), setting iss, iat, exp and jti */
   sign(claims: Record<string, unknown>, ttl: number): PendingToken;
   caller: WebhookCaller;
@@ -39,6 +43,8 @@ export interface BackchannelLogoutDeps {
 }
 
 export interface BackchannelLogout {
+  /** Queues the logouts owed: those of sessions that ended before a restart, not yet delivered. */
+  start(): void;
   /** The commit bus's subscriber: queues a delivery per notice of each SessionEnded. */
   committed(commit: BackchannelCommit): void;
   stop(): void;
@@ -50,7 +56,7 @@ export function logoutClaims(notice: LogoutNotice): Record<string, unknown> {
 }
 
 export function createBackchannelLogout(deps: BackchannelLogoutDeps): BackchannelLogout {
-  const queues = new Map<string, { actor: DeliveryActor; items: LogoutNotice[] }>();
+  const queues = new Map<string, { actor: DeliveryActor; items: LogoutNotice[]; queued: Set<string> }>();
   let seq = 0;
   let stopped = false;
 
@@ -59,6 +65,16 @@ export function createBackchannelLogout(deps: BackchannelLogoutDeps): Backchanne
     let q = queues.get(key);
     if (q) return q;
     const items: LogoutNotice[] = [];
+    const queued = new Set<string>();
+    /** Off the queue, and no longer owed: a failure to record it means it is sent again after a restart. */
+    const finish = (): LogoutNotice | undefined => {
+      const notice = items.shift();
+      if (notice) {
+        queued.delete(notice.sid);
+        deps.done(org, notice.sid).catch((error: unknown) => deps.warn(`recording the back-channel logout of sid ${notice.sid} of ${org}: ${String(error)}`));
+      }
+      return notice;
+    };
     const driver: DeliveryDriver = {
       limit: deps.retry.limit,
       pauseMs: deps.retry.maxMs,
@@ -89,36 +105,39 @@ export function createBackchannelLogout(deps: BackchannelLogoutDeps): Backchanne
           return { ok: false, error: `${error.reason}: ${error.message}` };
         }
       },
-      delivered: () => void items.shift(),
+      delivered: () => void finish(),
       async bury(_item, attempts, lastError) {
-        const notice = items.shift();
+        const notice = finish();
         deps.warn(`back-channel logout of sid ${notice?.sid} to client ${clientId} of ${org} given up after ${attempts} attempts: ${lastError}`);
       },
       retryDelayMs: (failures) => retryDelayMs(failures, deps.retry, deps.random),
       failed: (error) => deps.warn(`back-channel logout deliveries of client ${clientId} of ${org}: ${String(error)}`),
     };
-    q = { actor: startDelivery(driver, deps.clock), items };
+    q = { actor: startDelivery(driver, deps.clock), items, queued };
     queues.set(key, q);
     return q;
   }
 
+  function enqueue(org: string, notice: LogoutNotice): void {
+    if (stopped) return;
+    const q = queueFor(org, notice.client_id);
+    if (q.queued.has(notice.sid)) return;
+    if (q.items.length >= MAX_QUEUED) {
+      deps.warn(`back-channel logout of sid ${notice.sid} to client ${notice.client_id} of ${org} waits for a restart: ${MAX_QUEUED} are queued`);
+      return;
+    }
+    q.items.push(notice);
+    q.queued.add(notice.sid);
+    q.actor.send({ type: 'work' });
+  }
+
   return {
+    start() {
+      for (const { org, notices } of deps.owed()) for (const notice of notices) enqueue(org, notice);
+    },
     committed(commit) {
-      if (stopped) return;
       for (const entry of commit.entries) {
-        for (const change of entry.changes) {
-          if (change.t !== 'SessionEnded') continue;
-          for (const notice of change.logouts) {
-            if (deps.client(commit.org, notice.client_id)?.backchannel_logout_uri === undefined) continue;
-            const q = queueFor(commit.org, notice.client_id);
-            if (q.items.length >= MAX_QUEUED) {
-              deps.warn(`back-channel logout of sid ${notice.sid} to client ${notice.client_id} of ${commit.org} dropped: ${MAX_QUEUED} are waiting`);
-              continue;
-            }
-            q.items.push(notice);
-            q.actor.send({ type: 'work' });
-          }
-        }
+        for (const change of entry.changes) if (change.t === 'SessionEnded') for (const notice of change.logouts) enqueue(commit.org, notice);
       }
     },
     stop() {

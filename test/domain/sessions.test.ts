@@ -4,6 +4,7 @@ import type { Change } from '../../src/domain/changes.js';
 import type { GrantOutcome, IssueCodeInput } from '../../src/domain/oauth-grants.js';
 import { MAX_SESSIONS_PER_PERSON, type PersonSession } from '../../src/domain/sessions.js';
 import { fromSnapshot, toSnapshot } from '../../src/domain/snapshot.js';
+import type { OAuthClient } from '../../src/domain/state.js';
 import { NOW_MS, aPerson, fixedContext, given, refused, when } from '../support/domain.js';
 
 const session = (fields: Partial<PersonSession> = {}): PersonSession => ({
@@ -34,9 +35,14 @@ const code = (fields: Partial<IssueCodeInput> = {}): IssueCodeInput => ({
 const started = (fields: Partial<PersonSession> = {}): Change => ({ t: 'SessionStarted', session: session(fields) });
 const at = (nowMs: number) => ({ ...fixedContext(), nowMs });
 
-/** A person signed in (session s-1) and client-a redeemed a code in it: grant g-1. */
-function signedIn() {
-  const issued = when(given(aPerson('p-1')), { kind: 'IssueOAuthCode', code: code(), session: session() });
+const client = (client_id: string, fields: Partial<OAuthClient> = {}): Change => ({
+  t: 'OAuthClientCreated',
+  client: { client_id, client_name: client_id, grant_types: ['authorization_code'], scopes: [], public: false, redirect_uris: ['https://app.example/cb'], access_token_duration: 60, refresh_token_duration: 60, secret_hash: '', created: '', ...fields },
+});
+
+/** A person signed in (session s-1) and client-a, which listens for back-channel logouts, redeemed a code in it: grant g-1. */
+function signedIn(listening = true) {
+  const issued = when(given(aPerson('p-1'), client('client-a', listening ? { backchannel_logout_uri: 'https://app.example/logout' } : {})), { kind: 'IssueOAuthCode', code: code(), session: session() });
   const redeemed = when<GrantOutcome>(issued.after, { kind: 'RedeemOAuthCode', input: { code_hash: 'code-1', client_id: 'client-a', redirect_uri: 'https://app.example/cb', verifier_challenge: undefined, grant_id: 'g-1', refresh_hash: 'r-1', grant_ttl_ms: 86_400_000 } }, at(NOW_MS + 1000));
   return redeemed;
 }
@@ -59,9 +65,18 @@ describe('sessions', () => {
       { t: 'SessionEnded', session_id: 's-1', reason: 'person', logouts: [{ client_id: 'client-a', sid: 'g-1', person_id: 'p-1' }] },
     ]);
     assert.equal(after.sessions.size, 0);
+    assert.deepEqual([...after.backchannel_logouts.keys()], ['g-1'], 'owed until delivered');
+    assert.equal(when(after, { kind: 'CompleteBackchannelLogouts', sids: ['g-1'] }).after.backchannel_logouts.size, 0);
+    assert.deepEqual(when(after, { kind: 'CompleteBackchannelLogouts', sids: ['g-9'] }).decision.changes, [], 'an unknown sid changes nothing');
     const rotated = when<GrantOutcome>(after, { kind: 'RotateOAuthRefresh', input: { grant_id: 'g-1', presented_hash: 'r-1', client_id: 'client-a', next_hash: 'r-2', grant_ttl_ms: 1000 } });
     assert.equal(rotated.decision.reply.ok, false);
     assert.match((rotated.decision.reply as { description: string }).description, /its sign-in session ended/);
+  });
+
+  test('given a client without a backchannel_logout_uri, when its session ends, then it is not owed a logout', () => {
+    const { decision, after } = when(signedIn(false).after, { kind: 'EndSession', person_id: 'p-1', session_id: 's-1', reason: 'organization' });
+    assert.deepEqual(decision.changes.at(-1), { t: 'SessionEnded', session_id: 's-1', reason: 'organization', logouts: [] });
+    assert.equal(after.backchannel_logouts.size, 0);
   });
 
   test("given a session, when another person or an unknown session is named, then 404 and nothing changes", () => {
@@ -110,7 +125,9 @@ describe('sessions', () => {
   test('a snapshot keeps sessions, and one written before sessions existed reads as having none', () => {
     const state = signedIn().after;
     assert.deepEqual(fromSnapshot(toSnapshot(state)).sessions.get('s-1'), state.sessions.get('s-1'));
-    const { sessions: _none, ...older } = toSnapshot(state);
+    const ended = when(state, { kind: 'EndSession', person_id: 'p-1', session_id: 's-1', reason: 'person' }).after;
+    assert.deepEqual(fromSnapshot(toSnapshot(ended)).backchannel_logouts.get('g-1'), { client_id: 'client-a', sid: 'g-1', person_id: 'p-1' });
+    const { sessions: _none, backchannel_logouts: _owed, ...older } = toSnapshot(state);
     assert.equal(fromSnapshot({ ...older, v: 13 }).sessions.size, 0);
   });
 });

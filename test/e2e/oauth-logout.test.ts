@@ -30,16 +30,17 @@ interface RegisteredClient {
   client_secret: string;
 }
 
-/** A client's back-channel logout receiver: refuses its first call (the service must retry), then records. */
+/** A client's back-channel logout receiver: refuses its first call (the service must retry), and while `down`; records the rest. */
 async function startLogoutReceiver() {
   const bodies: string[] = [];
   let calls = 0;
+  const state = { down: false };
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += String(c)));
     req.on('end', () => {
       calls++;
-      if (calls === 1 || req.headers['content-type'] !== 'application/x-www-form-urlencoded') return res.writeHead(503).end();
+      if (calls === 1 || state.down || req.headers['content-type'] !== 'application/x-www-form-urlencoded') return res.writeHead(503).end();
       bodies.push(body);
       res.writeHead(200, { 'cache-control': 'no-store' }).end();
     });
@@ -47,6 +48,7 @@ async function startLogoutReceiver() {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/backchannel`,
+    state,
     bodies,
     calls: () => calls,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
@@ -374,5 +376,48 @@ describe('sessions across regions', () => {
     for (const region of ['us-iowa', 'asia-japan']) assert.deepEqual(server.service.regions.replica(region)?.state(org.id)?.sessions.get(session.session_id)?.clients, [client.client_id], region);
     assert.equal((await org.admin.delete(`/persons/${personId}/sessions/${session.session_id}`, ALL_REGIONS)).status, 204);
     for (const region of ['us-iowa', 'asia-japan']) assert.equal(server.service.regions.replica(region)?.state(org.id)?.sessions.has(session.session_id), false, region);
+  });
+});
+
+describe('back-channel logouts owed across a restart', () => {
+  const dataDir = tempDir();
+  let server: TestServer;
+  let receiver: Awaited<ReturnType<typeof startLogoutReceiver>>;
+  before(async () => {
+    receiver = await startLogoutReceiver();
+  });
+  after(async () => {
+    await server.stop();
+    await receiver.close();
+    removeDir(dataDir);
+  });
+
+  test('a logout the receiver refused is still owed after a restart, and delivered then', async () => {
+    // A retry a minute away: the service stops while the delivery waits for it.
+    server = await startTestServer({ SERVICE_WEBHOOK_ALLOW_INSECURE: '1', SERVICE_WEBHOOK_RETRY_BASE_MS: '60000', SERVICE_WEBHOOK_RETRY_MAX_MS: '60000' }, {}, dataDir);
+    let org = await newOrg(server, 'restart');
+    const personId = await personWithPassword(org, EMAIL, PASSWORD);
+    const client = expectResult<RegisteredClient>(await org.admin.post('/oauth2/clients', { client_name: 'Listener', scopes: ['openid'], grant_types: ['authorization_code'], redirect_uris: [REDIRECT], backchannel_logout_uri: receiver.url }), 201);
+    const config = await oidc.discovery(new URL(server.service.issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), { execute: [oidc.allowInsecureRequests] });
+    const browser = new Browser();
+    const verifier = oidc.randomPKCECodeVerifier();
+    const page = await browser.get(oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' }));
+    const tokens = await oidc.authorizationCodeGrant(config, new URL((await browser.signIn(page, server.base, EMAIL, PASSWORD)).location as string), { pkceCodeVerifier: verifier });
+    await browser.close();
+    const [session] = expectResult<Array<{ session_id: string }>>(await org.admin.get(`/persons/${personId}/sessions`), 200);
+    receiver.state.down = true;
+    assert.equal((await org.admin.delete(`/persons/${personId}/sessions/${session?.session_id}`)).status, 204);
+    await until('the refused attempt', () => (receiver.calls() >= 1 ? true : undefined));
+    assert.equal(receiver.bodies.length, 0);
+    await server.stop();
+
+    receiver.state.down = false;
+    server = await startTestServer({ SERVICE_WEBHOOK_ALLOW_INSECURE: '1' }, {}, dataDir);
+    org = sameOrgOn(server, org);
+    const body = await until('the owed logout after the restart', () => receiver.bodies[0]);
+    const jwks = createLocalJWKSet((await server.client.get('/.well-known/jwks.json')).body);
+    const { payload } = await jwtVerify(new URLSearchParams(body).get('logout_token') as string, jwks, { issuer: server.service.issuer, audience: client.client_id, typ: 'logout+jwt' });
+    assert.equal(payload['sid'], tokens.claims()?.['sid']);
+    await until('the logout recorded as done', () => (server.service.registry.get(org.id)?.state.backchannel_logouts.size === 0 ? true : undefined));
   });
 });
