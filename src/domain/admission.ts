@@ -11,13 +11,21 @@ import { checkDirectIdRedeemable } from './direct-id.js';
 import { checkFactorAllowed, checkSelfRegistration, newPersonActive } from './org-config.js';
 import { createPerson } from './persons.js';
 import { analytics, personHandle, SIGN_IN_DENIED } from './sign-in.js';
-import type { OrgState, Person } from './state.js';
+import type { HandleVerification, OrgState, Person } from './state.js';
 
 /** The reply to a registration whose person awaits the organization's approval: no token was recorded. */
 export const AWAITING_APPROVAL = 'awaiting_approval';
 /** The reply when the sign-in (and its token, if any) was recorded. */
 export const RECORDED = 'recorded';
 export type RecordTokenReply = typeof RECORDED | typeof AWAITING_APPROVAL;
+
+/**
+ * How a registration's handle is verified by its method: an SSO provider vouched for the address; a password
+ * registration proves nothing about it.
+ */
+function verifiedBy(method: string, ctx: DecideContext): HandleVerification | null {
+  return method === 'oidc' ? { method: 'oidc', at: new Date(ctx.nowMs).toISOString() } : null;
+}
 
 /** What an entry records of an admitted sign-in; the token's record and the anonymous person's discard follow. */
 export type Admission =
@@ -40,7 +48,7 @@ export function admitSignIn(state: OrgState, entry: SignInSubject, signIn: SignI
   let person: Pick<Person, 'region' | 'person_type'>;
   if (signIn.registration?.upgrade) {
     // The anonymous person the caller held registers: the same person, now regular, with the handle and password.
-    const upgraded = upgradeAnonymous(state, entry.person_id, signIn.handle, analytics_metadata);
+    const upgraded = upgradeAnonymous(state, entry.person_id, signIn.handle, analytics_metadata, verifiedBy(signIn.method, ctx));
     changes.push(...upgraded.changes);
     if (signIn.registration.password_hash !== undefined) changes.push({ t: 'PersonPasswordSet', person_id: entry.person_id, password_hash: signIn.registration.password_hash });
     events.push(...upgraded.events);
@@ -48,7 +56,11 @@ export function admitSignIn(state: OrgState, entry: SignInSubject, signIn: SignI
   } else if (signIn.registration) {
     const { region, password_hash, groups } = signIn.registration;
     const active = newPersonActive(state.config);
-    const created = createPerson(state, { handles: [signIn.handle], region, active, ...(groups && { groups }) }, ctx, { person_id: entry.person_id, analytics_metadata });
+    const created = createPerson(state, { handles: [signIn.handle], region, active, ...(groups && { groups }) }, ctx, {
+      person_id: entry.person_id,
+      analytics_metadata,
+      verified_by: verifiedBy(signIn.method, ctx)?.method ?? null,
+    });
     changes.push(...created.changes);
     // SSO registers without a password.
     if (password_hash !== undefined) changes.push({ t: 'PersonPasswordSet', person_id: entry.person_id, password_hash });

@@ -1,5 +1,5 @@
 // Commands: what callers ask an organization to do, imperative. decide() answers each.
-import type { AttributeSet, ConsentLevel, Handle, OnFailure, Person, WebhookTrigger } from './state.js';
+import type { AttributeSet, ConsentLevel, Handle, OnFailure, Person, WebhookTrigger, VerificationMethod } from './state.js';
 import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
 import type { GateEventInput } from './gate-events.js';
@@ -7,6 +7,7 @@ import type { SdkEventInput } from './sdk-events.js';
 import type { MitmDetection, MitmTokenInput } from './mitm.js';
 import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
 import type { PersonSession, SessionEndReason } from './sessions.js';
+import type { DecideDeviceCodeInput, IssueDeviceCodeInput, RedeemDeviceCodeInput } from './device-codes.js';
 import type { IssueCodeInput, MintGrantInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 import type { PasswordReset } from './credentials.js';
 import type { MessageTemplate } from './message-templates.js';
@@ -131,7 +132,10 @@ export interface TokenRecord {
 export type Command =
   | { kind: 'CreateSuborganization'; sub_org_name: string }
   | { kind: 'RotateApiKey' }
-  | { kind: 'CreatePerson'; input: PersonInput }
+  /** the parent's side of a deletion: the suborganization leaves its list */
+  | { kind: 'DeleteSuborganization'; id: string; orgs: string[] }
+  /** verified_by: who vouched for the handles; the organization's API key when absent */
+  | { kind: 'CreatePerson'; input: PersonInput; verified_by?: VerificationMethod }
   | { kind: 'PutPerson'; input: PersonInput }
   | { kind: 'SetPersonActive'; person_id: string; active: boolean }
   | { kind: 'DeletePerson'; person_id: string }
@@ -235,6 +239,10 @@ export type Command =
   | { kind: 'EndSessionOf'; person_id: string; grant_id?: string; jti?: string }
   /** back-channel logouts delivered or given up */
   | { kind: 'CompleteBackchannelLogouts'; sids: string[] }
+  // Device codes (device-codes.ts)
+  | { kind: 'IssueOAuthDeviceCode'; input: IssueDeviceCodeInput }
+  | { kind: 'DecideOAuthDeviceCode'; input: DecideDeviceCodeInput }
+  | { kind: 'RedeemOAuthDeviceCode'; input: RedeemDeviceCodeInput }
   /** POST /persons/bulk-import: one batch of rows, each created whole or refused whole; the accepted ones share one entry */
   | { kind: 'ImportPersons'; rows: ImportRow[] }
   /** POST /persons/{id}/direct-id: a fresh one-time sign-in value, replied once; only its hash is stored */

@@ -4,7 +4,7 @@ import { badRequest, conflict, notFound } from '../errors.js';
 import { decision, type DecideContext, type Decision, type EventDraft } from './decision.js';
 import { requirePerson } from './lookup.js';
 import { personHandle } from './sign-in.js';
-import type { Handle, OrgState, Person } from './state.js';
+import { handleKey, type Handle, type OrgState, type Person } from './state.js';
 
 export type PasswordInitiator = 'AdminAPI' | 'EndUser';
 
@@ -96,5 +96,9 @@ export function completePasswordReset(state: OrgState, reset: PasswordReset, pas
   }
   const changed = changePassword(state, reset.person_id, passwordHash, 'EndUser', ctx, reset.handle);
   changed.changes.push({ t: 'PasswordResetUsed', reset_id: reset.reset_id, exp: reset.exp, now: nowS });
+  // The link reached its handle: the address is the person's (an SSO sign-in may join it from now on).
+  if (state.handles.get(handleKey(reset.handle)) === reset.person_id) {
+    changed.changes.push({ t: 'PersonHandleVerified', person_id: reset.person_id, handle: reset.handle, verified: { method: 'email_link', at: new Date(ctx.nowMs).toISOString() } });
+  }
   return changed;
 }

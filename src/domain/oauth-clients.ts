@@ -3,15 +3,21 @@
 // reply, and stored only as its SHA-256 (ctx.hashKey): never in a change, an event or a view.
 import { ServiceError, badRequest, notFound, quote } from '../errors.js';
 import { decision, type DecideContext, type Decision } from './decision.js';
-import type { OAuthClient, OrgState } from './state.js';
+import type { OAuthClient, OrgState, TokenExchangePolicy } from './state.js';
 
-export const OAUTH_GRANT_TYPES = ['client_credentials', 'authorization_code', 'refresh_token'] as const;
+/** RFC 8693 1, RFC 8628 3.4: the grant types named by URN. */
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+export const OAUTH_GRANT_TYPES = ['client_credentials', 'authorization_code', 'refresh_token', TOKEN_EXCHANGE_GRANT, DEVICE_CODE_GRANT] as const;
 export type OAuthGrantType = (typeof OAUTH_GRANT_TYPES)[number];
 
 export const MAX_OAUTH_CLIENTS = 1000;
 export const MAX_OAUTH_SCOPES = 100;
 export const MAX_REDIRECT_URIS = 16;
 export const MAX_RESOURCES = 16;
+/** the audiences and subject clients a token-exchange policy may list */
+export const MAX_EXCHANGE_AUDIENCES = 16;
+export const MAX_EXCHANGE_SUBJECT_CLIENTS = 100;
 /** defaults and bounds of the token lifetimes, seconds */
 export const ACCESS_TOKEN_DURATION = { default: 3600, min: 60, max: 86_400 };
 export const REFRESH_TOKEN_DURATION = { default: 30 * 86_400, min: 60, max: 365 * 86_400 };
@@ -31,6 +37,7 @@ export interface OAuthClientInput {
   public?: boolean;
   access_token_duration?: number;
   refresh_token_duration?: number;
+  token_exchange?: TokenExchangePolicy;
   post_logout_redirect_uris?: string[];
   /** '' removes it */
   backchannel_logout_uri?: string;
@@ -56,6 +63,7 @@ export interface OAuthClientRet {
   backchannel_logout_uri?: string;
   backchannel_logout_session_required?: boolean;
   created_at: string;
+  token_exchange?: TokenExchangePolicy;
 }
 
 export function oauthClientView(c: OAuthClient): OAuthClientRet {
@@ -76,6 +84,7 @@ export function oauthClientView(c: OAuthClient): OAuthClientRet {
     ...(c.backchannel_logout_uri !== undefined && { backchannel_logout_uri: c.backchannel_logout_uri }),
     ...(c.backchannel_logout_session_required !== undefined && { backchannel_logout_session_required: c.backchannel_logout_session_required }),
     created_at: c.created,
+    ...(c.token_exchange !== undefined && { token_exchange: { ...c.token_exchange, audiences: [...c.token_exchange.audiences], subject_clients: [...c.token_exchange.subject_clients] } }),
   };
 }
 
@@ -159,7 +168,13 @@ function settled(input: Omit<OAuthClientInput, 'public'> & { redirect_uris: stri
   const grant_types = uniqueList(input.grant_types, 'grant_types', checkGrantType);
   if (grant_types.length === 0) throw badRequest('grant_types: at least one grant type is required');
   if (isPublic && grant_types.includes('client_credentials')) throw badRequest('grant_types: a public client has no secret, so it may not use client_credentials');
-  if (grant_types.includes('refresh_token') && !grant_types.includes('authorization_code')) throw badRequest('grant_types: refresh_token needs authorization_code, which issues the first refresh token');
+  // RFC 8693 5: the exchanging client is authenticated, since what it may obtain is its policy's.
+  if (isPublic && grant_types.includes(TOKEN_EXCHANGE_GRANT)) throw badRequest('grant_types: a public client has no secret, so it may not use token exchange');
+  const exchange = input.token_exchange === undefined ? undefined : exchangePolicy(input.token_exchange);
+  if (exchange !== undefined && !grant_types.includes(TOKEN_EXCHANGE_GRANT)) throw badRequest(`token_exchange: needs the ${TOKEN_EXCHANGE_GRANT} grant type`);
+  if (grant_types.includes('refresh_token') && !grant_types.includes('authorization_code') && !grant_types.includes(DEVICE_CODE_GRANT)) {
+    throw badRequest(`grant_types: refresh_token needs authorization_code or ${DEVICE_CODE_GRANT}, which issue the first refresh token`);
+  }
   if (input.scopes.length > MAX_OAUTH_SCOPES) throw badRequest(`scopes: at most ${MAX_OAUTH_SCOPES}`);
   const scopes = uniqueList(input.scopes, 'scopes', checkScope);
   if (input.redirect_uris.length > MAX_REDIRECT_URIS) throw badRequest(`redirect_uris: at most ${MAX_REDIRECT_URIS}`);
@@ -174,6 +189,7 @@ function settled(input: Omit<OAuthClientInput, 'public'> & { redirect_uris: stri
     ...(resources.length > 0 && { resources: uniqueList(resources, 'resources', checkResource) }),
     access_token_duration: checkDuration(input.access_token_duration, 'access_token_duration', ACCESS_TOKEN_DURATION),
     refresh_token_duration: checkDuration(input.refresh_token_duration, 'refresh_token_duration', REFRESH_TOKEN_DURATION),
+    ...(exchange !== undefined && { token_exchange: exchange }),
     ...logoutSettings(input),
   };
 }
@@ -190,6 +206,19 @@ function logoutSettings(input: Pick<OAuthClientInput, 'post_logout_redirect_uris
     ...(backchannel !== '' && { backchannel_logout_uri: backchannel }),
     ...(input.backchannel_logout_session_required === true && { backchannel_logout_session_required: true }),
   };
+}
+
+/** A token-exchange policy as given, checked: audiences are strings a resource server knows itself by (RFC 8693 2.1), often URIs. */
+function exchangePolicy(p: TokenExchangePolicy): TokenExchangePolicy {
+  if (p.audiences.length > MAX_EXCHANGE_AUDIENCES) throw badRequest(`token_exchange.audiences: at most ${MAX_EXCHANGE_AUDIENCES}`);
+  if (p.subject_clients.length > MAX_EXCHANGE_SUBJECT_CLIENTS) throw badRequest(`token_exchange.subject_clients: at most ${MAX_EXCHANGE_SUBJECT_CLIENTS}`);
+  const audiences = uniqueList(p.audiences, 'token_exchange.audiences', (v, at) => {
+    if (v === '' || v.length > 2048 || /[\x00-\x20\x7f]/.test(v)) throw badRequest(`${at}: an audience is 1-2048 printable characters without spaces, got ${quote(v.slice(0, 100))}`);
+  });
+  const subject_clients = uniqueList(p.subject_clients, 'token_exchange.subject_clients', (v, at) => {
+    if (v === '' || v.length > 256) throw badRequest(`${at}: a client ID is 1-256 characters`);
+  });
+  return { audiences, subject_clients, identity_tokens: p.identity_tokens === true };
 }
 
 function createdEvent(c: OAuthClient) {
@@ -220,8 +249,11 @@ export function createOAuthClient(state: OrgState, input: OAuthClientInput, ctx:
 export function updateOAuthClient(state: OrgState, clientId: string, patch: OAuthClientPatch): Decision<OAuthClientRet> {
   const current = requireOAuthClient(state, clientId);
   // settled leaves resources out when there are none: an emptied list must not keep the current one
-  const { resources: _held, post_logout_redirect_uris: _uris, backchannel_logout_uri: _bc, backchannel_logout_session_required: _sr, ...kept } = current;
-  const next: OAuthClient = { ...kept, ...settled({ ...current, ...stripUndefined(patch) }, current.public) };
+  const { resources: _held, token_exchange: policy, post_logout_redirect_uris: _uris, backchannel_logout_uri: _bc, backchannel_logout_session_required: _sr, ...kept } = current;
+  // a client no longer registered for token exchange loses its policy with the grant type
+  const keptPolicy = patch.grant_types !== undefined && !patch.grant_types.includes(TOKEN_EXCHANGE_GRANT) ? undefined : policy;
+  const { token_exchange: _policy, ...given } = current;
+  const next: OAuthClient = { ...kept, ...settled({ ...given, ...(keptPolicy !== undefined && { token_exchange: keptPolicy }), ...stripUndefined(patch) }, current.public) };
   if (JSON.stringify(next) === JSON.stringify(current)) return decision(oauthClientView(current));
   return decision(oauthClientView(next), [{ t: 'OAuthClientUpdated', client: next }]);
 }

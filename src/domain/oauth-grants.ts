@@ -129,23 +129,32 @@ export function redeemOAuthCode(state: OrgState, input: RedeemCodeInput, ctx: De
     return decision(refused('code_verifier given, but the authorization request had no code_challenge'));
   }
   if (code.session_id !== undefined && !sessionActive(state, code.session_id, ctx.nowMs)) return decision(refused('the sign-in session of the authorization code ended'));
-  const grant: OAuthGrant = {
-    grant_id: input.grant_id,
-    client_id: code.client_id,
-    person_id: code.person_id,
-    auth_time: code.auth_time,
-    amr: code.amr,
-    ...(code.authentications !== undefined && { authentications: code.authentications }),
-    ...(code.custom_claims !== undefined && { custom_claims: code.custom_claims }),
-    ...(code.session_id !== undefined && { session_id: code.session_id }),
-    scope: code.scope,
-    created_ms: ctx.nowMs,
-    expires_at_ms: ctx.nowMs + input.grant_ttl_ms,
-    ...(input.refresh_hash !== undefined && { refresh_hash: input.refresh_hash }),
+  const grant = startedGrant(code, { ...input, client_id: code.client_id, scope: code.scope }, ctx.nowMs);
+  return decision({ ok: true, grant, code }, [...pruned(state, ctx.nowMs), { t: 'OAuthCodeRedeemed', code_hash: code.code_hash, grant }, ...usingSession(state, grant, ctx.nowMs)]);
+}
+
+/** A grant begun by a person's sign-in (a redeemed authorization or device code): its tokens are of that sign-in, and it belongs to the sign-in's session. */
+export function startedGrant(
+  signIn: SignInFacts,
+  start: { grant_id: string; client_id: string; scope: string[]; refresh_hash?: string | undefined; grant_ttl_ms: number },
+  nowMs: number,
+): OAuthGrant {
+  return {
+    grant_id: start.grant_id,
+    client_id: start.client_id,
+    person_id: signIn.person_id,
+    auth_time: signIn.auth_time,
+    amr: signIn.amr,
+    ...(signIn.authentications !== undefined && { authentications: signIn.authentications }),
+    ...(signIn.custom_claims !== undefined && { custom_claims: signIn.custom_claims }),
+    ...(signIn.session_id !== undefined && { session_id: signIn.session_id }),
+    scope: start.scope,
+    created_ms: nowMs,
+    expires_at_ms: nowMs + start.grant_ttl_ms,
+    ...(start.refresh_hash !== undefined && { refresh_hash: start.refresh_hash }),
     rotated: [],
     revoked: false,
   };
-  return decision({ ok: true, grant, code }, [...pruned(state, ctx.nowMs), { t: 'OAuthCodeRedeemed', code_hash: code.code_hash, grant }, ...usingSession(state, grant, ctx.nowMs)]);
 }
 
 /**

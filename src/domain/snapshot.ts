@@ -8,13 +8,14 @@ import { currentVersion, upgrade, type Format, type StoredRecord } from '../lib/
 import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role, type SsoCredential, type OAuthClient, type DirectId, type MitmToken } from './state.js';
 
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
+import type { OAuthDeviceCode } from './device-codes.js';
 import type { LogoutNotice, PersonSession } from './sessions.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
 
 export interface StateSnapshot {
   v: number;
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'mitm_tokens' | 'oauth_codes' | 'oauth_grants' | 'sessions' | 'backchannel_logouts' | 'config' | 'direct_ids' | 'used_password_resets' | 'message_templates' | 'cloud_connections' | 'cloud_snapshots' | 'billing_rows'> & {
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'mitm_tokens' | 'oauth_codes' | 'oauth_grants' | 'oauth_device_codes' | 'sessions' | 'backchannel_logouts' | 'config' | 'direct_ids' | 'used_password_resets' | 'message_templates' | 'cloud_connections' | 'cloud_snapshots' | 'billing_rows'> & {
     /** fields added to the configuration later read as their defaults */
     config: Partial<OrgConfig>;
   };
@@ -36,6 +37,7 @@ export interface StateSnapshot {
   /** hashes only, never a usable code or refresh token */
   oauth_codes: OAuthCode[];
   oauth_grants: OAuthGrant[];
+  oauth_device_codes: OAuthDeviceCode[];
   sessions: PersonSession[];
   backchannel_logouts: LogoutNotice[];
   /** [hash, direct-id] of unredeemed direct-id values; hashes only, never a usable value */
@@ -83,7 +85,9 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, mitm_tokens: [] }),
     // 12 → 13: cloud connections, snapshot summaries and billing rows; older snapshots have none.
     (s) => ({ ...s, cloud_connections: [], cloud_snapshots: [], billing_rows: [] }),
-    // 13 → 14: sign-in sessions and the back-channel logouts owed; older snapshots have none.
+    // 13 → 14: RFC 8628 device codes; older snapshots have none.
+    (s) => ({ ...s, oauth_device_codes: [] }),
+    // 14 → 15: sign-in sessions and the back-channel logouts owed; older snapshots have none.
     (s) => ({ ...s, sessions: [], backchannel_logouts: [] }),
   ],
 };
@@ -91,7 +95,7 @@ export const SNAPSHOT_FORMAT: Format = {
 const VERSION = currentVersion(SNAPSHOT_FORMAT);
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, mitm_tokens, oauth_codes, oauth_grants, sessions, backchannel_logouts, direct_ids, used_password_resets, message_templates, cloud_connections, cloud_snapshots, billing_rows, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, mitm_tokens, oauth_codes, oauth_grants, oauth_device_codes, sessions, backchannel_logouts, direct_ids, used_password_resets, message_templates, cloud_connections, cloud_snapshots, billing_rows, ...org } = s;
   return {
     v: VERSION,
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
@@ -108,6 +112,7 @@ export function toSnapshot(s: OrgState): StateSnapshot {
     mitm_tokens: [...mitm_tokens.values()],
     oauth_codes: [...oauth_codes.values()],
     oauth_grants: [...oauth_grants.values()],
+    oauth_device_codes: [...oauth_device_codes.values()],
     sessions: [...sessions.values()],
     backchannel_logouts: [...backchannel_logouts.values()],
     direct_ids: [...direct_ids.entries()],
@@ -163,6 +168,7 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord, owned = false
     mitm_tokens: new Map(snap.mitm_tokens.map((t) => [t.token, t])),
     oauth_codes: new Map(snap.oauth_codes.map((c) => [c.code_hash, c])),
     oauth_grants: new Map(snap.oauth_grants.map((g) => [g.grant_id, g])),
+    oauth_device_codes: new Map(snap.oauth_device_codes.map((c) => [c.device_code_hash, c])),
     sessions: new Map(snap.sessions.map((s) => [s.session_id, s])),
     backchannel_logouts: new Map(snap.backchannel_logouts.map((n) => [n.sid, n])),
     direct_ids: new Map(snap.direct_ids),

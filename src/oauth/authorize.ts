@@ -11,8 +11,8 @@ import type { SignInFacts } from '../domain/oauth-grants.js';
 import { sessionActive, type PersonSession } from '../domain/sessions.js';
 import type { Clock } from '../lib/clock.js';
 import { readCookie, type Sealer } from '../lib/signed.js';
-import { CSRF_COOKIE, FORM_TTL_S, SESSION_TTL_S, newCsrf, readSession, sessionCookie, sessionCurrent, sessionPassword, setCookie } from './session.js';
-import { STANDARD_SCOPES } from './discovery.js';
+import { CSRF_COOKIE, FORM_TTL_S, SESSION_TTL_S, newCsrf, readSession, sessionCookie, sessionCurrent, sessionPassword, setCookie, type Session } from './session.js';
+import { personScope } from './scopes.js';
 import { errorPage, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
 
 /** What the authorization endpoint needs of a client (the clients' own module owns the rest). */
@@ -98,6 +98,84 @@ class RedirectError extends Error {
   }
 }
 
+/** A refusal of the hosted sign-in, shown on the page again. */
+export interface SignInRefusal {
+  status: number;
+  message: string;
+  retryAfter?: string;
+}
+
+/**
+ * The hosted page's password sign-in, for the authorization endpoint and the device page alike: verified as any
+ * sign-in, and what it established (the person, how and when, the hooks' claims) with the browser session's
+ * cookie and the durable session (sessions.ts) it opens, which the caller records.
+ */
+export async function hostedSignIn(
+  deps: Pick<AuthorizeDeps, 'signIn' | 'sealer' | 'clock' | 'issuer' | 'newSessionId'>,
+  org: IssuingOrg & { state: OrgState },
+  form: Partial<Pick<SignInForm, 'handle_type' | 'handle' | 'password'>>,
+  caller: Caller,
+): Promise<{ facts: SignInFacts; cookie: string; session: PersonSession } | SignInRefusal> {
+  const now = Math.floor(deps.clock.nowMs() / 1000);
+  const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
+  let facts: SignInFacts;
+  const sessionId = deps.newSessionId();
+  try {
+    const signedIn = await deps.signIn.verify({
+      org,
+      handle: { type: handleType, value: form.handle ?? '' },
+      password: form.password ?? '',
+      ip: caller.ip,
+      origin: caller.origin,
+      userAgent: caller.userAgent,
+      consistency: caller.consistency,
+    });
+    const { person_id, authentications, custom_claims } = signedIn;
+    facts = {
+      person_id,
+      // the session this sign-in opens: the cookie and the grants begun with it name it
+      session_id: sessionId,
+      auth_time: now,
+      amr: authentications.map((a) => a.method),
+      authentications,
+      ...(Object.keys(custom_claims).length > 0 && { custom_claims }),
+    };
+  } catch (error) {
+    if (!(error instanceof ServiceError) || (error.status >= 500 && error.status !== 502)) throw error;
+    const retryAfter = error.headers?.['Retry-After'];
+    return { status: error.status, message: error.message, ...(retryAfter !== undefined && { retryAfter }) };
+  }
+  // Read after the sign-in's entry: a re-hashed imported password keeps its credential.
+  const person = org.state.persons.get(facts.person_id);
+  const password = person === undefined ? null : sessionPassword(person);
+  const nowMs = deps.clock.nowMs();
+  const session: PersonSession = {
+    session_id: sessionId,
+    person_id: facts.person_id,
+    methods: facts.amr,
+    clients: [],
+    created_ms: nowMs,
+    last_used_ms: nowMs,
+    // the browser's sign-in; each grant begun in it extends it to the grant's own expiry
+    expires_at_ms: nowMs + SESSION_TTL_S * 1000,
+    ip: caller.ip,
+    user_agent: caller.userAgent,
+  };
+  return { facts, session, cookie: sessionCookie(deps.sealer, { org: org.id, ...facts, password }, now, deps.issuer().startsWith('https:')) };
+}
+
+/**
+ * The browser's hosted-page session, while it stands: in this organization, its person active, their password
+ * the one they signed in with (a change or reset ends it), and its durable session not ended (logout, the
+ * person's or the organization's revocation), which the cookie outlives.
+ */
+export function currentSession(sealer: Sealer, org: IssuingOrg & { state: OrgState }, cookie: string | undefined, nowMs: number): Session | undefined {
+  const session = readSession(sealer, cookie, Math.floor(nowMs / 1000));
+  if (!session || session.org !== org.id || session.session_id === undefined) return undefined;
+  const person = org.state.persons.get(session.person_id);
+  return person?.active === true && sessionCurrent(session, person) && sessionActive(org.state, session.session_id, nowMs) ? session : undefined;
+}
+
 export function createAuthorize(deps: AuthorizeDeps): Authorize {
   const now = () => Math.floor(deps.clock.nowMs() / 1000);
   const secure = () => deps.issuer().startsWith('https:');
@@ -145,9 +223,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     if (responseType === undefined) throw new RedirectError('invalid_request', 'response_type is required');
     if (responseType !== 'code') throw new RedirectError('unsupported_response_type', 'only response_type=code is supported');
     if (!client.grant_types.includes('authorization_code')) throw new RedirectError('unauthorized_client', 'the client may not use the authorization_code grant');
-    const scope = [...new Set((text('scope') ?? '').split(' ').filter((s) => s !== ''))];
-    // The standard scopes (discovery.ts) any client may ask for; others must be among the client's own.
-    const unknown = scope.find((s) => !STANDARD_SCOPES.includes(s) && !client.scopes.includes(s));
+    const { scope, refused: unknown } = personScope(text('scope'), client.scopes);
     if (unknown !== undefined) throw new RedirectError('invalid_scope', `scope "${unknown.slice(0, 100)}" is not allowed for this client`);
     const state = text('state');
     if (state !== undefined && state.length > MAX_STATE) throw new RedirectError('invalid_request', `state is longer than ${MAX_STATE} characters`);
@@ -252,11 +328,8 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
         throw error;
       }
       const { request, prompts } = checked;
-      const session = readSession(deps.sealer, caller.cookie, now());
-      const person = session && session.org === found.org.id ? found.org.state.persons.get(session.person_id) : undefined;
-      // A password changed or reset since the session began ends it: whoever signed in with the old one is out;
-      // and so does its end (logout, the person's or the organization's revocation), which the cookie outlives.
-      const fresh = session !== undefined && person?.active === true && session.session_id !== undefined && sessionActive(found.org.state, session.session_id, deps.clock.nowMs()) && sessionCurrent(session, person) && !prompts.includes('login') && (request.max_age === undefined || now() - session.auth_time <= request.max_age);
+      const session = currentSession(deps.sealer, found.org, caller.cookie, deps.clock.nowMs());
+      const fresh = session !== undefined && !prompts.includes('login') && (request.max_age === undefined || now() - session.auth_time <= request.max_age);
       if (fresh) {
         const { org: _org, expires: _expires, password: _password, ...facts } = session;
         return issueCode(found.org, request, facts);
@@ -274,53 +347,14 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       const found = deps.clients.find(request.client_id);
       if (!found || !found.client.redirect_uris.includes(request.redirect_uri)) return badPage('invalid_client', 'the client or its redirect_uri no longer exists');
       const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
-      let facts: SignInFacts;
-      const sessionId = deps.newSessionId();
-      try {
-        const signedIn = await deps.signIn.verify({
-          org: found.org,
-          handle: { type: handleType, value: form.handle ?? '' },
-          password: form.password ?? '',
-          ip: caller.ip,
-          origin: caller.origin,
-          userAgent: caller.userAgent,
-          consistency: caller.consistency,
-        });
-        // What the sign-in established is kept for the client's tokens: the person, how and when, and the hooks' claims.
-        const { person_id, authentications, custom_claims } = signedIn;
-        facts = {
-          person_id,
-          // the session this sign-in opens (below, with the code): the cookie and the code name it
-          session_id: sessionId,
-          auth_time: now(),
-          amr: authentications.map((a) => a.method),
-          authentications,
-          ...(Object.keys(custom_claims).length > 0 && { custom_claims }),
-        };
-      } catch (error) {
-        if (!(error instanceof ServiceError) || (error.status >= 500 && error.status !== 502)) throw error;
-        const answer = page(found, request, error.status, error.message, handleType);
-        if (error.headers?.['Retry-After'] !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': error.headers['Retry-After'] };
+      const signedIn = await hostedSignIn(deps, found.org, form, caller);
+      if ('status' in signedIn) {
+        const answer = page(found, request, signedIn.status, signedIn.message, handleType);
+        if (signedIn.retryAfter !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': signedIn.retryAfter };
         return answer;
       }
-      // Read after the sign-in's entry: a re-hashed imported password keeps its credential.
-      const person = found.org.state.persons.get(facts.person_id);
-      const password = person === undefined ? null : sessionPassword(person);
-      const cookie = sessionCookie(deps.sealer, { org: found.org.id, ...facts, password }, now(), secure());
-      const nowMs = deps.clock.nowMs();
-      const session: PersonSession = {
-        session_id: sessionId,
-        person_id: facts.person_id,
-        methods: facts.amr,
-        clients: [],
-        created_ms: nowMs,
-        last_used_ms: nowMs,
-        // the browser's sign-in; each grant begun in it extends it to the grant's own expiry
-        expires_at_ms: nowMs + SESSION_TTL_S * 1000,
-        ip: caller.ip,
-        user_agent: caller.userAgent,
-      };
-      return issueCode(found.org, request, facts, { 'Set-Cookie': cookie }, session);
+      // The session the sign-in opens is recorded with the code, in one entry.
+      return issueCode(found.org, request, signedIn.facts, { 'Set-Cookie': signedIn.cookie }, signedIn.session);
     },
   };
 }

@@ -1,6 +1,8 @@
 // The authorization server's part of /.well-known/openid-configuration (OpenID Connect Discovery 1.0 3,
 // RFC 8414 2): its endpoints and what each supports, derived from what is built, not a fixed list.
 import { CLIENT_AUTH_METHODS } from './client-auth.js';
+import { DEVICE_CODE_GRANT } from '../domain/oauth-clients.js';
+import { DEVICE_AUTHORIZATION_PATH } from './device.js';
 
 export interface OAuthServerFacts {
   /** the token endpoint's grant types (the grant table's) */
@@ -20,6 +22,8 @@ export function oauthMetadata(iss: string, facts: OAuthServerFacts): Record<stri
     userinfo_endpoint: `${iss}/oauth2/userinfo`,
     revocation_endpoint: `${iss}/oauth2/tokens/revoke`,
     introspection_endpoint: `${iss}/oauth2/tokens/introspect`,
+    // RFC 8628 4
+    ...(facts.grantTypes.includes(DEVICE_CODE_GRANT) && { device_authorization_endpoint: `${iss}${DEVICE_AUTHORIZATION_PATH}` }),
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     // RFC 9207: every authorization response carries iss (authorize.ts).

@@ -1,8 +1,9 @@
 // Outbound webhook calls: pooled keep-alive connections (undici), connecting only to addresses the guard
 // allows, never following redirects, with a per-call deadline and a bounded response body.
-import { Agent, buildConnector } from 'undici';
+import { Agent } from 'undici';
 import { TIMEOUT_MAX_MS } from '../domain/webhook-rules.js';
-import { ForbiddenAddressError, type AddressGuard } from './address-guard.js';
+import type { AddressGuard } from '../lib/address-guard.js';
+import { guardedConnector, isForbiddenAddress } from '../lib/guarded-connect.js';
 
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 
@@ -44,23 +45,9 @@ export interface WebhookCaller {
   close(): Promise<void>;
 }
 
-function isForbidden(error: unknown): boolean {
-  for (let e = error; e instanceof Error; e = e.cause) if (e instanceof ForbiddenAddressError) return true;
-  return false;
-}
-
 export function createWebhookCaller(options: { guard: AddressGuard; maxResponseBytes?: number; connectionsPerOrigin?: number }): WebhookCaller {
   const limit = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
-  const base = buildConnector({ timeout: TIMEOUT_MAX_MS });
-  // Resolve and check here, then connect to the checked address itself; TLS still verifies the original
-  // host name, since undici derives the server name from `host`, which is left as it was.
-  const connect: buildConnector.connector = (opts, callback) => {
-    options.guard.resolve(opts.hostname).then(
-      (address) => base({ ...opts, hostname: address }, callback),
-      (error: Error) => callback(error, null),
-    );
-  };
-  const agent = new Agent({ connect, connections: options.connectionsPerOrigin ?? 32, keepAliveTimeout: 30_000 });
+  const agent = new Agent({ connect: guardedConnector(options.guard, { timeout: TIMEOUT_MAX_MS }), connections: options.connectionsPerOrigin ?? 32, keepAliveTimeout: 30_000 });
 
   async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<Buffer> {
     const chunks: Buffer[] = [];
@@ -106,7 +93,7 @@ export function createWebhookCaller(options: { guard: AddressGuard; maxResponseB
         if (error instanceof WebhookCallError) throw error;
         if (external?.aborted) throw new WebhookCallError('aborted', 'the call was abandoned', { cause: error });
         if (controller.signal.aborted) throw new WebhookCallError('timeout', `no complete answer within ${request.timeoutMs} ms`, { cause: error });
-        if (isForbidden(error)) throw new WebhookCallError('forbidden_address', (error as Error).message, { cause: error });
+        if (isForbiddenAddress(error)) throw new WebhookCallError('forbidden_address', (error as Error).message, { cause: error });
         throw new WebhookCallError('connection', `the call failed: ${(error as Error).message}`, { cause: error });
       } finally {
         clearTimeout(timer);
