@@ -89,6 +89,11 @@ import { createUserInfo } from './oauth/userinfo.js';
 import { createUserTokens } from './oauth/user-tokens.js';
 import { oauthAuthorizeRoutes } from './http/handlers/oauth-authorize.js';
 import { oauthUserInfoRoutes } from './http/handlers/oauth-userinfo.js';
+import { oauthLogoutRoutes } from './http/handlers/oauth-logout.js';
+import { sessionRoutes } from './http/handlers/sessions.js';
+import { createEndSession } from './oauth/end-session.js';
+import { createBackchannelLogout, LOGOUT_TOKEN_TTL_S } from './oauth/backchannel-logout.js';
+import { createIdTokenHintVerifier } from './tokens/id-token-hint.js';
 import { createSecretSealer, type SecretSealer } from './sso/secrets.js';
 import { createCredentialSealer } from './cloud/secrets.js';
 import { createSerialQueue } from './cloud/serial.js';
@@ -245,6 +250,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const webhooks = await buildWebhooks(base, storage, orgs, events.log);
   if (orgs.quorum && !shared) await shareRegionSecrets(orgs.quorum, storage);
   outbox = webhooks.outbox;
+  const logouts = buildBackchannelLogout(base, orgs, tokens, webhooks);
   orgs.registry.onRetired((org) => {
     events.stream.closeOrg(org, CLOSE_KEY_ROTATED, 'organization deleted');
     webhooks.outbox.forgetOrganization(org);
@@ -274,6 +280,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   }
   // Deliveries start once the issuer they carry is known; pruning once the outbox says what to keep.
   await webhooks.outbox.start();
+  logouts.start();
   events.log.startPruning(config.eventPruneIntervalMs);
   const compaction = buildCompaction(base, storage.wal, orgs.registry, regions);
   compaction.start(config.walCompactIntervalMs);
@@ -309,6 +316,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       cloud.clients.close();
       // Calls in flight are aborted, not awaited: their events are delivered again after the restart.
       await webhooks.outbox.stop();
+      logouts.stop();
       await events.log.stop();
       await compaction.stop();
       await checkpoints.stop();
@@ -550,6 +558,8 @@ interface Webhooks {
   outbox: Outbox;
   /** closed on stop */
   callers: Array<ReturnType<typeof createWebhookCaller>>;
+  /** the pool of asynchronous deliveries (events, back-channel logouts), apart from the sign-in's hooks */
+  deliveries: ReturnType<typeof createWebhookCaller>;
 }
 
 async function buildWebhooks({ config, options, clock, metrics, warn, issuer, guard }: Base, storage: Storage, { registry, commits }: Organizations, eventLog: EventLog): Promise<Webhooks> {
@@ -579,7 +589,7 @@ async function buildWebhooks({ config, options, clock, metrics, warn, issuer, gu
     warn,
   });
   commits.subscribe((commit) => outbox.committed(commit), 'waking the event webhooks');
-  return { keys: webhookKeys, hooks, outbox, callers: [caller, outboxCaller] };
+  return { keys: webhookKeys, hooks, outbox, callers: [caller, outboxCaller], deliveries: outboxCaller };
 }
 
 interface Wings {
@@ -661,6 +671,7 @@ function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cu
     callbackUrl: () => `${issuer()}/authenticate/oidc/callback`,
     region: config.regions[0] as string,
     newPersonId: () => ids.uuid(),
+    newSessionId: () => ids.uuid(),
   });
   return { signIn, providerTokens };
 }
@@ -684,13 +695,35 @@ function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organiz
   };
 }
 
-/** The authorization server's person side: the authorization endpoint with its hosted sign-in page, userinfo, and the device authorization grant's endpoint and user code pages. */
-function buildOAuthUser({ clock, issuer }: Base, storage: Storage, registry: Registry, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>): Route[] {
+/** The authorization server's person side: the authorization endpoint with its hosted sign-in page, RP-initiated logout, userinfo, and the device authorization grant's endpoint and user code pages. */
+function buildOAuthUser({ clock, ids, issuer }: Base, storage: Storage, registry: Registry, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>, tokens: Tokens): Route[] {
   const sealer = createSessionSealer(storage.cursorSecret);
-  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, issuer });
+  const newSessionId = () => ids.uuid();
+  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, issuer, newSessionId });
+  const endSession = createEndSession({ clients: oauth.clients, org: (id) => registry.get(id), hints: createIdTokenHintVerifier({ keys: tokens.keys, issuer }), sealer, clock, issuer });
   const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer });
-  const device = createDeviceFlow({ sealer, clock, signIn, issuer, orgs: () => registry.all() });
-  return [...oauthAuthorizeRoutes(authorize), ...oauthUserInfoRoutes(userinfo), ...oauthDeviceRoutes(device, oauth.clientAuth)];
+  const device = createDeviceFlow({ sealer, clock, signIn, issuer, newSessionId, orgs: () => registry.all() });
+  return [...oauthAuthorizeRoutes(authorize), ...oauthLogoutRoutes(endSession), ...oauthUserInfoRoutes(userinfo), ...oauthDeviceRoutes(device, oauth.clientAuth)];
+}
+
+/** Back-channel logout: logout tokens POSTed to the clients of each session that ends, through the webhooks' caller. */
+function buildBackchannelLogout({ config, options, clock, warn, issuer }: Base, { registry, commits }: Organizations, tokens: Tokens, webhooks: Webhooks) {
+  const logoutTokens = createTokenIssuer({ keys: tokens.keys, issuer, ttl: LOGOUT_TOKEN_TTL_S, clock, signer: tokens.signer, typ: 'logout+jwt' });
+  const logouts = createBackchannelLogout({
+    client: (org, clientId) => registry.get(org)?.state.oauth_clients.get(clientId),
+    owed: () => [...registry.all()].map((actor) => ({ org: actor.id, notices: actor.state.backchannel_logouts.values() })),
+    done: async (org, sid) => {
+      await registry.get(org)?.execute({ kind: 'CompleteBackchannelLogouts', sids: [sid] });
+    },
+    sign: (claims, ttl) => logoutTokens.issue(claims, ttl),
+    caller: webhooks.deliveries,
+    retry: config.webhookRetry,
+    random: options.random ?? Math.random,
+    clock,
+    warn,
+  });
+  commits.subscribe((commit) => logouts.committed(commit), 'back-channel logouts');
+  return logouts;
 }
 
 function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, regions, tokens, webhooks, pipeline, cloud, checkpoints, console: consoleWing }: Wings): Front {
@@ -802,7 +835,8 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     ...ssoTokenRoutes(deps, { tokens: sso.providerTokens, validator: tokens.validator }),
     ...oauthClientRoutes(deps),
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
-    ...buildOAuthUser(base, storage, registry, oauth, signIn),
+    ...buildOAuthUser(base, storage, registry, oauth, signIn, tokens),
+    ...sessionRoutes(deps, personAuthenticator(tokens.validator), base.clock),
     ...sdkRoutes({ handlers: deps, clock: base.clock, validator: tokens.validator, rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.sdkPerIp, perOrg: config.browser.sdkPerOrg } }),
     ...cloudConnectionRoutes(deps, cloud),
     ...cloudAwsRoutes(deps, cloud.aws),

@@ -5,6 +5,7 @@ import type { Change } from './changes.js';
 import { billingKey, monthStart, monthText } from './cloud.js';
 import { withDefaults } from './org-config.js';
 import { withRevoked } from './oauth-clients.js';
+import { withUse } from './sessions.js';
 import { keepBeforeChange } from './snapshot-hold.js';
 import { UNRECORDED, withRecordedVerifications } from './handle-verification.js';
 import { emptyState, handleKey, lowerBound, HANDLE_TYPES, type AttributeSet, type GdprConsent, type Handle, type HandleVerification, type OrgState, type Person } from './state.js';
@@ -417,6 +418,24 @@ export function apply(state: OrgState, change: Change): OrgState {
     case 'OAuthPruned':
       for (const h of change.code_hashes) state.oauth_codes.delete(h);
       for (const id of change.grant_ids) state.oauth_grants.delete(id);
+      return state;
+    case 'SessionStarted':
+      state.sessions.set(change.session.session_id, change.session);
+      return state;
+    case 'SessionUsed': {
+      const session = state.sessions.get(change.session_id);
+      if (session) state.sessions.set(session.session_id, withUse(session, change.client_id, change.at_ms, change.expires_at_ms));
+      return state;
+    }
+    case 'SessionEnded':
+      state.sessions.delete(change.session_id);
+      for (const notice of change.logouts) state.backchannel_logouts.set(notice.sid, notice);
+      return state;
+    case 'BackchannelLogoutsDone':
+      for (const sid of change.sids) state.backchannel_logouts.delete(sid);
+      return state;
+    case 'SessionsExpired':
+      for (const id of change.session_ids) state.sessions.delete(id);
       return state;
     case 'OAuthDeviceCodeIssued':
       state.oauth_device_codes.set(change.code.device_code_hash, change.code);

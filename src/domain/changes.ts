@@ -5,6 +5,7 @@ import type { TotpCredential } from './totp.js';
 import type { PersonWebauthn } from './passkeys.js';
 import type { OAuthCode, OAuthGrant, SignInFacts } from './oauth-grants.js';
 import type { OAuthDeviceCode } from './device-codes.js';
+import type { LogoutNotice, PersonSession, SessionEndReason } from './sessions.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
 
@@ -102,6 +103,16 @@ export type Change =
   | { t: 'OAuthGrantStarted'; grant: OAuthGrant }
   /** codes and grants past their time */
   | { t: 'OAuthPruned'; code_hashes: string[]; grant_ids: string[] }
+  // Sign-in sessions (sessions.ts)
+  | { t: 'SessionStarted'; session: PersonSession }
+  /** a grant of the session began or rotated: its client received tokens at at_ms; the session lasts at least to expires_at_ms */
+  | { t: 'SessionUsed'; session_id: string; client_id: string; at_ms: number; expires_at_ms: number }
+  /** the session is over; its grants were revoked by the same entry; logouts: the listening clients' shares, owed from now */
+  | { t: 'SessionEnded'; session_id: string; reason: SessionEndReason; logouts: LogoutNotice[] }
+  /** sessions past their time */
+  | { t: 'SessionsExpired'; session_ids: string[] }
+  /** back-channel logouts delivered or given up, by sid */
+  | { t: 'BackchannelLogoutsDone'; sids: string[] }
   // Device codes (device-codes.ts)
   | { t: 'OAuthDeviceCodeIssued'; code: OAuthDeviceCode }
   | { t: 'OAuthDeviceCodeDecided'; device_code_hash: string; approved?: SignInFacts; denied?: true }

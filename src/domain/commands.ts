@@ -6,6 +6,7 @@ import type { GateEventInput } from './gate-events.js';
 import type { SdkEventInput } from './sdk-events.js';
 import type { MitmDetection, MitmTokenInput } from './mitm.js';
 import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
+import type { PersonSession, SessionEndReason } from './sessions.js';
 import type { DecideDeviceCodeInput, IssueDeviceCodeInput, RedeemDeviceCodeInput } from './device-codes.js';
 import type { IssueCodeInput, MintGrantInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 import type { PasswordReset } from './credentials.js';
@@ -233,10 +234,19 @@ export type Command =
   /** an access token of this organization, already verified: jti and exp are its own */
   | { kind: 'RevokeAccessToken'; jti: string; exp: number }
   // OAuth authorization codes and grants (oauth-grants.ts)
-  | { kind: 'IssueOAuthCode'; code: IssueCodeInput }
+  /** session: the sign-in session the code's sign-in opens (sessions.ts) */
+  | { kind: 'IssueOAuthCode'; code: IssueCodeInput; session?: PersonSession }
   | { kind: 'RedeemOAuthCode'; input: RedeemCodeInput }
   | { kind: 'RotateOAuthRefresh'; input: RotateRefreshInput }
   | { kind: 'RevokeOAuthGrant'; grant_id: string }
+  // Sign-in sessions (sessions.ts)
+  | { kind: 'EndSession'; person_id: string; session_id: string; reason: SessionEndReason }
+  /** an SSO sign-in's session, with the identity token it handed out */
+  | { kind: 'StartSession'; session: PersonSession }
+  /** the session of a token: of the grant its sid names, or the one its jti was handed out in */
+  | { kind: 'EndSessionOf'; person_id: string; grant_id?: string; jti?: string }
+  /** back-channel logouts delivered or given up */
+  | { kind: 'CompleteBackchannelLogouts'; sids: string[] }
   // Device codes (device-codes.ts)
   | { kind: 'IssueOAuthDeviceCode'; input: IssueDeviceCodeInput }
   | { kind: 'DecideOAuthDeviceCode'; input: DecideDeviceCodeInput }

@@ -26,6 +26,7 @@ import { decideDeviceCode, issueDeviceCode, redeemDeviceCode } from './device-co
 import { issueOAuthCode, mintOAuthGrant, redeemOAuthCode, revokeOAuthGrant, revokeOAuthGrants, rotateOAuthRefresh } from './oauth-grants.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 import { issueDirectId } from './direct-id.js';
+import { completeLogouts, endSession, endSessionOf, signedOut, startSession } from './sessions.js';
 import { importPersons } from './person-import.js';
 import { countBillableIdentities, createCloudConnection, deleteCloudConnection, recordCloudChange, recordCloudSnapshot, updateCloudConnection } from './cloud.js';
 import { createPermission, createRole, deletePermission, deleteRole, setPersonAdditionalPermissions, setPersonRoles, updatePermission, updateRole } from './rbac.js';
@@ -48,10 +49,12 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return createPerson(state, command.input, ctx, { verified_by: command.verified_by ?? 'organization' });
     case 'PutPerson':
       return putPerson(state, command.input, ctx);
-    case 'SetPersonActive':
-      return setPersonActive(state, command.person_id, command.active);
+    case 'SetPersonActive': {
+      const d = setPersonActive(state, command.person_id, command.active);
+      return command.active ? d : signedOut(state, command.person_id, d, ctx.nowMs);
+    }
     case 'DeletePerson':
-      return deletePerson(state, command.person_id);
+      return signedOut(state, command.person_id, deletePerson(state, command.person_id), ctx.nowMs);
     case 'AddPersonHandles':
       return addPersonHandles(state, command.person_id, command.handles, ctx);
     case 'RemovePersonHandle':
@@ -171,13 +174,21 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return revokeAccessToken(state, command.jti, command.exp, ctx);
     // OAuth authorization codes and grants
     case 'IssueOAuthCode':
-      return issueOAuthCode(state, command.code, ctx);
+      return issueOAuthCode(state, command.code, ctx, command.session);
     case 'RedeemOAuthCode':
       return redeemOAuthCode(state, command.input, ctx);
     case 'RotateOAuthRefresh':
       return rotateOAuthRefresh(state, command.input, ctx);
     case 'RevokeOAuthGrant':
       return revokeOAuthGrant(state, command.grant_id);
+    case 'EndSession':
+      return endSession(state, command.person_id, command.session_id, command.reason, ctx.nowMs);
+    case 'StartSession':
+      return startSession(state, command.session, ctx.nowMs);
+    case 'CompleteBackchannelLogouts':
+      return completeLogouts(state, command.sids);
+    case 'EndSessionOf':
+      return endSessionOf(state, { person_id: command.person_id, ...(command.grant_id !== undefined && { grant_id: command.grant_id }), ...(command.jti !== undefined && { jti: command.jti }) }, ctx.nowMs);
     case 'IssueOAuthDeviceCode':
       return issueDeviceCode(state, command.input, ctx);
     case 'DecideOAuthDeviceCode':

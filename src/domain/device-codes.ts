@@ -6,6 +6,7 @@ import type { Change } from './changes.js';
 import { decision, type DecideContext, type Decision } from './decision.js';
 import { CODE_RETAIN_MS, startedGrant, type OAuthGrant, type SignInFacts } from './oauth-grants.js';
 import type { OrgState } from './state.js';
+import { sessionActive, usingSession } from './sessions.js';
 
 /** RFC 8628 3.2: how long the person has to enter the code; oidc-provider's default too. */
 export const DEVICE_CODE_TTL_MS = 10 * 60_000;
@@ -103,6 +104,10 @@ export function redeemDeviceCode(state: OrgState, input: RedeemDeviceCodeInput, 
   if (code.expires_at_ms <= ctx.nowMs) return decision(refused('expired_token', 'the device code expired; start the device flow again'));
   if (code.denied) return decision(refused('access_denied', 'the person denied the device'));
   if (code.approved === undefined) return decision(refused('authorization_pending', 'the person has not yet entered the user code and allowed the device'));
+  // Allowed in a sign-in session that has ended since (logout, the person's revocation): that sign-in no longer vouches.
+  if (code.approved.session_id !== undefined && !sessionActive(state, code.approved.session_id, ctx.nowMs)) {
+    return decision(refused('invalid_grant', 'the sign-in session in which the device was allowed ended; start the device flow again'));
+  }
   const grant = startedGrant(code.approved, { ...input, client_id: code.client_id, scope: code.scope }, ctx.nowMs);
-  return decision({ ok: true, grant }, [{ t: 'OAuthDeviceCodeRedeemed', device_code_hash: code.device_code_hash, grant }]);
+  return decision({ ok: true, grant }, [{ t: 'OAuthDeviceCodeRedeemed', device_code_hash: code.device_code_hash, grant }, ...usingSession(state, grant, ctx.nowMs)]);
 }

@@ -38,6 +38,10 @@ export interface OAuthClientInput {
   access_token_duration?: number;
   refresh_token_duration?: number;
   token_exchange?: TokenExchangePolicy;
+  post_logout_redirect_uris?: string[];
+  /** '' removes it */
+  backchannel_logout_uri?: string;
+  backchannel_logout_session_required?: boolean;
 }
 
 /** What a PATCH may change; public never changes (a confidential client's tokens assume a secret). */
@@ -54,6 +58,10 @@ export interface OAuthClientRet {
   resources: string[];
   access_token_duration: number;
   refresh_token_duration: number;
+  /** the logout settings, present once set */
+  post_logout_redirect_uris?: string[];
+  backchannel_logout_uri?: string;
+  backchannel_logout_session_required?: boolean;
   created_at: string;
   token_exchange?: TokenExchangePolicy;
 }
@@ -72,6 +80,9 @@ export function oauthClientView(c: OAuthClient): OAuthClientRet {
     resources: [...(c.resources ?? [])],
     access_token_duration: c.access_token_duration,
     refresh_token_duration: c.refresh_token_duration,
+    ...(c.post_logout_redirect_uris !== undefined && { post_logout_redirect_uris: [...c.post_logout_redirect_uris] }),
+    ...(c.backchannel_logout_uri !== undefined && { backchannel_logout_uri: c.backchannel_logout_uri }),
+    ...(c.backchannel_logout_session_required !== undefined && { backchannel_logout_session_required: c.backchannel_logout_session_required }),
     created_at: c.created,
     ...(c.token_exchange !== undefined && { token_exchange: { ...c.token_exchange, audiences: [...c.token_exchange.audiences], subject_clients: [...c.token_exchange.subject_clients] } }),
   };
@@ -121,6 +132,17 @@ function checkRedirectUri(v: string, at: string): void {
   if (url.protocol === 'javascript:' || url.protocol === 'data:' || url.protocol === 'file:') throw badRequest(`${at}: the ${url.protocol} scheme is not allowed`);
 }
 
+/** Back-Channel Logout 1.0 2.2: an absolute http(s) URL without a fragment; where it may connect is checked per call (SSRF guard). */
+function checkBackchannelUri(v: string, at: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(v);
+  } catch {}
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw badRequest(`${at}: ${quote(v)} is not an absolute http or https URL`);
+  if (url.hash !== '' || v.includes('#')) throw badRequest(`${at}: must not have a fragment`);
+  if (v.length > 2048) throw badRequest(`${at}: longer than 2048 characters`);
+}
+
 /** RFC 8707 2: a resource is an absolute URI without a fragment. */
 function checkResource(v: string, at: string): void {
   let ok = false;
@@ -168,6 +190,21 @@ function settled(input: Omit<OAuthClientInput, 'public'> & { redirect_uris: stri
     access_token_duration: checkDuration(input.access_token_duration, 'access_token_duration', ACCESS_TOKEN_DURATION),
     refresh_token_duration: checkDuration(input.refresh_token_duration, 'refresh_token_duration', REFRESH_TOKEN_DURATION),
     ...(exchange !== undefined && { token_exchange: exchange }),
+    ...logoutSettings(input),
+  };
+}
+
+/** The logout settings, left out when unset so that a client stored before reads the same. */
+function logoutSettings(input: Pick<OAuthClientInput, 'post_logout_redirect_uris' | 'backchannel_logout_uri' | 'backchannel_logout_session_required'>): Partial<OAuthClient> {
+  const uris = input.post_logout_redirect_uris ?? [];
+  if (uris.length > MAX_REDIRECT_URIS) throw badRequest(`post_logout_redirect_uris: at most ${MAX_REDIRECT_URIS}`);
+  const backchannel = input.backchannel_logout_uri ?? '';
+  if (backchannel !== '') checkBackchannelUri(backchannel, 'backchannel_logout_uri');
+  if (input.backchannel_logout_session_required === true && backchannel === '') throw badRequest('backchannel_logout_session_required: needs a backchannel_logout_uri');
+  return {
+    ...(uris.length > 0 && { post_logout_redirect_uris: uniqueList(uris, 'post_logout_redirect_uris', checkRedirectUri) }),
+    ...(backchannel !== '' && { backchannel_logout_uri: backchannel }),
+    ...(input.backchannel_logout_session_required === true && { backchannel_logout_session_required: true }),
   };
 }
 
@@ -212,10 +249,11 @@ export function createOAuthClient(state: OrgState, input: OAuthClientInput, ctx:
 export function updateOAuthClient(state: OrgState, clientId: string, patch: OAuthClientPatch): Decision<OAuthClientRet> {
   const current = requireOAuthClient(state, clientId);
   // settled leaves resources out when there are none: an emptied list must not keep the current one
-  const { resources: _held, token_exchange: policy, ...kept } = current;
+  const { resources: _held, token_exchange: policy, post_logout_redirect_uris: _uris, backchannel_logout_uri: _bc, backchannel_logout_session_required: _sr, ...kept } = current;
   // a client no longer registered for token exchange loses its policy with the grant type
   const keptPolicy = patch.grant_types !== undefined && !patch.grant_types.includes(TOKEN_EXCHANGE_GRANT) ? undefined : policy;
-  const next: OAuthClient = { ...kept, ...settled({ ...kept, ...(current.resources !== undefined && { resources: current.resources }), ...(keptPolicy !== undefined && { token_exchange: keptPolicy }), ...stripUndefined(patch) }, current.public) };
+  const { token_exchange: _policy, ...given } = current;
+  const next: OAuthClient = { ...kept, ...settled({ ...given, ...(keptPolicy !== undefined && { token_exchange: keptPolicy }), ...stripUndefined(patch) }, current.public) };
   if (JSON.stringify(next) === JSON.stringify(current)) return decision(oauthClientView(current));
   return decision(oauthClientView(next), [{ t: 'OAuthClientUpdated', client: next }]);
 }

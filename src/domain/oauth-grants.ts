@@ -6,6 +6,7 @@ import type { Change } from './changes.js';
 import type { AuthenticationDetails } from './commands.js';
 import { decision, type DecideContext, type Decision } from './decision.js';
 import type { OrgState } from './state.js';
+import { openingSession, sessionActive, usingSession, type PersonSession } from './sessions.js';
 
 /** RFC 6749 4.1.2: a code lives briefly; 60 s as the issue asks (the RFC's maximum is 10 minutes). */
 export const CODE_TTL_MS = 60_000;
@@ -28,6 +29,8 @@ export interface SignInFacts {
   authentications?: AuthenticationDetails[];
   /** the token_minted hooks' claims at the sign-in, already admitted (reserved names dropped) */
   custom_claims?: Record<string, unknown>;
+  /** the sign-in session (sessions.ts) its grants belong to; absent for the organization's grants and those made before sessions */
+  session_id?: string;
 }
 
 export interface OAuthCode extends SignInFacts {
@@ -96,9 +99,11 @@ function pruned(state: OrgState, nowMs: number): Change[] {
   return code_hashes.length + grant_ids.length === 0 ? [] : [{ t: 'OAuthPruned', code_hashes, grant_ids }];
 }
 
-export function issueOAuthCode(state: OrgState, input: IssueCodeInput, ctx: DecideContext): Decision<{ expires_at_ms: number }> {
+/** `session`: the session the sign-in behind the code opens, in the same entry (its id is the code's session_id). */
+export function issueOAuthCode(state: OrgState, input: IssueCodeInput, ctx: DecideContext, session?: PersonSession): Decision<{ expires_at_ms: number }> {
   const code: OAuthCode = { ...input, expires_at_ms: ctx.nowMs + CODE_TTL_MS };
-  return decision({ expires_at_ms: code.expires_at_ms }, [...pruned(state, ctx.nowMs), { t: 'OAuthCodeIssued', code }]);
+  const opening = session === undefined ? [] : openingSession(state, session, ctx.nowMs);
+  return decision({ expires_at_ms: code.expires_at_ms }, [...pruned(state, ctx.nowMs), ...opening, { t: 'OAuthCodeIssued', code }]);
 }
 
 /**
@@ -123,11 +128,12 @@ export function redeemOAuthCode(state: OrgState, input: RedeemCodeInput, ctx: De
   } else if (input.verifier_challenge !== undefined) {
     return decision(refused('code_verifier given, but the authorization request had no code_challenge'));
   }
+  if (code.session_id !== undefined && !sessionActive(state, code.session_id, ctx.nowMs)) return decision(refused('the sign-in session of the authorization code ended'));
   const grant = startedGrant(code, { ...input, client_id: code.client_id, scope: code.scope }, ctx.nowMs);
-  return decision({ ok: true, grant, code }, [...pruned(state, ctx.nowMs), { t: 'OAuthCodeRedeemed', code_hash: code.code_hash, grant }]);
+  return decision({ ok: true, grant, code }, [...pruned(state, ctx.nowMs), { t: 'OAuthCodeRedeemed', code_hash: code.code_hash, grant }, ...usingSession(state, grant, ctx.nowMs)]);
 }
 
-/** A grant begun by a person's sign-in (a redeemed authorization or device code): its tokens are of that sign-in. */
+/** A grant begun by a person's sign-in (a redeemed authorization or device code): its tokens are of that sign-in, and it belongs to the sign-in's session. */
 export function startedGrant(
   signIn: SignInFacts,
   start: { grant_id: string; client_id: string; scope: string[]; refresh_hash?: string | undefined; grant_ttl_ms: number },
@@ -141,6 +147,7 @@ export function startedGrant(
     amr: signIn.amr,
     ...(signIn.authentications !== undefined && { authentications: signIn.authentications }),
     ...(signIn.custom_claims !== undefined && { custom_claims: signIn.custom_claims }),
+    ...(signIn.session_id !== undefined && { session_id: signIn.session_id }),
     scope: start.scope,
     created_ms: nowMs,
     expires_at_ms: nowMs + start.grant_ttl_ms,
@@ -159,7 +166,7 @@ export function rotateOAuthRefresh(state: OrgState, input: RotateRefreshInput, c
   if (!grant || grant.refresh_hash === undefined) return decision(refused('the refresh token is unknown or expired'));
   // Another client's token is refused before anything else is learnt or changed (RFC 6749 6).
   if (grant.client_id !== input.client_id) return decision(refused('the refresh token was issued to another client'));
-  if (grant.revoked) return decision(refused('the refresh token was revoked'));
+  if (grant.revoked) return decision(refused(grant.session_id !== undefined && !state.sessions.has(grant.session_id) ? 'the refresh token was revoked: its sign-in session ended' : 'the refresh token was revoked'));
   if (grant.rotated.includes(input.presented_hash)) {
     return decision(refused('the refresh token was already used; its whole family is revoked'), [{ t: 'OAuthGrantRevoked', grant_id: grant.grant_id }]);
   }
@@ -167,7 +174,7 @@ export function rotateOAuthRefresh(state: OrgState, input: RotateRefreshInput, c
   if (grant.expires_at_ms <= ctx.nowMs) return decision(refused('the refresh token expired'));
   const rotated = [...grant.rotated, grant.refresh_hash].slice(-ROTATED_KEPT);
   const next: OAuthGrant = { ...grant, refresh_hash: input.next_hash, rotated, expires_at_ms: ctx.nowMs + input.grant_ttl_ms };
-  return decision({ ok: true, grant: next }, [{ t: 'OAuthRefreshRotated', grant_id: grant.grant_id, refresh_hash: input.next_hash, rotated, expires_at_ms: next.expires_at_ms }]);
+  return decision({ ok: true, grant: next }, [{ t: 'OAuthRefreshRotated', grant_id: grant.grant_id, refresh_hash: input.next_hash, rotated, expires_at_ms: next.expires_at_ms }, ...usingSession(state, next, ctx.nowMs)]);
 }
 
 /** Revocation (RFC 7009, a client's deletion): revoking an unknown or revoked grant changes nothing. */

@@ -9,12 +9,13 @@ import { handleKey, type Group, type OrgState, type Person, type AttributeSet, t
 
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 import type { OAuthDeviceCode } from './device-codes.js';
+import type { LogoutNotice, PersonSession } from './sessions.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
 
 export interface StateSnapshot {
   v: number;
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'mitm_tokens' | 'oauth_codes' | 'oauth_grants' | 'oauth_device_codes' | 'config' | 'direct_ids' | 'used_password_resets' | 'message_templates' | 'cloud_connections' | 'cloud_snapshots' | 'billing_rows'> & {
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'mitm_tokens' | 'oauth_codes' | 'oauth_grants' | 'oauth_device_codes' | 'sessions' | 'backchannel_logouts' | 'config' | 'direct_ids' | 'used_password_resets' | 'message_templates' | 'cloud_connections' | 'cloud_snapshots' | 'billing_rows'> & {
     /** fields added to the configuration later read as their defaults */
     config: Partial<OrgConfig>;
   };
@@ -37,6 +38,8 @@ export interface StateSnapshot {
   oauth_codes: OAuthCode[];
   oauth_grants: OAuthGrant[];
   oauth_device_codes: OAuthDeviceCode[];
+  sessions: PersonSession[];
+  backchannel_logouts: LogoutNotice[];
   /** [hash, direct-id] of unredeemed direct-id values; hashes only, never a usable value */
   direct_ids: Array<[string, DirectId]>;
   /** [reset_id, exp] of password-reset links used before they expire */
@@ -84,13 +87,15 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, cloud_connections: [], cloud_snapshots: [], billing_rows: [] }),
     // 13 → 14: RFC 8628 device codes; older snapshots have none.
     (s) => ({ ...s, oauth_device_codes: [] }),
+    // 14 → 15: sign-in sessions and the back-channel logouts owed; older snapshots have none.
+    (s) => ({ ...s, sessions: [], backchannel_logouts: [] }),
   ],
 };
 
 const VERSION = currentVersion(SNAPSHOT_FORMAT);
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, mitm_tokens, oauth_codes, oauth_grants, oauth_device_codes, direct_ids, used_password_resets, message_templates, cloud_connections, cloud_snapshots, billing_rows, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, mitm_tokens, oauth_codes, oauth_grants, oauth_device_codes, sessions, backchannel_logouts, direct_ids, used_password_resets, message_templates, cloud_connections, cloud_snapshots, billing_rows, ...org } = s;
   return {
     v: VERSION,
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
@@ -108,6 +113,8 @@ export function toSnapshot(s: OrgState): StateSnapshot {
     oauth_codes: [...oauth_codes.values()],
     oauth_grants: [...oauth_grants.values()],
     oauth_device_codes: [...oauth_device_codes.values()],
+    sessions: [...sessions.values()],
+    backchannel_logouts: [...backchannel_logouts.values()],
     direct_ids: [...direct_ids.entries()],
     used_password_resets: [...used_password_resets.entries()],
     message_templates: [...message_templates.entries()],
@@ -162,6 +169,8 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord, owned = false
     oauth_codes: new Map(snap.oauth_codes.map((c) => [c.code_hash, c])),
     oauth_grants: new Map(snap.oauth_grants.map((g) => [g.grant_id, g])),
     oauth_device_codes: new Map(snap.oauth_device_codes.map((c) => [c.device_code_hash, c])),
+    sessions: new Map(snap.sessions.map((s) => [s.session_id, s])),
+    backchannel_logouts: new Map(snap.backchannel_logouts.map((n) => [n.sid, n])),
     direct_ids: new Map(snap.direct_ids),
     used_password_resets: new Map(snap.used_password_resets),
     message_templates: new Map(snap.message_templates),

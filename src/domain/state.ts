@@ -1,6 +1,7 @@
 // An organization's state: plain in-memory structures, owned by its actor, rebuilt from snapshot + WAL.
 import { defaultOrgConfig, type OrgConfig } from './org-config.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
+import type { LogoutNotice, PersonSession } from './sessions.js';
 import type { OAuthDeviceCode } from './device-codes.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
@@ -214,6 +215,12 @@ export interface OAuthClient {
   token_exchange?: TokenExchangePolicy;
   /** PUT /oauth2/clients/{id}/ui-configuration: the hosted UI's theme, as the original shapes it; absent until set */
   ui_configuration?: Record<string, unknown>;
+  /** OpenID RP-Initiated Logout 1.0: where the end-session endpoint may send the browser back; absent read as none */
+  post_logout_redirect_uris?: string[];
+  /** OpenID Back-Channel Logout 1.0: where logout tokens are POSTed; absent: the client is not told */
+  backchannel_logout_uri?: string;
+  /** the client requires sid in its logout tokens (they always carry it) */
+  backchannel_logout_session_required?: boolean;
 }
 
 /** A one-time sign-in value of POST /persons/{id}/direct-id, kept only by the SHA-256 of the value. */
@@ -256,6 +263,10 @@ export interface OrgState extends OrgGenesis {
   oauth_codes: Map<string, OAuthCode>;
   /** OAuth grants (refresh-token families) by grant id */
   oauth_grants: Map<string, OAuthGrant>;
+  /** sign-in sessions (sessions.ts) by session id, in the order they began */
+  sessions: Map<string, PersonSession>;
+  /** back-channel logouts owed (sessions.ts): sid → notice, until delivered or given up */
+  backchannel_logouts: Map<string, LogoutNotice>;
   /** RFC 8628 device codes by the hash of the device code (device-codes.ts) */
   oauth_device_codes: Map<string, OAuthDeviceCode>;
   /** offset of the last WAL entry applied */
@@ -321,6 +332,8 @@ export function emptyState(g: OrgGenesis): OrgState {
     mitm_tokens: new Map(),
     oauth_codes: new Map(),
     oauth_grants: new Map(),
+    sessions: new Map(),
+    backchannel_logouts: new Map(),
     oauth_device_codes: new Map(),
     offset: 0,
     event_offset: 0,

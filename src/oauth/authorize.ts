@@ -8,9 +8,10 @@ import type { Consistency, IssuingOrg } from '../auth/issue.js';
 import type { SignInService } from '../auth/sign-in.js';
 import { HANDLE_TYPES, type HandleType, type OrgState } from '../domain/state.js';
 import type { SignInFacts } from '../domain/oauth-grants.js';
+import { sessionActive, type PersonSession } from '../domain/sessions.js';
 import type { Clock } from '../lib/clock.js';
 import { readCookie, type Sealer } from '../lib/signed.js';
-import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readSession, sessionCookie, sessionCurrent, sessionPassword, setCookie } from './session.js';
+import { CSRF_COOKIE, FORM_TTL_S, SESSION_TTL_S, newCsrf, readSession, sessionCookie, sessionCurrent, sessionPassword, setCookie, type Session } from './session.js';
 import { personScope } from './scopes.js';
 import { errorPage, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
 
@@ -58,6 +59,7 @@ export interface AuthorizeDeps {
   clock: Clock;
   signIn: Pick<SignInService, 'verify'>;
   issuer(): string;
+  newSessionId(): string;
 }
 
 export interface SignInForm {
@@ -105,17 +107,19 @@ export interface SignInRefusal {
 
 /**
  * The hosted page's password sign-in, for the authorization endpoint and the device page alike: verified as any
- * sign-in, and what it established (the person, how and when, the hooks' claims) with the browser session's cookie.
+ * sign-in, and what it established (the person, how and when, the hooks' claims) with the browser session's
+ * cookie and the durable session (sessions.ts) it opens, which the caller records.
  */
 export async function hostedSignIn(
-  deps: Pick<AuthorizeDeps, 'signIn' | 'sealer' | 'clock' | 'issuer'>,
+  deps: Pick<AuthorizeDeps, 'signIn' | 'sealer' | 'clock' | 'issuer' | 'newSessionId'>,
   org: IssuingOrg & { state: OrgState },
   form: Partial<Pick<SignInForm, 'handle_type' | 'handle' | 'password'>>,
   caller: Caller,
-): Promise<{ facts: SignInFacts; cookie: string } | SignInRefusal> {
+): Promise<{ facts: SignInFacts; cookie: string; session: PersonSession } | SignInRefusal> {
   const now = Math.floor(deps.clock.nowMs() / 1000);
   const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
   let facts: SignInFacts;
+  const sessionId = deps.newSessionId();
   try {
     const signedIn = await deps.signIn.verify({
       org,
@@ -129,6 +133,8 @@ export async function hostedSignIn(
     const { person_id, authentications, custom_claims } = signedIn;
     facts = {
       person_id,
+      // the session this sign-in opens: the cookie and the grants begun with it name it
+      session_id: sessionId,
       auth_time: now,
       amr: authentications.map((a) => a.method),
       authentications,
@@ -142,7 +148,32 @@ export async function hostedSignIn(
   // Read after the sign-in's entry: a re-hashed imported password keeps its credential.
   const person = org.state.persons.get(facts.person_id);
   const password = person === undefined ? null : sessionPassword(person);
-  return { facts, cookie: sessionCookie(deps.sealer, { org: org.id, ...facts, password }, now, deps.issuer().startsWith('https:')) };
+  const nowMs = deps.clock.nowMs();
+  const session: PersonSession = {
+    session_id: sessionId,
+    person_id: facts.person_id,
+    methods: facts.amr,
+    clients: [],
+    created_ms: nowMs,
+    last_used_ms: nowMs,
+    // the browser's sign-in; each grant begun in it extends it to the grant's own expiry
+    expires_at_ms: nowMs + SESSION_TTL_S * 1000,
+    ip: caller.ip,
+    user_agent: caller.userAgent,
+  };
+  return { facts, session, cookie: sessionCookie(deps.sealer, { org: org.id, ...facts, password }, now, deps.issuer().startsWith('https:')) };
+}
+
+/**
+ * The browser's hosted-page session, while it stands: in this organization, its person active, their password
+ * the one they signed in with (a change or reset ends it), and its durable session not ended (logout, the
+ * person's or the organization's revocation), which the cookie outlives.
+ */
+export function currentSession(sealer: Sealer, org: IssuingOrg & { state: OrgState }, cookie: string | undefined, nowMs: number): Session | undefined {
+  const session = readSession(sealer, cookie, Math.floor(nowMs / 1000));
+  if (!session || session.org !== org.id || session.session_id === undefined) return undefined;
+  const person = org.state.persons.get(session.person_id);
+  return person?.active === true && sessionCurrent(session, person) && sessionActive(org.state, session.session_id, nowMs) ? session : undefined;
 }
 
 export function createAuthorize(deps: AuthorizeDeps): Authorize {
@@ -230,7 +261,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
   }
 
   /** The code is redeemed at this region's token endpoint, on this actor: no consistency wait is needed. */
-  async function issueCode(org: IssuingOrg, request: AuthorizationRequest, facts: SignInFacts, headers?: Record<string, string>): Promise<AuthorizeAnswer> {
+  async function issueCode(org: IssuingOrg, request: AuthorizationRequest, facts: SignInFacts, headers?: Record<string, string>, session?: PersonSession): Promise<AuthorizeAnswer> {
     const code = randomBytes(32).toString('base64url');
     await org.execute({
       kind: 'IssueOAuthCode',
@@ -243,6 +274,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
         ...(request.nonce !== undefined && { nonce: request.nonce }),
         ...facts,
       },
+      ...(session !== undefined && { session }),
     });
     return back(request.redirect_uri, { code, state: request.state }, headers);
   }
@@ -296,10 +328,8 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
         throw error;
       }
       const { request, prompts } = checked;
-      const session = readSession(deps.sealer, caller.cookie, now());
-      const person = session && session.org === found.org.id ? found.org.state.persons.get(session.person_id) : undefined;
-      // A password changed or reset since the session began ends it: whoever signed in with the old one is out.
-      const fresh = session !== undefined && person?.active === true && sessionCurrent(session, person) && !prompts.includes('login') && (request.max_age === undefined || now() - session.auth_time <= request.max_age);
+      const session = currentSession(deps.sealer, found.org, caller.cookie, deps.clock.nowMs());
+      const fresh = session !== undefined && !prompts.includes('login') && (request.max_age === undefined || now() - session.auth_time <= request.max_age);
       if (fresh) {
         const { org: _org, expires: _expires, password: _password, ...facts } = session;
         return issueCode(found.org, request, facts);
@@ -323,7 +353,8 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
         if (signedIn.retryAfter !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': signedIn.retryAfter };
         return answer;
       }
-      return issueCode(found.org, request, signedIn.facts, { 'Set-Cookie': signedIn.cookie });
+      // The session the sign-in opens is recorded with the code, in one entry.
+      return issueCode(found.org, request, signedIn.facts, { 'Set-Cookie': signedIn.cookie }, signedIn.session);
     },
   };
 }

@@ -10,12 +10,12 @@ import { DEVICE_CODE_TTL_MS, DEVICE_POLL_INTERVAL_S, deviceCodeByUser, type Deci
 import type { OrgState } from '../domain/state.js';
 import { ServiceError } from '../errors.js';
 import { readCookie } from '../lib/signed.js';
-import { hostedSignIn, type AuthorizeAnswer, type AuthorizeDeps, type Caller } from './authorize.js';
+import { currentSession, hostedSignIn, type AuthorizeAnswer, type AuthorizeDeps, type Caller } from './authorize.js';
 import type { AuthenticatedClient } from './client-auth.js';
 import { deviceDonePage, deviceEntryPage, deviceConfirmPage } from './device-page.js';
 import { oauthError } from './errors.js';
 import { personScope } from './scopes.js';
-import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readSession, sessionCurrent, setCookie } from './session.js';
+import { CSRF_COOKIE, FORM_TTL_S, newCsrf, setCookie } from './session.js';
 import { signInPage } from './sign-in-page.js';
 import { sha256 } from './user-tokens.js';
 
@@ -52,7 +52,7 @@ export interface DeviceAuthorizationResponse {
   interval: number;
 }
 
-export interface DeviceFlowDeps extends Pick<AuthorizeDeps, 'sealer' | 'clock' | 'signIn' | 'issuer'> {
+export interface DeviceFlowDeps extends Pick<AuthorizeDeps, 'sealer' | 'clock' | 'signIn' | 'issuer' | 'newSessionId'> {
   /** every organization: a user code is entered without naming its organization */
   orgs(): Iterable<IssuingOrg & { state: OrgState }>;
 }
@@ -117,12 +117,7 @@ export function createDeviceFlow(deps: DeviceFlowDeps): DeviceFlow {
   }
 
   /** The person signed in at the hosted page in the code's organization, while that session stands. */
-  function sessionFor(org: IssuingOrg & { state: OrgState }, cookie: string | undefined) {
-    const session = readSession(deps.sealer, cookie, nowS());
-    if (!session || session.org !== org.id) return undefined;
-    const person = org.state.persons.get(session.person_id);
-    return person?.active === true && sessionCurrent(session, person) ? session : undefined;
-  }
+  const sessionFor = (org: IssuingOrg & { state: OrgState }, cookie: string | undefined) => currentSession(deps.sealer, org, cookie, deps.clock.nowMs());
 
   /** The request a posted form carries, when it is this browser's and still open. */
   function opened(form: Record<string, string | undefined>, caller: Caller): DeviceRequest | undefined {
@@ -178,6 +173,8 @@ export function createDeviceFlow(deps: DeviceFlowDeps): DeviceFlow {
       if (!found || found.org.id !== request.org) return pageOf(400, deviceEntryPage({ error: 'That code expired meanwhile. Start again on your device.' }));
       const signedIn = await hostedSignIn(deps, found.org, form, caller);
       if ('status' in signedIn) return signInStep(found.org, found.code, request.user_code, signedIn.status, signedIn.message, signedIn.retryAfter);
+      // No code is issued here to record the session with: it opens in an entry of its own, and the device's grant joins it.
+      await found.org.execute({ kind: 'StartSession', session: signedIn.session });
       // Back to the code with the new session: the confirmation is asked for there, as for a person already signed in.
       const back = `${DEVICE_PATH}?user_code=${encodeURIComponent(request.user_code)}`;
       return { kind: 'redirect', location: back, headers: { 'Set-Cookie': signedIn.cookie } };

@@ -36,5 +36,11 @@ export function oauthMetadata(iss: string, facts: OAuthServerFacts): Record<stri
     introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.filter((m) => m !== 'none'),
     revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
     scopes_supported: STANDARD_SCOPES,
+    // OpenID RP-Initiated Logout 1.0 (end-session.ts) and Back-Channel Logout 1.0 (backchannel-logout.ts):
+    // every logout token carries sid, the sid of the client's ID tokens.
+    end_session_endpoint: `${iss}/oauth2/logout`,
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
+    frontchannel_logout_supported: false,
   };
 }

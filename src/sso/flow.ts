@@ -47,6 +47,8 @@ export interface SsoSignInDeps {
   /** where self-registered persons live: the local region */
   region: string;
   newPersonId(): string;
+  /** the ID of the session a sign-in opens */
+  newSessionId(): string;
 }
 
 export interface StartRequest {
@@ -391,12 +393,33 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
         registration,
         prev_anonymous_person_id: held?.person_id,
       });
+      await openSession(org, r, person.person_id, issued);
       return { token: issued.token, jti: issued.jti, person_id: person.person_id };
     } catch (error) {
       // The pipeline recorded its own refusals (hook denial or failure, the person changed meanwhile).
       const e = error instanceof ServiceError ? error : new ServiceError('ERR_INTERNAL', 'internal error', { cause: error });
       throw new Refusal('pipeline', e, e.status >= 500 ? 'server_error' : 'access_denied', false);
     }
+  }
+
+  /** The sign-in's session, which its token belongs to: listed, and ended (the token revoked) by the person or the organization. */
+  async function openSession(org: IssuingOrg, r: CallbackRequest, personId: string, issued: { jti: string; exp: number; iat: number }): Promise<void> {
+    const nowMs = clock.nowMs();
+    await org.execute({
+      kind: 'StartSession',
+      session: {
+        session_id: deps.newSessionId(),
+        person_id: personId,
+        methods: [METHOD],
+        clients: [],
+        created_ms: nowMs,
+        last_used_ms: nowMs,
+        expires_at_ms: issued.exp * 1000,
+        ip: r.ip,
+        user_agent: r.userAgent,
+        tokens: [{ jti: issued.jti, exp: issued.exp }],
+      },
+    });
   }
 
   function newPerson(handle: Handle, groups: string[]): Person {

@@ -23,8 +23,10 @@ export class WebhookCallError extends Error {
 
 export interface CallRequest {
   url: string;
-  /** the webhook's custom headers; Content-Type is always application/jwt */
+  /** the webhook's custom headers */
   headers: Record<string, string[]>;
+  /** default application/jwt (a delivery token); a back-channel logout posts a form */
+  contentType?: string;
   /** the delivery token */
   body: string;
   timeoutMs: number;
@@ -75,7 +77,7 @@ export function createWebhookCaller(options: { guard: AddressGuard; maxResponseB
           origin: url.origin,
           path: url.pathname,
           method: 'POST',
-          headers: { ...request.headers, 'content-type': 'application/jwt' },
+          headers: { ...request.headers, 'content-type': request.contentType ?? 'application/jwt' },
           body: request.body,
           // The one deadline: undici's own header and body timers stay at their (longer) defaults, so a
           // slow receiver always ends as an abort, which is what marks a timeout below.

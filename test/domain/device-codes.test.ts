@@ -74,6 +74,30 @@ describe('RedeemOAuthDeviceCode', () => {
   });
 });
 
+describe('RedeemOAuthDeviceCode in a sign-in session', () => {
+  const session = { session_id: 's-1', person_id: 'p-1', methods: ['password'], clients: [], created_ms: NOW_MS, last_used_ms: NOW_MS, expires_at_ms: NOW_MS + 3_600_000, ip: '203.0.113.7', user_agent: 'TV' };
+  const allowedIn: Change = { t: 'OAuthDeviceCodeDecided', device_code_hash: 'device-1', approved: { ...facts, session_id: 's-1' } };
+
+  test('the grant belongs to the session the device was allowed in, which names the client and lasts as long as the grant', () => {
+    const { decision, after } = when<DeviceOutcome>(given(aPerson('p-1'), { t: 'SessionStarted', session }, issued(), allowedIn), redeem());
+    assert.equal(decision.reply.ok, true);
+    assert.equal(after.oauth_grants.get('grant-1')?.session_id, 's-1');
+    assert.deepEqual(after.sessions.get('s-1')?.clients, ['client-a']);
+    assert.equal(after.sessions.get('s-1')?.expires_at_ms, NOW_MS + 3_600_000);
+    // Ending the session revokes the device's grant with the others.
+    const ended = when(after, { kind: 'EndSession', person_id: 'p-1', session_id: 's-1', reason: 'person' }).after;
+    assert.equal(ended.oauth_grants.get('grant-1')?.revoked, true);
+  });
+
+  test('a session ended between the answer and the poll: invalid_grant, and no grant starts', () => {
+    const state = given(aPerson('p-1'), { t: 'SessionStarted', session }, issued(), allowedIn, { t: 'SessionEnded', session_id: 's-1', reason: 'logout', logouts: [] });
+    const { decision, after } = when<DeviceOutcome>(state, redeem());
+    error(decision.reply, 'invalid_grant');
+    assert.deepEqual(decision.changes, []);
+    assert.equal(after.oauth_grants.size, 0);
+  });
+});
+
 describe('snapshots', () => {
   test('device codes survive a snapshot; a snapshot of the version before reads as none', () => {
     const state = given(issued(), allowed);

@@ -111,7 +111,7 @@ describe('the browser client on a sample page in chromium', () => {
     assert.notEqual(await tab.textContent('#correlation'), correlation);
     await tab.close();
 
-    // Logout: PersonLoggedOut, the stored token gone, yet still valid at /token/validate.
+    // Logout: PersonLoggedOut, the stored token gone, and revoked at the service (DELETE /session).
     const token = (await page.evaluate('window.sdk.person.token')) as string;
     await fresh(page);
     await page.click('#logout');
@@ -120,7 +120,7 @@ describe('the browser client on a sample page in chromium', () => {
     assert.equal(out['person_id'], personId);
     assert.equal(await page.evaluate("Object.keys(localStorage).filter((k) => k.endsWith(':token')).length"), 0);
     const verdict = await server.client.post('/token/validate', { token }, { 'Service-OrgID': '', 'Service-API-Key': '' });
-    assert.equal(verdict.body.result.valid, true);
+    assert.equal(verdict.body.result.valid, false);
 
     // An event sent just before navigating away still arrives (keepalive).
     const before = sdkEvents('VirtualPageLoaded_v1').length;

@@ -261,6 +261,36 @@ describe('device authorization grant (RFC 8628)', () => {
     assert.match(again.html, /id="password"/);
   });
 
+  test("the device's grant belongs to the sign-in session of the page where it was allowed: ending that session revokes its tokens, and a code allowed in a session ended since is refused", async () => {
+    const sessions = async () => expectResult<Array<Record<string, any>>>(await org.admin.get(`/persons/${personId}/sessions`), 200);
+    const device = await start(cli, 'openid');
+    const browser = new Browser();
+    assert.match((await answer(device.user_code, 'allow', browser)).html, /Device connected/);
+    // The sign-in on the device page opened a session of its own, newest first.
+    const [session] = await sessions();
+    assert.ok(session);
+    assert.deepEqual(session['clients'], []);
+    wait();
+    const tokens = await poll(cli, device.device_code);
+    assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+    assert.deepEqual((await sessions()).find((s) => s['session_id'] === session['session_id'])?.['clients'], [cli.client_id]);
+    const active = async () => (await post('/oauth2/tokens/introspect', cli, { token: tokens.body['access_token'] })).body['active'];
+    assert.equal(await active(), true);
+    assert.equal((await org.admin.delete(`/persons/${personId}/sessions/${session['session_id']}`)).status, 204);
+    assert.equal(await active(), false);
+    // The browser's cookie outlives its session, which no longer counts: the page asks for a sign-in again.
+    const next = await start(cli, 'openid');
+    assert.match((await browser.get(`${server.base}/oauth2/device?user_code=${encodeURIComponent(next.user_code)}`)).html, /id="password"/);
+
+    // Allowed, then the session ended before the device polled: that sign-in no longer vouches for it.
+    assert.match((await answer(next.user_code, 'allow', new Browser())).html, /Device connected/);
+    const [allowedIn] = await sessions();
+    assert.ok(allowedIn);
+    assert.equal((await org.admin.delete(`/persons/${personId}/sessions/${allowedIn['session_id']}`)).status, 204);
+    wait();
+    assert.match(await pollError(cli, next.device_code, 'invalid_grant'), /sign-in session .* ended/);
+  });
+
   test('device codes are durable: issued before a restart, answered and redeemed after it', async () => {
     const device = await start(cli, 'openid');
     await server.stop();

@@ -123,6 +123,8 @@ export function routeCases(t: Targets): RouteCase[] {
     c('POST', '/persons/{person_id}/credentials', `/persons/${p}/credentials`, { type: 'password', params: { password_hash: `scrypt$15$8$1$c2FtcGxlIHNhbHQ$${'A'.repeat(43)}` } }),
     c('DELETE', '/persons/{person_id}/credentials', `/persons/${p}/credentials`),
     c('DELETE', '/persons/{person_id}/credentials/{credential_id}', `/persons/${p}/credentials/sample-credential`),
+    c('GET', '/persons/{person_id}/sessions', `/persons/${p}/sessions`),
+    c('DELETE', '/persons/{person_id}/sessions/{session_id}', `/persons/${p}/sessions/sample-session`),
     c('POST', '/persons/{person_id}/credentials/password-rotate', `/persons/${p}/credentials/password-rotate`),
     { ...c('POST', '/persons/{person_id}/credentials/password-reset', `/persons/${p}/credentials/password-reset`, { force_change: false }), bodyOptional: true },
     c('GET', '/organizations/config/templates', '/organizations/config/templates'),
@@ -218,7 +220,10 @@ export const FACTOR_ENROLLMENT_ROUTES = ['POST /register/totp', 'POST /register/
 export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke', 'POST /oauth2/tokens/revoke-all', 'POST /oauth2/device_authorization'];
 
 /** OAuth 2.0 endpoints a person's browser or an access token reaches: the hosted sign-in and userinfo. */
-export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/authorize', 'POST /oauth2/authorize/sign-in', 'GET /oauth2/userinfo', 'POST /oauth2/userinfo', 'GET /oauth2/device', 'POST /oauth2/device/sign-in', 'POST /oauth2/device/confirm'];
+export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/authorize', 'POST /oauth2/authorize/sign-in', 'GET /oauth2/userinfo', 'POST /oauth2/userinfo', 'GET /oauth2/logout', 'POST /oauth2/logout', 'POST /oauth2/logout/confirm', 'GET /oauth2/device', 'POST /oauth2/device/sign-in', 'POST /oauth2/device/confirm'];
+
+/** A person's own sessions, with their identity token; not in PERSON_TOKEN_ROUTES, whose sweeps would sign the token out. */
+export const PERSON_SESSION_ROUTES = ['GET /sessions', 'DELETE /sessions/{session_id}', 'DELETE /session'];
 
 /** API-key routes left out of routeCases: a sweep with a valid key would delete the organization it sweeps with (organization-delete.test.ts covers them). */
 export const ORGANIZATION_DELETE_ROUTES = ['DELETE /organizations'];

@@ -104,12 +104,17 @@ export class ServiceSDK {
     return this._track({ event_name: 'VirtualPageLoaded_v1', ...(this.person && { person_id: this.person.person_id }) }, url);
   }
 
-  /** PersonLoggedOut_v1, then the token is forgotten; it is not revoked and stays valid until it expires. */
+  /**
+   * PersonLoggedOut_v1, then the token is forgotten, and signed out at the service (DELETE /session): the token
+   * is revoked and the session it belongs to ended, with that session's other tokens. Offline, it is only forgotten.
+   */
   async logout() {
     if (!this.person) return;
-    const sent = this._track({ event_name: 'PersonLoggedOut_v1', person_id: this.person.person_id });
+    const held = this.person;
+    const sent = this._track({ event_name: 'PersonLoggedOut_v1', person_id: held.person_id });
     this._forget();
-    await sent;
+    const ended = this._call('DELETE', '/session', undefined, { Authorization: `Bearer ${held.token}` }).catch(() => undefined);
+    await Promise.all([sent, ended]);
   }
 
   /** Calls an end-user route with the person's token, e.g. call('PATCH', '/attributes/end_user_read_write', {cart}). */

@@ -19,6 +19,9 @@ const Fields = {
   resources: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: MAX_RESOURCES, description: 'RFC 8707 resources (absolute URIs, no fragment) its client_credentials tokens may name as their audience; default none, so only the issuer' }),
   access_token_duration: Type.Integer({ minimum: ACCESS_TOKEN_DURATION.min, maximum: ACCESS_TOKEN_DURATION.max, description: `seconds, default ${ACCESS_TOKEN_DURATION.default}` }),
   refresh_token_duration: Type.Integer({ minimum: REFRESH_TOKEN_DURATION.min, maximum: REFRESH_TOKEN_DURATION.max, description: `seconds, default ${REFRESH_TOKEN_DURATION.default}` }),
+  post_logout_redirect_uris: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: MAX_REDIRECT_URIS, description: 'OpenID RP-Initiated Logout: exact-match URIs the end-session endpoint may send the browser back to; default none' }),
+  backchannel_logout_uri: Type.String({ maxLength: 2048, description: "OpenID Back-Channel Logout: where logout tokens are POSTed when a session the client received tokens in ends; '' removes it" }),
+  backchannel_logout_session_required: Type.Boolean({ description: 'the client needs sid in logout tokens (always sent); default false' }),
   token_exchange: Type.Object(
     {
       audiences: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: MAX_EXCHANGE_AUDIENCES, description: 'the audience (or resource) values its exchanged tokens may be for' }),
@@ -38,6 +41,9 @@ const CreateBody = Type.Object(
     public: Type.Optional(Type.Boolean({ description: 'a public client has no secret, may not use client_credentials, and must use PKCE' })),
     access_token_duration: Type.Optional(Fields.access_token_duration),
     refresh_token_duration: Type.Optional(Fields.refresh_token_duration),
+    post_logout_redirect_uris: Type.Optional(Fields.post_logout_redirect_uris),
+    backchannel_logout_uri: Type.Optional(Fields.backchannel_logout_uri),
+    backchannel_logout_session_required: Type.Optional(Fields.backchannel_logout_session_required),
     token_exchange: Type.Optional(Fields.token_exchange),
   },
   { additionalProperties: false },
@@ -54,6 +60,9 @@ const Client = Type.Object({
   resources: Type.Array(Type.String()),
   access_token_duration: Type.Integer(),
   refresh_token_duration: Type.Integer(),
+  post_logout_redirect_uris: Type.Optional(Type.Array(Type.String(), { description: 'present once set' })),
+  backchannel_logout_uri: Type.Optional(Type.String({ description: 'present once set' })),
+  backchannel_logout_session_required: Type.Optional(Type.Boolean({ description: 'present once set' })),
   created_at: Type.String(),
   token_exchange: Type.Optional(Type.Object({ audiences: Type.Array(Type.String()), subject_clients: Type.Array(Type.String()), identity_tokens: Type.Boolean() })),
 });
