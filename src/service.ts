@@ -63,7 +63,9 @@ import { domainAllows } from './domain/domains.js';
 import { oauthClientAuthenticator } from './http/oauth-client-auth.js';
 import { ACCESS_TOKEN_DURATION } from './domain/oauth-clients.js';
 import { createAccessTokenIssuer } from './oauth/access-tokens.js';
-import { createClientAuthenticator } from './oauth/client-auth.js';
+import { createClientAuthenticator, type AssertionDeps } from './oauth/client-auth.js';
+import { createReplayGuard } from './oauth/replay-guard.js';
+import { createClientAssertionVerifier, type FetchRegistered } from './tokens/client-assertion.js';
 import { createClientIndex } from './oauth/client-index.js';
 import { createTokenEndpoint } from './oauth/token-endpoint.js';
 import { createAccessTokens } from './oauth/introspect.js';
@@ -405,6 +407,8 @@ interface Webhooks {
   keys: Awaited<ReturnType<typeof loadWebhookKeys>>;
   hooks: ReturnType<typeof createSyncHooks>;
   outbox: Outbox;
+  /** GETs of URLs an organization registered (a client's jwks_uri), under the webhooks' address guard */
+  registered: ReturnType<typeof createWebhookCaller>;
   /** closed on stop */
   callers: Array<ReturnType<typeof createWebhookCaller>>;
 }
@@ -437,7 +441,8 @@ async function buildWebhooks({ config, options, clock, metrics, warn, issuer }: 
     warn,
   });
   commits.subscribe((commit) => outbox.committed(commit), 'waking the event webhooks');
-  return { keys: webhookKeys, hooks, outbox, callers: [caller, outboxCaller] };
+  const registered = createWebhookCaller({ guard, connectionsPerOrigin: 4 });
+  return { keys: webhookKeys, hooks, outbox, registered, callers: [caller, outboxCaller, registered] };
 }
 
 interface Wings {
@@ -502,8 +507,18 @@ function buildSso({ config, clock, ids, issuer, options }: Base, cursorSecret: B
   });
 }
 
+/** private_key_jwt: assertions verified against registered keys (jwks_uri fetched under the address guard), each jti once. */
+function clientAssertions(clock: Clock, issuer: () => string, registered: Webhooks['registered']): AssertionDeps {
+  const fetch: FetchRegistered = (url, signal) => registered.get({ url, headers: { accept: 'application/jwk-set+json, application/json' }, timeoutMs: 5000, signal });
+  return {
+    verifier: createClientAssertionVerifier({ clock, fetch, startedS: Math.floor(clock.nowMs() / 1000) }),
+    replays: createReplayGuard(clock),
+    issuer,
+  };
+}
+
 /** The authorization server's machine side: the client index, client authentication, the token endpoint. */
-function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline) {
+function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline, webhooks: Webhooks) {
   const clients = createClientIndex(registry, commits);
   // Access tokens share the identity tokens' keys and signer; only their typ header (and lifetime) differ.
   const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });
@@ -512,7 +527,7 @@ function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organiz
   const users = createUserTokens({ pipeline, signAccessToken: (claims, ttl) => atIssuer.issue(claims, ttl), issuer, newGrantId: () => ids.uuid(), refuse: oauthError });
   return {
     clients,
-    clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients)),
+    clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients, clientAssertions(clock, issuer, webhooks.registered))),
     tokens: createTokenEndpoint({ accessTokens, issuer, users }),
     users,
     accessTokens: createAccessTokens(verifier, clients),
@@ -562,7 +577,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   });
   const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
   const sso = buildSso(base, storage.cursorSecret, pipeline, registry, sealer);
-  const oauth = buildOAuth(base, orgs, tokens, pipeline);
+  const oauth = buildOAuth(base, orgs, tokens, pipeline, webhooks);
   const resets = createPasswordResets({
     registry,
     clock: base.clock,
@@ -617,7 +632,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer }),
     ...ssoSignInRoutes(sso, anonymous),
-    ...oauthClientRoutes(deps),
+    ...oauthClientRoutes(deps, { allowInsecure: config.webhookAllowInsecure }),
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
     ...buildOAuthUser(base, storage, oauth, signIn),
     ...sdkRoutes({ handlers: deps, clock: base.clock, validator: tokens.validator, rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.sdkPerIp, perOrg: config.browser.sdkPerOrg } }),

@@ -193,8 +193,9 @@ export type Command =
   /** PUT /organizations/config/token-template: content checked against sample persons by tokens/token-template.ts; '' removes it */
   | { kind: 'SetTokenTemplate'; content: string }
   // The OAuth 2.0 authorization server
-  | { kind: 'CreateOAuthClient'; input: OAuthClientInput }
-  | { kind: 'UpdateOAuthClient'; client_id: string; patch: OAuthClientPatch }
+  /** allow_insecure: the deployment's SERVICE_WEBHOOK_ALLOW_INSECURE, for a jwks_uri as for a webhook's URL */
+  | { kind: 'CreateOAuthClient'; input: OAuthClientInput; allow_insecure?: boolean }
+  | { kind: 'UpdateOAuthClient'; client_id: string; patch: OAuthClientPatch; allow_insecure?: boolean }
   | { kind: 'DeleteOAuthClient'; client_id: string }
   | { kind: 'RotateOAuthClientSecret'; client_id: string }
   /** an access token of this organization, already verified: jti and exp are its own */

@@ -144,9 +144,9 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
     case 'SetTokenTemplate':
       return command.content === state.token_template ? decision(null) : decision(null, [{ t: 'TokenTemplateSet', content: command.content }]);
     case 'CreateOAuthClient':
-      return createOAuthClient(state, command.input, ctx);
+      return createOAuthClient(state, command.input, ctx, command.allow_insecure);
     case 'UpdateOAuthClient':
-      return updateOAuthClient(state, command.client_id, command.patch);
+      return updateOAuthClient(state, command.client_id, command.patch, command.allow_insecure);
     case 'DeleteOAuthClient':
       return deleteOAuthClient(state, command.client_id);
     case 'RotateOAuthClientSecret':

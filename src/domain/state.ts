@@ -177,6 +177,14 @@ export interface OAuthClient {
   resources?: string[];
   /** PUT /oauth2/clients/{id}/ui-configuration: the hosted UI's theme, as the original shapes it; absent until set */
   ui_configuration?: Record<string, unknown>;
+  /**
+   * RFC 7591 2: how it authenticates at the token endpoint. Absent on clients stored before, and for a client
+   * with a secret that did not name one: either secret method then, and none for a public client.
+   */
+  token_endpoint_auth_method?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
+  /** private_key_jwt: its public keys (RFC 7517 JWK Set), or where to fetch them; never both */
+  jwks?: { keys: Array<Record<string, unknown>> };
+  jwks_uri?: string;
 }
 
 /** A one-time sign-in value of POST /persons/{id}/direct-id, kept only by the SHA-256 of the value. */

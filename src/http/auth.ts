@@ -41,7 +41,7 @@ export type Principal =
   /** a person, by their own identity token (Authorization: Bearer); the organization is the token's (src/http/person-auth.ts) */
   | { readonly kind: 'person'; readonly org: OrgActor; readonly person_id: string; readonly claims: Readonly<Record<string, unknown>> }
   /** an OAuth 2.0 client of the organization, authenticated as RFC 6749 2.3 says (src/http/oauth-client-auth.ts) */
-  | { readonly kind: 'oauth_client'; readonly org: OrgActor; readonly client: OAuthClient; readonly method: 'client_secret_basic' | 'client_secret_post' | 'none' };
+  | { readonly kind: 'oauth_client'; readonly org: OrgActor; readonly client: OAuthClient; readonly method: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none' };
 
 /** What authenticators may consult; built once per front. */
 export interface AuthContext {
@@ -97,7 +97,7 @@ export interface Authenticator {
    * A second step for credentials that travel in the body (OAuth's client_secret_post): the front calls it
    * with the first step's principal once the body is decoded and valid, and the request gets what it returns.
    */
-  authenticateBody?(principal: Principal, body: unknown, ctx: AuthContext): Principal;
+  authenticateBody?(principal: Principal, body: unknown, ctx: AuthContext): Principal | Promise<Principal>;
 }
 
 const PUBLIC: Principal = Object.freeze({ kind: 'public' });

@@ -1,5 +1,6 @@
 // The authorization server's part of /.well-known/openid-configuration (OpenID Connect Discovery 1.0 3,
 // RFC 8414 2): its endpoints and what each supports, derived from what is built, not a fixed list.
+import { CLIENT_ASSERTION_ALGS } from '../tokens/client-assertion.js';
 import { CLIENT_AUTH_METHODS } from './client-auth.js';
 
 export interface OAuthServerFacts {
@@ -28,9 +29,13 @@ export function oauthMetadata(iss: string, facts: OAuthServerFacts): Record<stri
     grant_types_supported: [...facts.grantTypes],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+    // private_key_jwt's algorithms (RFC 8414 2), at every endpoint a client authenticates at
+    token_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGS],
     // Introspection and revocation are for confidential clients (resource servers, the token's own client).
     introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.filter((m) => m !== 'none'),
+    introspection_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGS],
     revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+    revocation_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGS],
     scopes_supported: STANDARD_SCOPES,
   };
 }

@@ -21,14 +21,20 @@ import { execute, type HandlerDeps } from './deps.js';
 const NO_STORE = Object.freeze({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
 
 const Param = (description: string) => Type.Optional(Type.String({ maxLength: 4096, description }));
+/** RFC 7523 2.2: private_key_jwt's form parameters */
+const AssertionParams = {
+  client_assertion_type: Param('private_key_jwt: urn:ietf:params:oauth:client-assertion-type:jwt-bearer'),
+  client_assertion: Type.Optional(Type.String({ maxLength: 16_384, description: 'private_key_jwt: a JWT signed with a key the client registered; iss and sub its client_id, aud the issuer, a fresh jti' })),
+};
 /** Unknown parameters are ignored (RFC 6749 3.2), so the object stays open. */
 const TokenForm = Type.Object(
   {
     grant_type: Type.String({ minLength: 1, maxLength: 256, description: 'client_credentials, authorization_code or refresh_token' }),
     scope: Param('space-delimited; within the client\'s scopes'),
     resource: Param('RFC 8707: the absolute URI of the resource the token is for (its aud); default the issuer'),
-    client_id: Param('client_secret_post and none'),
+    client_id: Param('client_secret_post and none; optional with private_key_jwt'),
     client_secret: Param('client_secret_post'),
+    ...AssertionParams,
     code: Param('authorization_code'),
     redirect_uri: Param('authorization_code'),
     code_verifier: Param('authorization_code (PKCE)'),
@@ -52,6 +58,7 @@ const TokenOnlyForm = Type.Object(
     token_type_hint: Param('access_token or refresh_token; a hint only'),
     client_id: Param('client_secret_post'),
     client_secret: Param('client_secret_post'),
+    ...AssertionParams,
   },
   { additionalProperties: true },
 );
@@ -99,6 +106,7 @@ const RevokeAllForm = Type.Object(
     until: Type.Optional(Type.String({ maxLength: 64, description: 'RFC 3339: grants begun after it are kept; default now' })),
     client_id: Param('client_secret_post'),
     client_secret: Param('client_secret_post'),
+    ...AssertionParams,
   },
   { additionalProperties: false },
 );
