@@ -65,6 +65,8 @@ import { ACCESS_TOKEN_DURATION } from './domain/oauth-clients.js';
 import { createAccessTokenIssuer } from './oauth/access-tokens.js';
 import { createClientAuthenticator, type AssertionDeps } from './oauth/client-auth.js';
 import { createReplayGuard } from './oauth/replay-guard.js';
+import { createPushedRequests } from './oauth/pushed-requests.js';
+import { oauthParRoutes } from './http/handlers/oauth-par.js';
 import { createClientAssertionVerifier, type FetchRegistered } from './tokens/client-assertion.js';
 import { createClientIndex } from './oauth/client-index.js';
 import { createTokenEndpoint } from './oauth/token-endpoint.js';
@@ -536,9 +538,9 @@ function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organiz
 
 /** The authorization server's person side: the authorization endpoint with its hosted sign-in page, and userinfo. */
 function buildOAuthUser({ clock, issuer }: Base, storage: Storage, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>): Route[] {
-  const authorize = createAuthorize({ clients: oauth.clients, sealer: createSessionSealer(storage.cursorSecret), clock, signIn, issuer });
+  const authorize = createAuthorize({ clients: oauth.clients, sealer: createSessionSealer(storage.cursorSecret), clock, signIn, issuer, pushed: createPushedRequests(clock) });
   const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer });
-  return [...oauthAuthorizeRoutes(authorize), ...oauthUserInfoRoutes(userinfo)];
+  return [...oauthAuthorizeRoutes(authorize), ...oauthParRoutes({ clientAuth: oauth.clientAuth, authorize }), ...oauthUserInfoRoutes(userinfo)];
 }
 
 function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline, cloud, checkpoints }: Wings): Front {

@@ -44,6 +44,7 @@ export interface OAuthClientInput {
   /** private_key_jwt: the client's public keys, or the https URL that serves them; null (PATCH) removes */
   jwks?: ClientJwks | null;
   jwks_uri?: string | null;
+  require_pushed_authorization_requests?: boolean;
 }
 
 /** What a PATCH may change; public never changes (a confidential client's tokens assume a secret). */
@@ -63,6 +64,7 @@ export interface OAuthClientRet {
   token_endpoint_auth_method: TokenEndpointAuthMethod;
   jwks?: ClientJwks;
   jwks_uri?: string;
+  require_pushed_authorization_requests: boolean;
   created_at: string;
 }
 
@@ -89,6 +91,7 @@ export function oauthClientView(c: OAuthClient): OAuthClientRet {
     // public keys: nothing secret in them
     ...(c.jwks !== undefined && { jwks: c.jwks }),
     ...(c.jwks_uri !== undefined && { jwks_uri: c.jwks_uri }),
+    require_pushed_authorization_requests: c.require_pushed_authorization_requests === true,
     created_at: c.created,
   };
 }
@@ -231,6 +234,8 @@ function settled(input: Omit<OAuthClientInput, 'public'> & { redirect_uris: stri
     access_token_duration: checkDuration(input.access_token_duration, 'access_token_duration', ACCESS_TOKEN_DURATION),
     refresh_token_duration: checkDuration(input.refresh_token_duration, 'refresh_token_duration', REFRESH_TOKEN_DURATION),
     ...authSettings(input, isPublic, allowInsecure),
+    // kept only when true, so a client stored before reads the same
+    ...(input.require_pushed_authorization_requests === true && { require_pushed_authorization_requests: true }),
   };
 }
 
@@ -263,7 +268,7 @@ export function createOAuthClient(state: OrgState, input: OAuthClientInput, ctx:
 export function updateOAuthClient(state: OrgState, clientId: string, patch: OAuthClientPatch, allowInsecure = false): Decision<OAuthClientRet> {
   const current = requireOAuthClient(state, clientId);
   // settled leaves these out when there are none: an emptied list or a removed key source must not keep the current one
-  const { resources: _held, token_endpoint_auth_method: _method, jwks: _jwks, jwks_uri: _jwksUri, ...kept } = current;
+  const { resources: _held, token_endpoint_auth_method: _method, jwks: _jwks, jwks_uri: _jwksUri, require_pushed_authorization_requests: _par, ...kept } = current;
   const given = stripUndefined(patch);
   // jwks and jwks_uri exclude each other: giving one replaces the other
   if (given.jwks != null && given.jwks_uri === undefined) given.jwks_uri = null;

@@ -185,6 +185,8 @@ export interface OAuthClient {
   /** private_key_jwt: its public keys (RFC 7517 JWK Set), or where to fetch them; never both */
   jwks?: { keys: Array<Record<string, unknown>> };
   jwks_uri?: string;
+  /** RFC 9126 6: authorization requests only through the pushed request endpoint; absent (false) on clients stored before */
+  require_pushed_authorization_requests?: boolean;
 }
 
 /** A one-time sign-in value of POST /persons/{id}/direct-id, kept only by the SHA-256 of the value. */

@@ -21,6 +21,9 @@ export function oauthMetadata(iss: string, facts: OAuthServerFacts): Record<stri
     userinfo_endpoint: `${iss}/oauth2/userinfo`,
     revocation_endpoint: `${iss}/oauth2/tokens/revoke`,
     introspection_endpoint: `${iss}/oauth2/tokens/introspect`,
+    // RFC 9126 5: pushing is offered to every client and required of those registered so (their own flag)
+    pushed_authorization_request_endpoint: `${iss}/oauth2/par`,
+    require_pushed_authorization_requests: false,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     // RFC 9207: every authorization response carries iss (authorize.ts).

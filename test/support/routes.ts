@@ -212,7 +212,7 @@ export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks',
 export const PERSON_TOKEN_ROUTES = ['GET /consent/gdpr', 'PUT /consent/gdpr', 'POST /consent/gdpr', 'DELETE /consent/gdpr', 'GET /attributes/{bucket_name}', 'PUT /attributes/{bucket_name}', 'PATCH /attributes/{bucket_name}', 'DELETE /attributes/{bucket_name}'];
 
 /** OAuth 2.0 endpoints that authenticate the client as RFC 6749 2.3 says: no organization header, no API key. */
-export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke', 'POST /oauth2/tokens/revoke-all'];
+export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke', 'POST /oauth2/tokens/revoke-all', 'POST /oauth2/par'];
 
 /** OAuth 2.0 endpoints a person's browser or an access token reaches: the hosted sign-in and userinfo. */
 export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/authorize', 'POST /oauth2/authorize/sign-in', 'GET /oauth2/userinfo', 'POST /oauth2/userinfo'];

@@ -28,6 +28,7 @@ const Fields = {
   token_endpoint_auth_method: AuthMethod,
   jwks: Type.Union([Jwks, Type.Null()]),
   jwks_uri: Type.Union([JwksUri, Type.Null()]),
+  require_pushed_authorization_requests: Type.Boolean({ description: 'RFC 9126 6: its authorization requests must be pushed (POST /oauth2/par) first; default false' }),
 };
 const CreateBody = Type.Object(
   {
@@ -42,6 +43,7 @@ const CreateBody = Type.Object(
     token_endpoint_auth_method: Type.Optional(Fields.token_endpoint_auth_method),
     jwks: Type.Optional(Jwks),
     jwks_uri: Type.Optional(JwksUri),
+    require_pushed_authorization_requests: Type.Optional(Fields.require_pushed_authorization_requests),
   },
   { additionalProperties: false },
 );
@@ -60,6 +62,7 @@ const Client = Type.Object({
   token_endpoint_auth_method: AuthMethod,
   jwks: Type.Optional(Jwks),
   jwks_uri: Type.Optional(Type.String()),
+  require_pushed_authorization_requests: Type.Boolean(),
   created_at: Type.String(),
 });
 const Created = Type.Composite([Client, Type.Object({ client_secret: Type.Optional(Type.String({ description: 'shown only here; absent for a public client and for private_key_jwt' })) })]);
