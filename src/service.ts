@@ -67,6 +67,8 @@ import { createClientAuthenticator, type AssertionDeps } from './oauth/client-au
 import { createReplayGuard } from './oauth/replay-guard.js';
 import { createPushedRequests } from './oauth/pushed-requests.js';
 import { oauthParRoutes } from './http/handlers/oauth-par.js';
+import { oauthRegistrationRoutes } from './http/handlers/oauth-registration.js';
+import { initialAccessTokenAuthenticator, registrationAccessTokenAuthenticator } from './http/registration-auth.js';
 import { createClientAssertionVerifier, type FetchRegistered } from './tokens/client-assertion.js';
 import { createClientIndex } from './oauth/client-index.js';
 import { createTokenEndpoint } from './oauth/token-endpoint.js';
@@ -635,6 +637,14 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer }),
     ...ssoSignInRoutes(sso, anonymous),
     ...oauthClientRoutes(deps, { allowInsecure: config.webhookAllowInsecure }),
+    ...oauthRegistrationRoutes({
+      handlers: deps,
+      initialAccessToken: initialAccessTokenAuthenticator(base.clock),
+      registrationAccessToken: registrationAccessTokenAuthenticator(oauth.clients),
+      issuer,
+      allowInsecure: config.webhookAllowInsecure,
+      clock: base.clock,
+    }),
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
     ...buildOAuthUser(base, storage, oauth, signIn),
     ...sdkRoutes({ handlers: deps, clock: base.clock, validator: tokens.validator, rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.sdkPerIp, perOrg: config.browser.sdkPerOrg } }),

@@ -1,6 +1,6 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
 import type { OrgConfig } from './org-config.js';
-import type { AttributeSet, DirectId, GdprConsent, Handle, MitmToken, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
+import type { AttributeSet, DirectId, GdprConsent, Handle, MitmToken, OAuthClient, OrgGenesis, RegistrationToken, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
@@ -77,6 +77,8 @@ export type Change =
   | { t: 'OAuthClientUpdated'; client: OAuthClient }
   | { t: 'OAuthClientSecretSet'; client_id: string; secret_hash: string }
   | { t: 'OAuthClientDeleted'; client_id: string }
+  /** the organization's initial access tokens after an issue or a revocation, whole */
+  | { t: 'OAuthRegistrationTokensSet'; tokens: RegistrationToken[] }
   /** now: seconds at the decision; revocations whose tokens expired by then are dropped */
   | { t: 'AccessTokenRevoked'; jti: string; exp: number; now: number }
   // OAuth authorization codes and grants (oauth-grants.ts)

@@ -6,6 +6,7 @@ import type { GateEventInput } from './gate-events.js';
 import type { SdkEventInput } from './sdk-events.js';
 import type { MitmDetection, MitmTokenInput } from './mitm.js';
 import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
+import type { RegistrationTokenInput } from './client-registration.js';
 import type { IssueCodeInput, MintGrantInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 import type { PasswordReset } from './credentials.js';
 import type { MessageTemplate } from './message-templates.js';
@@ -215,6 +216,10 @@ export type Command =
   | { kind: 'RevokeOAuthGrants'; client_id: string; person_id: string; until_ms: number }
   /** ui: the hosted UI's configuration, replaced whole */
   | { kind: 'SetOAuthClientUiConfiguration'; client_id: string; ui: Record<string, unknown> }
+  /** RFC 7591: initial access tokens, and a client registered with one (its SHA-256) */
+  | { kind: 'IssueOAuthRegistrationToken'; input: RegistrationTokenInput }
+  | { kind: 'RevokeOAuthRegistrationToken'; id: string }
+  | { kind: 'RegisterOAuthClient'; input: OAuthClientInput; initial_token_hash: string; allow_insecure?: boolean }
   // Cloud identities (cloud.ts): the connection tested and its credentials sealed by src/cloud/
   | { kind: 'CreateCloudConnection'; connection: Omit<CloudConnection, 'created'> }
   /** the whole connection after a PATCH */

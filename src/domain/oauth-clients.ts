@@ -65,6 +65,7 @@ export interface OAuthClientRet {
   jwks?: ClientJwks;
   jwks_uri?: string;
   require_pushed_authorization_requests: boolean;
+  registration_token_id?: string;
   created_at: string;
 }
 
@@ -92,6 +93,8 @@ export function oauthClientView(c: OAuthClient): OAuthClientRet {
     ...(c.jwks !== undefined && { jwks: c.jwks }),
     ...(c.jwks_uri !== undefined && { jwks_uri: c.jwks_uri }),
     require_pushed_authorization_requests: c.require_pushed_authorization_requests === true,
+    // a client that registered itself (RFC 7591): the initial access token it used
+    ...(c.registration_token_id !== undefined && { registration_token_id: c.registration_token_id }),
     created_at: c.created,
   };
 }

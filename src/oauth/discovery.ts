@@ -24,6 +24,8 @@ export function oauthMetadata(iss: string, facts: OAuthServerFacts): Record<stri
     // RFC 9126 5: pushing is offered to every client and required of those registered so (their own flag)
     pushed_authorization_request_endpoint: `${iss}/oauth2/par`,
     require_pushed_authorization_requests: false,
+    // RFC 7591 3: behind an initial access token the organization issues
+    registration_endpoint: `${iss}/oauth2/register`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     // RFC 9207: every authorization response carries iss (authorize.ts).

@@ -63,6 +63,7 @@ const Client = Type.Object({
   jwks: Type.Optional(Jwks),
   jwks_uri: Type.Optional(Type.String()),
   require_pushed_authorization_requests: Type.Boolean(),
+  registration_token_id: Type.Optional(Type.String({ description: 'a client that registered itself (RFC 7591): the initial access token it used' })),
   created_at: Type.String(),
 });
 const Created = Type.Composite([Client, Type.Object({ client_secret: Type.Optional(Type.String({ description: 'shown only here; absent for a public client and for private_key_jwt' })) })]);
