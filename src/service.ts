@@ -1,5 +1,5 @@
 // Builds the whole service from a configuration: store, WAL, organizations, front. main.ts and the tests use it.
-import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
+import { randomBytes, timingSafeEqual, createHash, createHmac } from 'node:crypto';
 import { createPasswordHasher } from './auth/password-hash.js';
 import { createIssuePipeline, type IssuePipeline } from './auth/issue.js';
 import { createSignIn } from './auth/sign-in.js';
@@ -65,6 +65,8 @@ import { ACCESS_TOKEN_DURATION } from './domain/oauth-clients.js';
 import { createAccessTokenIssuer } from './oauth/access-tokens.js';
 import { createClientAuthenticator, type AssertionDeps } from './oauth/client-auth.js';
 import { createReplayGuard } from './oauth/replay-guard.js';
+import { createDpop, createDpopNonces } from './oauth/dpop.js';
+import { createDpopProofVerifier } from './tokens/dpop-proof.js';
 import { createPushedRequests } from './oauth/pushed-requests.js';
 import { oauthParRoutes } from './http/handlers/oauth-par.js';
 import { oauthRegistrationRoutes } from './http/handlers/oauth-registration.js';
@@ -522,7 +524,7 @@ function clientAssertions(clock: Clock, issuer: () => string, registered: Webhoo
 }
 
 /** The authorization server's machine side: the client index, client authentication, the token endpoint. */
-function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline, webhooks: Webhooks) {
+function buildOAuth({ config, clock, ids, issuer }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline, webhooks: Webhooks, cursorSecret: Buffer) {
   const clients = createClientIndex(registry, commits);
   // Access tokens share the identity tokens' keys and signer; only their typ header (and lifetime) differ.
   const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });
@@ -535,13 +537,20 @@ function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organiz
     tokens: createTokenEndpoint({ accessTokens, issuer, users }),
     users,
     accessTokens: createAccessTokens(verifier, clients),
+    dpop: createDpop({
+      verifier: createDpopProofVerifier(clock),
+      replays: createReplayGuard(clock),
+      // the nonce key: the service's secret specialised, so that it signs nothing else
+      nonces: config.dpopNonce ? createDpopNonces(createHmac('sha256', cursorSecret).update('dpop nonces').digest(), clock) : undefined,
+      issuer,
+    }),
   };
 }
 
 /** The authorization server's person side: the authorization endpoint with its hosted sign-in page, and userinfo. */
 function buildOAuthUser({ clock, issuer }: Base, storage: Storage, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>): Route[] {
   const authorize = createAuthorize({ clients: oauth.clients, sealer: createSessionSealer(storage.cursorSecret), clock, signIn, issuer, pushed: createPushedRequests(clock) });
-  const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer });
+  const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer, dpop: oauth.dpop });
   return [...oauthAuthorizeRoutes(authorize), ...oauthParRoutes({ clientAuth: oauth.clientAuth, authorize }), ...oauthUserInfoRoutes(userinfo)];
 }
 
@@ -581,7 +590,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   });
   const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
   const sso = buildSso(base, storage.cursorSecret, pipeline, registry, sealer);
-  const oauth = buildOAuth(base, orgs, tokens, pipeline, webhooks);
+  const oauth = buildOAuth(base, orgs, tokens, pipeline, webhooks, storage.cursorSecret);
   const resets = createPasswordResets({
     registry,
     clock: base.clock,

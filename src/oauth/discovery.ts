@@ -1,6 +1,7 @@
 // The authorization server's part of /.well-known/openid-configuration (OpenID Connect Discovery 1.0 3,
 // RFC 8414 2): its endpoints and what each supports, derived from what is built, not a fixed list.
 import { CLIENT_ASSERTION_ALGS } from '../tokens/client-assertion.js';
+import { DPOP_ALGS } from '../tokens/dpop-proof.js';
 import { CLIENT_AUTH_METHODS } from './client-auth.js';
 
 export interface OAuthServerFacts {
@@ -41,6 +42,8 @@ export function oauthMetadata(iss: string, facts: OAuthServerFacts): Record<stri
     introspection_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGS],
     revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
     revocation_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGS],
+    // RFC 9449 5.1: DPoP proofs at the token endpoint and userinfo
+    dpop_signing_alg_values_supported: [...DPOP_ALGS],
     scopes_supported: STANDARD_SCOPES,
   };
 }

@@ -7,7 +7,7 @@ import type { GrantOutcome, MintGrantInput, OAuthGrant } from '../domain/oauth-g
 import type { OrgActor } from '../org/actor.js';
 import type { PendingToken } from '../tokens/sign.js';
 import { accessTokenProfile, idTokenProfile, type GrantContext } from './id-token.js';
-import type { TokenResponse } from './grants/grant.js';
+import type { TokenBinding, TokenResponse } from './grants/grant.js';
 
 /** What a person's grants need of a client. */
 export interface UserTokenClient {
@@ -36,8 +36,9 @@ export interface UserTokenDeps {
 export type UserTokenResponse = TokenResponse;
 
 export interface UserTokens {
-  authorizationCode(org: OrgActor, client: UserTokenClient, params: { code?: string | undefined; redirect_uri?: string | undefined; code_verifier?: string | undefined }, consistency: Consistency): Promise<UserTokenResponse>;
-  refreshToken(org: OrgActor, client: UserTokenClient, params: { refresh_token?: string | undefined; scope?: string | undefined }, consistency: Consistency): Promise<UserTokenResponse>;
+  /** `binding`: the access token is DPoP-bound to that key (RFC 9449 6.1) */
+  authorizationCode(org: OrgActor, client: UserTokenClient, params: { code?: string | undefined; redirect_uri?: string | undefined; code_verifier?: string | undefined }, consistency: Consistency, binding?: TokenBinding): Promise<UserTokenResponse>;
+  refreshToken(org: OrgActor, client: UserTokenClient, params: { refresh_token?: string | undefined; scope?: string | undefined }, consistency: Consistency, binding?: TokenBinding): Promise<UserTokenResponse>;
   /**
    * POST /oauth2/tokens/mint: a grant the organization begins for a person, without a sign-in (amr ["api"]);
    * a refresh token with scope offline_access, an ID token with openid. custom_claims already admitted.
@@ -60,7 +61,7 @@ const newRefreshToken = (grantId: string) => `${grantId}.${randomBytes(32).toStr
 
 export function createUserTokens(deps: UserTokenDeps): UserTokens {
   /** The access token, then the ID token whose at_hash names it (openid scope only). */
-  async function tokens(org: OrgActor, client: UserTokenClient, grant: OAuthGrant, consistency: Consistency, nonce: string | undefined, refresh_token: string | undefined): Promise<UserTokenResponse> {
+  async function tokens(org: OrgActor, client: UserTokenClient, grant: OAuthGrant, consistency: Consistency, nonce: string | undefined, refresh_token: string | undefined, binding?: TokenBinding): Promise<UserTokenResponse> {
     const g: GrantContext = { client_id: client.client_id, scope: grant.scope, grant_id: grant.grant_id, facts: grant };
     const access = await deps.pipeline.issue(org, {
       method: 'api',
@@ -68,9 +69,9 @@ export function createUserTokens(deps: UserTokenDeps): UserTokens {
       mint_token_api: false,
       consistency,
       profile: accessTokenProfile(g, deps.issuer()),
-      sign: (claims) => deps.signAccessToken(claims, client.access_token_duration),
+      sign: (claims) => deps.signAccessToken(binding === undefined ? claims : { ...claims, cnf: { jkt: binding.jkt } }, client.access_token_duration),
     });
-    const response: UserTokenResponse = { access_token: access.token, token_type: 'Bearer', expires_in: access.exp - access.iat, scope: grant.scope.join(' ') };
+    const response: UserTokenResponse = { access_token: access.token, token_type: binding === undefined ? 'Bearer' : 'DPoP', expires_in: access.exp - access.iat, scope: grant.scope.join(' ') };
     if (grant.scope.includes('openid')) {
       const person = org.state.persons.get(grant.person_id);
       const id = await deps.pipeline.issue(org, {
@@ -92,7 +93,7 @@ export function createUserTokens(deps: UserTokenDeps): UserTokens {
   }
 
   return {
-    async authorizationCode(org, client, params, consistency) {
+    async authorizationCode(org, client, params, consistency, binding) {
       if (!client.grant_types.includes('authorization_code')) throw deps.refuse('unauthorized_client', 'the client may not use the authorization_code grant');
       if (!params.code) throw deps.refuse('invalid_request', 'code is required');
       // RFC 6749 4.1.3: required when the authorization request had it; it could omit it only for a client
@@ -119,7 +120,7 @@ export function createUserTokens(deps: UserTokenDeps): UserTokens {
       });
       if (!reply.ok) throw deps.refuse(reply.error, reply.description);
       requirePerson(org, reply.grant);
-      return tokens(org, client, reply.grant, consistency, reply.code?.nonce, refresh);
+      return tokens(org, client, reply.grant, consistency, reply.code?.nonce, refresh, binding);
     },
 
     async mint(org, client, input, consistency) {
@@ -140,7 +141,7 @@ export function createUserTokens(deps: UserTokenDeps): UserTokens {
       return tokens(org, client, reply, consistency, undefined, refresh);
     },
 
-    async refreshToken(org, client, params, consistency) {
+    async refreshToken(org, client, params, consistency, binding) {
       if (!client.grant_types.includes('refresh_token')) throw deps.refuse('unauthorized_client', 'the client may not use the refresh_token grant');
       const presented = params.refresh_token;
       if (!presented) throw deps.refuse('invalid_request', 'refresh_token is required');
@@ -163,7 +164,7 @@ export function createUserTokens(deps: UserTokenDeps): UserTokens {
       });
       if (!reply.ok) throw deps.refuse(reply.error, reply.description);
       requirePerson(org, reply.grant);
-      return tokens(org, client, { ...reply.grant, scope: scope ?? reply.grant.scope }, consistency, undefined, next);
+      return tokens(org, client, { ...reply.grant, scope: scope ?? reply.grant.scope }, consistency, undefined, next, binding);
     },
   };
 }

@@ -11,11 +11,14 @@ import { STANDARD_SCOPES } from '../../oauth/discovery.js';
 import { admitCustomClaims } from '../../tokens/claims.js';
 import { groupsClaimName } from '../../domain/org-config.js';
 import { requireOAuthClient } from '../../domain/oauth-clients.js';
-import { badRequest, quote } from '../../errors.js';
+import { ServiceError, badRequest, quote } from '../../errors.js';
+import { DpopRefusal, type Dpop } from '../../oauth/dpop.js';
 import { oauthError } from '../../oauth/errors.js';
 import type { Authenticator, Principal } from '../auth.js';
 import { route, type Request, type Route } from '../route.js';
 import { execute, type HandlerDeps } from './deps.js';
+
+const TOKEN_PATH = '/oauth2/tokens';
 
 /** RFC 6749 5.1: token responses (and so errors, and introspection answers) must not be cached. */
 const NO_STORE = Object.freeze({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
@@ -44,7 +47,7 @@ const TokenForm = Type.Object(
 );
 const TokenDocument = Type.Object({
   access_token: Type.String(),
-  token_type: Type.Literal('Bearer'),
+  token_type: Type.Union([Type.Literal('Bearer'), Type.Literal('DPoP')], { description: 'DPoP when the request carried a DPoP proof (RFC 9449 5)' }),
   expires_in: Type.Integer(),
   scope: Type.String(),
   id_token: Type.Optional(Type.String()),
@@ -73,7 +76,8 @@ const Introspection = Type.Object(
     exp: Type.Optional(Type.Integer()),
     iat: Type.Optional(Type.Integer()),
     jti: Type.Optional(Type.String()),
-    token_type: Type.Optional(Type.Literal('Bearer')),
+    token_type: Type.Optional(Type.Union([Type.Literal('Bearer'), Type.Literal('DPoP')])),
+    cnf: Type.Optional(Type.Object({ jkt: Type.String() }, { description: 'RFC 9449 6.2: a DPoP-bound token\'s key thumbprint' })),
   },
   { description: 'only {active: false} for a token that is invalid, expired, revoked, of a deleted client or of another organization' },
 );
@@ -86,6 +90,8 @@ export interface OAuthTokenRouteDeps {
   accessTokens: AccessTokens;
   /** a person's grants: POST /oauth2/tokens/mint begins one */
   users: UserTokens;
+  /** DPoP proofs at the token endpoint (RFC 9449 5) */
+  dpop: Dpop;
 }
 
 /** The original's MintOAuth2TokensRequest. */
@@ -177,18 +183,29 @@ export function oauthTokenRoutes(deps: OAuthTokenRouteDeps): Route[] {
     }),
     route<Static<typeof TokenForm>>({
       method: 'post',
-      path: '/oauth2/tokens',
+      path: TOKEN_PATH,
       summary: 'OAuth 2.0 token endpoint (RFC 6749): client_credentials, and the grants of the authorization code flow',
       tag: 'oauth2',
       auth: deps.clientAuth,
       codec: 'form',
       body: TokenForm,
       errorFormat: 'oauth',
+      headers: ['dpop'],
       success: { status: 200, document: TokenDocument },
       errors: [400, 401],
-      handler: (req) => {
-        const request: GrantRequest = { caller: callerOf(req), params: req.body as TokenParams, consistency: req.consistency };
-        return deps.tokens.exchange(request).then((document) => ({ status: 200, document, headers: NO_STORE }));
+      handler: async (req) => {
+        let jkt: string | undefined;
+        try {
+          jkt = await deps.dpop.check(req.headers['dpop'], 'POST', TOKEN_PATH);
+        } catch (error) {
+          if (!(error instanceof DpopRefusal)) throw error;
+          // RFC 9449 7.1, 8: in the token endpoint's error form, with the nonce to retry with
+          throw new ServiceError('ERR_BAD_REQUEST', error.message, { oauth: error.error, ...(error.nonce !== undefined && { headers: { 'DPoP-Nonce': error.nonce } }) });
+        }
+        const request: GrantRequest = { caller: callerOf(req), params: req.body as TokenParams, consistency: req.consistency, ...(jkt !== undefined && { dpop: { jkt } }) };
+        const nonce = deps.dpop.nonce();
+        const document = await deps.tokens.exchange(request);
+        return { status: 200, document, headers: nonce === undefined ? NO_STORE : { ...NO_STORE, 'DPoP-Nonce': nonce } };
       },
     }),
     route<Static<typeof TokenOnlyForm>>({
