@@ -64,7 +64,7 @@ import { oauthClientAuthenticator } from './http/oauth-client-auth.js';
 import { ACCESS_TOKEN_DURATION } from './domain/oauth-clients.js';
 import { createAccessTokenIssuer } from './oauth/access-tokens.js';
 import { createClientAuthenticator, type AssertionDeps } from './oauth/client-auth.js';
-import { createReplayGuard } from './oauth/replay-guard.js';
+import { createReplayGuard } from './lib/replay-guard.js';
 import { createDpop, createDpopNonces } from './oauth/dpop.js';
 import { createDpopProofVerifier } from './tokens/dpop-proof.js';
 import { createPushedRequests } from './oauth/pushed-requests.js';

@@ -9,7 +9,7 @@ import type { OrgActor } from '../org/actor.js';
 import { ClientAssertionError, type ClientAssertionVerifier } from '../tokens/client-assertion.js';
 import type { ClientIndex } from './client-index.js';
 import { oauthError } from './errors.js';
-import type { ReplayGuard } from './replay-guard.js';
+import type { ReplayGuard } from '../lib/replay-guard.js';
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 export const CLIENT_AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];

@@ -5,7 +5,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../lib/clock.js';
 import { DPOP_MAX_AGE_S, DPOP_SKEW_S, DpopProofError, type DpopProofVerifier } from '../tokens/dpop-proof.js';
-import type { ReplayGuard } from './replay-guard.js';
+import type { ReplayGuard } from '../lib/replay-guard.js';
 
 const NONCE_WINDOW_S = 300;
 

@@ -1,7 +1,7 @@
 // One-time values seen (a client assertion's jti, RFC 7523 3 item 7), each remembered until it expires. In
 // memory: a durable record would put a WAL commit on every token request; instead what this process could
 // not have seen (assertions issued before it started) is refused where they are checked.
-import type { Clock } from '../lib/clock.js';
+import type { Clock } from './clock.js';
 
 export interface ReplayGuard {
   /** true the first time key is offered before expS (seconds); false for a replay */
