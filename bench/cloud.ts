@@ -28,6 +28,8 @@ import { Histogram, type LatencySummary } from './lib/histogram.js';
 import { cpuSeconds } from './lib/process-cpu.js';
 import { count, environment, environmentLine, formatTable, ms, pct, writeResults, type Column } from './lib/report.js';
 import { SERVICE_AUTH, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
+import { createAddressGuard } from '../src/lib/address-guard.js';
+import { createOutbound } from '../src/lib/guarded-connect.js';
 
 const USAGE = `usage: npm run bench -- cloud [options]   (or: npx tsx bench/cloud.ts [options])
   --duration <s>      seconds per measured run (default 3)
@@ -88,7 +90,7 @@ const TRUST = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'All
  * account header, so the two sides differ only by what the service does around the same SDK calls.
  */
 function iamOf(moto: Moto, account: string): IAMClient {
-  return awsClient({ account_id: account, endpoint: moto.url }, { access_key_id: ACCESS_KEY, secret_access_key: SECRET });
+  return awsClient({ account_id: account, endpoint: moto.url }, { access_key_id: ACCESS_KEY, secret_access_key: SECRET }, createOutbound(createAddressGuard({ allowInsecure: true })));
 }
 
 /** One change: a role created, or deleted. Each side does it with the provider calls the service makes. */

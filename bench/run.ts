@@ -13,6 +13,7 @@ const BENCHES: Record<string, Entry> = {
   regions: { about: 'PUT attributes with local_region and all_regions consistency over 1 and 3 regions, 0 and 25 ms links', load: () => import('./regions.js') },
   events: { about: 'event fan-out to 0, 1, 10 and 100 WebSocket subscribers while persons are created, beside the minimal fan-out server (the floor); stamp-to-receipt latency', load: () => import('./events.js') },
   'sync-hook': { about: 'what a token_minted sync hook call adds next to a bare keep-alive round trip', load: () => import('./sync-hook.js') },
+  'password-import': { about: "an imported hash's first sign-in (bcrypt cost 10, argon2id defaults, pbkdf2) beside a sign-in with the service's own scrypt", load: () => import('./password-import.js') },
   sso: { about: 'SSO sign-in through a loopback OpenID provider against password sign-in: the added latency, hop by hop', load: () => import('./sso.js') },
   oauth2: { about: 'client_credentials access tokens per second and p50/p99 beside mint-token, and beside oidc-provider doing the same grant', load: () => import('./oauth2.js') },
   gate: { about: 'what Gate adds over the upstream (no plugin, validate-jwt, enrichment; events on and off) beside http-proxy; /gate/events ingest rate', load: () => import('./gate.js') },

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { Agent } from 'undici';
 import { emptyState, type OrgState, type Webhook } from '../src/domain/state.js';
 import { Metrics } from '../src/lib/metrics.js';
-import { createAddressGuard } from '../src/webhooks/address-guard.js';
+import { createAddressGuard } from '../src/lib/address-guard.js';
 import { createWebhookCaller } from '../src/webhooks/caller.js';
 import { createDeliverySigner } from '../src/webhooks/delivery-token.js';
 import { loadWebhookKeys } from '../src/webhooks/keys.js';

@@ -10,6 +10,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { catching } from '../src/lib/http-handler.js';
 
 export interface BrowserSampleOptions {
   serviceUrl: string;
@@ -112,7 +113,7 @@ document.body.dataset.state = $('status').textContent;
 
 export async function startBrowserSample(o: BrowserSampleOptions): Promise<BrowserSample> {
   const html = samplePage(o);
-  const server = createServer((req, res) => {
+  const server = createServer(catching((req, res) => {
     if (req.method !== 'GET') {
       res.writeHead(405, { Allow: 'GET' }).end();
       return;
@@ -122,7 +123,7 @@ export async function startBrowserSample(o: BrowserSampleOptions): Promise<Brows
       return;
     }
     res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', ...o.headers }).end(html);
-  });
+  }));
   const host = o.host ?? '127.0.0.1';
   await new Promise<void>((resolve) => server.listen(o.port ?? 0, host, resolve));
   const { port } = server.address() as AddressInfo;

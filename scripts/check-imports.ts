@@ -37,6 +37,8 @@ export const PACKAGE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   ldapts: ['cloud'],
   '@googleapis/iam': ['cloud'],
   '@googleapis/cloudresourcemanager': ['cloud'],
+  '@node-rs/bcrypt': ['auth/password-formats.ts'],
+  '@node-rs/argon2': ['auth/password-formats.ts'],
 };
 
 /** domain/ is pure: from src/ it imports errors.ts and lib/ alone. */

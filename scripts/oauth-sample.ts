@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as oidc from 'openid-client';
+import { catching } from '../src/lib/http-handler.js';
 
 export interface OAuthSampleOptions {
   /** base URL of the identity service, its issuer: discovery reads /.well-known/openid-configuration there */
@@ -171,14 +172,14 @@ export async function startOAuthSample(options: OAuthSampleOptions): Promise<OAu
     }
   };
 
-  const server = createServer((req, res) => {
+  const server = createServer(catching((req, res) => {
     const path = new URL(req.url ?? '/', 'http://sample').pathname;
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, failedPage('GET only'));
     if (path === '/') return send(res, 200, home);
     if (path === '/login') return void login(res).catch((e) => send(res, 500, failedPage(reason(e))));
     if (path === '/callback') return void callback(req, res).catch((e) => send(res, 500, failedPage(reason(e))));
     send(res, 404, failedPage('not found'));
-  });
+  }));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, resolve);

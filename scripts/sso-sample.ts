@@ -10,6 +10,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { catching } from '../src/lib/http-handler.js';
 
 export interface SampleOptions {
   /** base URL of the identity service, as the browser reaches it */
@@ -138,14 +139,14 @@ export async function startSamplePage(options: SampleOptions): Promise<SamplePag
   let home = '';
   let signedInUrl = '';
   let startUrl = '';
-  const server = createServer((req, res) => {
+  const server = createServer(catching((req, res) => {
     const path = new URL(req.url ?? '/', 'http://sample').pathname;
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'GET only\n');
     if (path === '/') return send(res, 200, 'text/html', home);
     if (path === '/signed-in') return send(res, 200, 'text/html', SIGNED_IN);
     if (path === '/signed-in.js') return send(res, 200, 'text/javascript', SIGNED_IN_SCRIPT);
     send(res, 404, 'text/plain', 'not found\n');
-  });
+  }));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, resolve);

@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { decodeProtectedHeader, importJWK, jwtVerify, type JWK, type JWTPayload } from 'jose';
+import { catching } from '../src/lib/http-handler.js';
 
 export interface ReceiverOptions {
   /** base URL of the identity service */
@@ -94,7 +95,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     return payload;
   }
 
-  const server = createServer((req, res) => {
+  const server = createServer(catching((req, res) => {
     const answer = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };
@@ -106,7 +107,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
         if (error instanceof Rejected) return answer(401, { error: error.message });
         answer(500, { error: 'receiver error' });
       });
-  });
+  }));
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, host, resolve));
   const { port } = server.address() as AddressInfo;
   ownUrl ||= `http://${host}:${port}${options.path ?? '/'}`;

@@ -33,6 +33,8 @@ export interface Config {
   eventRetention: EventRetention;
   /** how often the pruning job runs, ms */
   eventPruneIntervalMs: number;
+  /** DELETE /organizations: stored keys removed per LMDB transaction, and the wait between two, ms */
+  orgDeletion: { batchKeys: number; pauseMs: number };
   /** how often each organization's event-chain checkpoint is signed and stored when its head moved; 0 never */
   eventCheckpointIntervalMs: number;
   /** bytes a live WebSocket subscriber may have unsent before it is cut off as a slow consumer */
@@ -46,7 +48,9 @@ export interface Config {
   /** repeated failed sign-ins per handle and per client IP, counted in a sliding window */
   authThrottle: { windowMs: number; perHandle: number; perIp: number };
   /** the browser side: POST /actions/sdk and POST /persons/anonymous rates per window, anonymous persons' lifetime (s) */
-  browser: { rateWindowMs: number; sdkPerIp: number; sdkPerOrg: number; anonymousPerIp: number; anonymousTtl: number; anonymousSweepMs: number; mitmRateWindowMs: number; mitmPerKey: number };
+  browser: { rateWindowMs: number; sdkPerIp: number; sdkPerOrg: number; anonymousPerIp: number; anonymousTtl: number; anonymousSweepMs: number; mitmRateWindowMs: number; mitmPerKey: number; mitmPerToken: number };
+  /** SSO sign-ins in flight (started, not yet called back) held at most per organization, and per organization and client address */
+  ssoPending: { perOrg: number; perAddress: number };
   /** signing algorithm of new identity-token keys */
   tokenAlg: TokenAlg;
   /** identity-token lifetime, seconds */
@@ -131,6 +135,15 @@ function webhookRetry(env: Env): WebhookRetry {
   return { baseMs, maxMs, limit: integer(env, 'SERVICE_WEBHOOK_RETRY_LIMIT', 10, 1, 1000) };
 }
 
+/** SERVICE_OPERATOR_KEY: undefined leaves the operator endpoints off; as long as a root API key at least. */
+export function loadOperatorKey(env: Env): string | undefined {
+  const key = env['SERVICE_OPERATOR_KEY'] || undefined;
+  if (key !== undefined && !/^[\x21-\x7e]{16,512}$/.test(key)) {
+    throw new ConfigError(`SERVICE_OPERATOR_KEY must be 16-512 visible ASCII characters (no spaces), got ${key.length} characters`);
+  }
+  return key;
+}
+
 export function loadConfig(env: Env): Config {
   const host = env['SERVICE_HOST'] || '127.0.0.1';
   const port = integer(env, 'SERVICE_PORT', 8080, 0, 65535);
@@ -187,6 +200,10 @@ export function loadConfig(env: Env): Config {
     eventRetention: parseRetention(env['SERVICE_EVENT_RETENTION']),
     eventPruneIntervalMs: integer(env, 'SERVICE_EVENT_PRUNE_INTERVAL_MS', 60_000, 10, 86_400_000),
     eventCheckpointIntervalMs: integer(env, 'SERVICE_EVENT_CHECKPOINT_INTERVAL_MS', 300_000, 0, 86_400_000),
+    orgDeletion: {
+      batchKeys: integer(env, 'SERVICE_ORG_DELETE_BATCH', 1000, 1, 1_000_000),
+      pauseMs: integer(env, 'SERVICE_ORG_DELETE_PAUSE_MS', 0, 0, 3_600_000),
+    },
     // At least 64 KiB, so that one large event frame always fits an empty buffer.
     wsMaxBuffer: integer(env, 'SERVICE_WS_MAX_BUFFER', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
     webhookAllowInsecure: flag(env, 'SERVICE_WEBHOOK_ALLOW_INSECURE'),
@@ -206,6 +223,11 @@ export function loadConfig(env: Env): Config {
       anonymousSweepMs: integer(env, 'SERVICE_ANONYMOUS_SWEEP_INTERVAL_MS', 60_000, 10, 86_400_000),
       mitmRateWindowMs: integer(env, 'SERVICE_MITM_RATE_WINDOW', 60, 1, 86_400) * 1000,
       mitmPerKey: integer(env, 'SERVICE_MITM_RATE_PER_KEY', 5, 1, 1_000_000),
+      mitmPerToken: integer(env, 'SERVICE_MITM_RATE_PER_TOKEN', 100, 1, 1_000_000),
+    },
+    ssoPending: {
+      perOrg: integer(env, 'SERVICE_SSO_PENDING_PER_ORG', 10_000, 1, 10_000_000),
+      perAddress: integer(env, 'SERVICE_SSO_PENDING_PER_ADDRESS', 1_000, 1, 10_000_000),
     },
     tokenAlg: tokenAlg as TokenAlg,
     // At most a year: a retired signing key stays published until the last token it signed expires.

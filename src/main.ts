@@ -1,14 +1,14 @@
 // Composition root: reads the environment, starts the service, stops it cleanly on SIGINT/SIGTERM.
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, loadOperatorKey } from './config.js';
 import { startReplicaProcess } from './regions/jetstream/replica-process.js';
 import { FallbackHttpError, startService } from './service.js';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
+  const operatorKey = loadOperatorKey(process.env);
   const transport = config.regionTransport;
   // Under JetStream, a replica region's process holds only what the origin ships it.
-  if (transport?.kind === 'jetstream' && transport.region !== config.regions[0]) return replicaMain(config, transport);
-  const operatorKey = process.env['SERVICE_OPERATOR_KEY'] || undefined;
+  if (transport?.kind === 'jetstream' && transport.region !== config.regions[0]) return replicaMain(config, transport, operatorKey);
   const startedAt = performance.now();
   const service = await startService(config, operatorKey === undefined ? {} : { operatorKey });
   const { orgs, replayed } = service.recovered;
@@ -32,8 +32,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
-async function replicaMain(config: ReturnType<typeof loadConfig>, transport: Extract<NonNullable<ReturnType<typeof loadConfig>['regionTransport']>, { kind: 'jetstream' }>): Promise<void> {
-  const replica = await startReplicaProcess(config, transport, (m) => console.warn(`warning: ${m}`));
+async function replicaMain(config: ReturnType<typeof loadConfig>, transport: Extract<NonNullable<ReturnType<typeof loadConfig>['regionTransport']>, { kind: 'jetstream' }>, operatorKey: string | undefined): Promise<void> {
+  const replica = await startReplicaProcess(config, transport, (m) => console.warn(`warning: ${m}`), operatorKey);
   console.log(`listening on http://${config.host}:${replica.port} (replica region ${transport.region} of ${config.regions[0]}, data in ${config.dataDir})`);
   const stop = async (signal: string) => {
     console.log(`${signal}: stopping`);

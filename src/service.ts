@@ -1,5 +1,5 @@
 // Builds the whole service from a configuration: store, WAL, organizations, front. main.ts and the tests use it.
-import { randomBytes, timingSafeEqual, createHash, createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { createPasswordHasher } from './auth/password-hash.js';
 import { createIssuePipeline, type IssuePipeline } from './auth/issue.js';
 import { createSignIn } from './auth/sign-in.js';
@@ -14,7 +14,7 @@ import type { EventJson } from './events/event-json.js';
 import { createChainer, fillChains } from './events/chain.js';
 import { createEventLog, type EventLog } from './events/log.js';
 import { createEventStamper } from './events/stamp.js';
-import { CLOSE_GOING_AWAY, createEventStream, type EventStream } from './events/stream.js';
+import { CLOSE_GOING_AWAY, CLOSE_KEY_ROTATED, createEventStream, type EventStream } from './events/stream.js';
 import { Front } from './http/server.js';
 import { createPager } from './http/paging.js';
 import type { Route } from './http/route.js';
@@ -51,7 +51,10 @@ import { webhookRoutes } from './http/handlers/webhooks.js';
 import { ssoSignInRoutes } from './http/handlers/sso-sign-in.js';
 import { createSsoSignIn } from './sso/flow.js';
 import { createProviderEndpoints } from './sso/endpoints.js';
-import { createPendingFlows } from './sso/pending.js';
+import { createPendingFlows, PENDING_FLOW_FORMAT } from './sso/pending.js';
+import { createProviderTokens, PROVIDER_TOKENS_FORMAT } from './sso/provider-tokens.js';
+import { ssoTokenRoutes } from './http/handlers/sso-tokens.js';
+import { createKeyedRecords } from './wal/keyed-records.js';
 import { createStateCookies, createStateSealer } from './sso/state-cookie.js';
 import { tokenRoutes } from './http/handlers/tokens.js';
 import { rbacRoutes } from './http/handlers/rbac.js';
@@ -71,16 +74,18 @@ import { createPushedRequests } from './oauth/pushed-requests.js';
 import { oauthParRoutes } from './http/handlers/oauth-par.js';
 import { oauthRegistrationRoutes } from './http/handlers/oauth-registration.js';
 import { initialAccessTokenAuthenticator, registrationAccessTokenAuthenticator } from './http/registration-auth.js';
-import { createClientAssertionVerifier, type FetchRegistered } from './tokens/client-assertion.js';
+import { createClientAssertionVerifier } from './tokens/client-assertion.js';
 import { createClientIndex } from './oauth/client-index.js';
 import { createTokenEndpoint } from './oauth/token-endpoint.js';
+import { createPollPacer } from './oauth/device-polls.js';
+import { createDeviceFlow } from './oauth/device.js';
+import { oauthDeviceRoutes } from './http/handlers/oauth-device.js';
 import { createAccessTokens } from './oauth/introspect.js';
 import { createAccessTokenVerifier } from './tokens/access-token.js';
 import { createAuthorize } from './oauth/authorize.js';
 import { createSessionSealer } from './oauth/session.js';
 import { createUserInfo } from './oauth/userinfo.js';
 import { createUserTokens } from './oauth/user-tokens.js';
-import { oauthError } from './oauth/errors.js';
 import { oauthAuthorizeRoutes } from './http/handlers/oauth-authorize.js';
 import { oauthUserInfoRoutes } from './http/handlers/oauth-userinfo.js';
 import { createSecretSealer, type SecretSealer } from './sso/secrets.js';
@@ -104,6 +109,7 @@ import { createIdSource, type IdSource } from './lib/ids.js';
 import { Metrics } from './lib/metrics.js';
 import { createCommitBus, type CommitBus } from './org/commit-bus.js';
 import { hashKey, Registry } from './org/registry.js';
+import { createOrgDeletions, deletingOrganizations, type OrgDeletions } from './org/deletion.js';
 import { connectRemoteRegions } from './regions/jetstream/remote-regions.js';
 import { startRegions, type Regions } from './regions/regions.js';
 import { openKeyRing, type KeyRing } from './tokens/keys.js';
@@ -117,7 +123,10 @@ import { createWal, type Wal } from './wal/log.js';
 import { createOutboxStore } from './wal/outbox-store.js';
 import { sealedMeta, type MetaStore } from './wal/sealed-meta.js';
 import { openStore, type Store } from './wal/store.js';
-import { createAddressGuard, type Resolver } from './webhooks/address-guard.js';
+import { createOrgRemoval } from './wal/org-removal.js';
+import { sameSecret } from './lib/same-secret.js';
+import { createOutbound, guardedFetch } from './lib/guarded-connect.js';
+import { createAddressGuard, type AddressGuard, type Resolver } from './lib/address-guard.js';
 import { createWebhookCaller } from './webhooks/caller.js';
 import { createDeliverySigner } from './webhooks/delivery-token.js';
 import { loadWebhookKeys, WEBHOOK_KEYS_META } from './webhooks/keys.js';
@@ -151,6 +160,8 @@ export interface Service {
   tokens: { keys: KeyRing; pipeline: IssuePipeline; validator: TokenValidator };
   /** cloud connection snapshots and billing counts; their timers run on the injected clock */
   cloud: { inventory: Inventory; billing: Billing };
+  /** organizations being deleted (DELETE /organizations) */
+  deletions: OrgDeletions;
   stop(): Promise<void>;
 }
 
@@ -178,11 +189,6 @@ export class FallbackHttpError extends Error {
   override name = 'FallbackHttpError';
 }
 
-function sameSecret(expected: string | undefined) {
-  const want = expected === undefined ? undefined : createHash('sha256').update(expected).digest();
-  return (presented: string) => want !== undefined && timingSafeEqual(createHash('sha256').update(presented).digest(), want);
-}
-
 /** What every wing is built from. */
 interface Base {
   config: Config;
@@ -190,6 +196,7 @@ interface Base {
   clock: Clock;
   ids: IdSource;
   metrics: Metrics;
+  guard: AddressGuard;
   log(message: string): void;
   warn(message: string): void;
   /** The issuer is read per use: with SERVICE_PORT=0 its port is known only once the front listens. */
@@ -204,10 +211,14 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const nativeHttp = requireHttp(config, warn);
   const clock = options.clock ?? systemClock;
   let issuer = config.issuer;
-  const base: Base = { config, options, clock, ids: createIdSource(() => clock.nowMs()), metrics: new Metrics(), log, warn, issuer: () => issuer, codec: createEventCodec() };
+  // Every outbound connection made on a tenant's behalf (webhooks, cloud providers, SSO discovery) goes through it.
+  const guard = createAddressGuard(options.resolveHost ? { allowInsecure: config.webhookAllowInsecure, resolver: options.resolveHost } : { allowInsecure: config.webhookAllowInsecure });
+  const base: Base = { config, options, clock, ids: createIdSource(() => clock.nowMs()), metrics: new Metrics(), log, warn, issuer: () => issuer, codec: createEventCodec(), guard };
 
   const storage = await openStorage(base);
-  const orgs = await startOrganizations(base, storage.wal);
+  const removal = createOrgRemoval(storage.store);
+  const orgs = await startOrganizations(base, storage.wal, deletingOrganizations(removal));
+  const deletions = createOrgDeletions({ registry: orgs.registry, removal, clock, ...config.orgDeletion, log, warn });
   // Bound once the outbox exists, before pruning starts: the log keeps what webhooks have still to deliver.
   let outbox: Outbox | undefined;
   const events = buildEvents(base, storage.wal, orgs, (org) => outbox?.keepFrom(org));
@@ -216,6 +227,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const tokens = await buildTokens(base, storage.secrets, orgs.registry);
   const webhooks = await buildWebhooks(base, storage, orgs, events.log);
   outbox = webhooks.outbox;
+  orgs.registry.onRetired((org) => {
+    events.stream.closeOrg(org, CLOSE_KEY_ROTATED, 'organization deleted');
+    webhooks.outbox.forgetOrganization(org);
+  });
   const pipeline = createIssuePipeline({ issuer: tokens.issuer, hooks: webhooks.hooks, consistency: regions.consistency, warn, nowMs: () => clock.nowMs() });
 
   const cloud = buildCloud(base, orgs.registry);
@@ -228,7 +243,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     meta: storage.wal,
     warn,
   });
-  const front = buildFront(base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline, cloud, checkpoints });
+  const front = buildFront(base, { nativeHttp, storage, orgs, deletions, events, regions, tokens, webhooks, pipeline, cloud, checkpoints });
   const port = await front.listen(config.host, config.port);
   if (config.port === 0) issuer = issuer.replace(/:0$/, `:${port}`);
   // Deliveries start once the issuer they carry is known; pruning once the outbox says what to keep.
@@ -238,6 +253,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   cloud.inventory.start(config.cloudSnapshotInterval);
   cloud.billing.start(config.billingInterval);
   checkpoints.start(config.eventCheckpointIntervalMs);
+  deletions.resume();
 
   return {
     port,
@@ -253,6 +269,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     wal: storage.wal,
     tokens: { keys: tokens.keys, pipeline, validator: tokens.validator },
     cloud: { inventory: cloud.inventory, billing: cloud.billing },
+    deletions,
     async stop() {
       await anonymousExpiry.stop();
       events.stream.closeAll(CLOSE_GOING_AWAY, 'server stopping');
@@ -265,6 +282,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await events.log.stop();
       await checkpoints.stop();
       await Promise.all(webhooks.callers.map((c) => c.close()));
+      // Before the organizations stop: a removal in progress may still have a parent to tell.
+      await deletions.stop();
       await orgs.registry.stop();
       await regions.stop();
       await remote.close();
@@ -317,7 +336,7 @@ interface Organizations {
   root: Service['root'];
 }
 
-async function startOrganizations({ config, options, clock, ids, metrics, log, warn, codec }: Base, wal: Wal): Promise<Organizations> {
+async function startOrganizations({ config, options, clock, ids, metrics, log, warn, codec }: Base, wal: Wal, deleting: ReadonlySet<string>): Promise<Organizations> {
   const commits = createCommitBus(warn);
   // Under load many entries share a commit (and its one flush): their ratio says how well commits batch.
   const walCommits = metrics.counter('wal_commits_total', 'WAL transactions committed by the organizations (one flush each with sync durability)').bind();
@@ -347,7 +366,7 @@ async function startOrganizations({ config, options, clock, ids, metrics, log, w
     warn,
   });
   const started = performance.now();
-  const recovered = await registry.recover();
+  const recovered = await registry.recover(deleting);
   if (recovered.orgs > 0) log(`recovered ${recovered.orgs} organization(s), replayed ${recovered.replayed} WAL entries in ${Math.round(performance.now() - started)} ms`);
   // A data dir written before events were chained gets its links once, before any new event joins the chain.
   let linked = 0;
@@ -413,15 +432,12 @@ interface Webhooks {
   keys: Awaited<ReturnType<typeof loadWebhookKeys>>;
   hooks: ReturnType<typeof createSyncHooks>;
   outbox: Outbox;
-  /** GETs of URLs an organization registered (a client's jwks_uri), under the webhooks' address guard */
-  registered: ReturnType<typeof createWebhookCaller>;
   /** closed on stop */
   callers: Array<ReturnType<typeof createWebhookCaller>>;
 }
 
-async function buildWebhooks({ config, options, clock, metrics, warn, issuer }: Base, storage: Storage, { registry, commits }: Organizations, eventLog: EventLog): Promise<Webhooks> {
+async function buildWebhooks({ config, options, clock, metrics, warn, issuer, guard }: Base, storage: Storage, { registry, commits }: Organizations, eventLog: EventLog): Promise<Webhooks> {
   const webhookKeys = await loadWebhookKeys(storage.secrets, clock.nowMs());
-  const guard = createAddressGuard(options.resolveHost ? { allowInsecure: config.webhookAllowInsecure, resolver: options.resolveHost } : { allowInsecure: config.webhookAllowInsecure });
   const caller = createWebhookCaller({ guard });
   const signer = createDeliverySigner(webhookKeys, issuer, () => clock.nowMs());
   const webhookMetrics = createWebhookMetrics(metrics);
@@ -447,14 +463,14 @@ async function buildWebhooks({ config, options, clock, metrics, warn, issuer }: 
     warn,
   });
   commits.subscribe((commit) => outbox.committed(commit), 'waking the event webhooks');
-  const registered = createWebhookCaller({ guard, connectionsPerOrigin: 4 });
-  return { keys: webhookKeys, hooks, outbox, registered, callers: [caller, outboxCaller, registered] };
+  return { keys: webhookKeys, hooks, outbox, callers: [caller, outboxCaller] };
 }
 
 interface Wings {
   nativeHttp: boolean;
   storage: Storage;
   orgs: Organizations;
+  deletions: OrgDeletions;
   events: Service['events'];
   regions: Regions;
   tokens: Tokens;
@@ -467,15 +483,16 @@ interface Wings {
 type CloudWing = ReturnType<typeof buildCloud>;
 
 /** Cloud connections, the changes made through them, snapshots and billing counts. */
-function buildCloud({ config, clock, ids, metrics, warn }: Base, registry: Registry) {
+function buildCloud({ config, clock, ids, metrics, warn, guard }: Base, registry: Registry) {
   const sealer = createCredentialSealer(config.secretsKey, config.secretsKeyPrevious);
   const queue = createSerialQueue();
   const phases = metrics.histogram('cloud_change_phase_seconds', 'changes made at a cloud provider: waiting in the organization\'s cloud queue, the provider\'s calls, the commit of the event');
   const changes = { queue, observe: (phase: string, seconds: number) => phases.observe(seconds, { phase }) };
-  const clients = createClients(sealer);
+  const outbound = createOutbound(guard);
+  const clients = createClients(sealer, outbound);
   const orgs = () => registry.all();
   return {
-    connections: createCloudConnections({ sealer, queue, clients, uuid: () => ids.uuid(), allowInsecure: config.webhookAllowInsecure, regions: config.regions }),
+    connections: createCloudConnections({ sealer, queue, clients, outbound, uuid: () => ids.uuid(), allowInsecure: config.webhookAllowInsecure, regions: config.regions }),
     aws: createAwsChanges({ clients, ...changes }),
     ad: createAdChanges({ clients, ...changes }),
     gcp: createGcpUseCases({ clients, ...changes }),
@@ -497,46 +514,64 @@ function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, pass
   });
 }
 
-function buildSso({ config, clock, ids, issuer, options }: Base, cursorSecret: Buffer, pipeline: IssuePipeline, registry: Registry, sealer: SecretSealer) {
-  // Sign-ins in flight live in memory: after a restart their callbacks fail as expired and the person starts again.
-  return createSsoSignIn({
+function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cursorSecret: Buffer, store: Store, pipeline: IssuePipeline, registry: Registry, commits: CommitBus, sealer: SecretSealer) {
+  const providerTokens = createProviderTokens({
     clock,
-    endpoints: createProviderEndpoints({ clock, allowInsecure: config.webhookAllowInsecure, ...(options.ssoReroute && { reroute: options.ssoReroute }) }),
+    records: createKeyedRecords(store.ssoTokens, PROVIDER_TOKENS_FORMAT),
+    sealer,
+    client: (org, clientId) => signIn.providerClient(org, clientId),
+  });
+  // A deleted person's provider tokens go with them.
+  commits.subscribe((commit) => {
+    for (const entry of commit.entries) {
+      for (const change of entry.changes) {
+        if (change.t !== 'PersonDeleted') continue;
+        providerTokens.forgetPerson(commit.org, change.person_id).catch((error: unknown) => warn(`the SSO provider tokens of person ${change.person_id} were not removed: ${(error as Error).message}`));
+      }
+    }
+  }, 'the SSO provider tokens');
+  // Sign-ins in flight are kept beside the WAL: a restart between a start and its callback loses none.
+  const signIn = createSsoSignIn({
+    clock,
+    endpoints: createProviderEndpoints({ clock, allowInsecure: config.webhookAllowInsecure, fetch: guardedFetch(guard), ...(options.ssoReroute && { reroute: options.ssoReroute }) }),
     sealer,
     cookies: createStateCookies(createStateSealer(cursorSecret), config.issuer.startsWith('https:')),
-    pending: createPendingFlows(clock),
+    pending: createPendingFlows({ clock, records: createKeyedRecords(store.ssoPending, PENDING_FLOW_FORMAT), sealer, limits: config.ssoPending }),
+    providerTokens,
     pipeline,
     org: (id) => registry.get(id),
     callbackUrl: () => `${issuer()}/authenticate/oidc/callback`,
     region: config.regions[0] as string,
     newPersonId: () => ids.uuid(),
   });
+  return { signIn, providerTokens };
 }
 
-/** private_key_jwt: assertions verified against registered keys (jwks_uri fetched under the address guard), each jti once. */
-function clientAssertions(clock: Clock, issuer: () => string, registered: Webhooks['registered']): AssertionDeps {
-  const fetch: FetchRegistered = (url, signal) => registered.get({ url, headers: { accept: 'application/jwk-set+json, application/json' }, timeoutMs: 5000, signal });
+/** private_key_jwt: assertions verified against registered keys (jwks_uri fetched through the address guard), each jti once. */
+function clientAssertions(clock: Clock, issuer: () => string, guard: AddressGuard): AssertionDeps {
   return {
-    verifier: createClientAssertionVerifier({ clock, fetch, startedS: Math.floor(clock.nowMs() / 1000) }),
+    verifier: createClientAssertionVerifier({ clock, fetch: guardedFetch(guard), startedS: Math.floor(clock.nowMs() / 1000) }),
     replays: createReplayGuard(clock),
     issuer,
   };
 }
 
 /** The authorization server's machine side: the client index, client authentication, the token endpoint. */
-function buildOAuth({ config, clock, ids, issuer }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline, webhooks: Webhooks, cursorSecret: Buffer) {
+function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline, cursorSecret: Buffer) {
   const clients = createClientIndex(registry, commits);
   // Access tokens share the identity tokens' keys and signer; only their typ header (and lifetime) differ.
   const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });
   const accessTokens = createAccessTokenIssuer(atIssuer);
   const verifier = createAccessTokenVerifier({ keys: tokens.keys, issuer, clock });
-  const users = createUserTokens({ pipeline, signAccessToken: (claims, ttl) => atIssuer.issue(claims, ttl), issuer, newGrantId: () => ids.uuid(), refuse: oauthError });
+  const users = createUserTokens({ pipeline, signAccessToken: (claims, ttl) => atIssuer.issue(claims, ttl), issuer, newGrantId: () => ids.uuid() });
+  const active = createAccessTokens(verifier, clients);
+  const ownTokens = { accessToken: (t: string) => active.active(t), identityToken: (t: string) => tokens.validator.identify(t) };
   return {
     clients,
-    clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients, clientAssertions(clock, issuer, webhooks.registered))),
-    tokens: createTokenEndpoint({ accessTokens, issuer, users }),
+    clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients, clientAssertions(clock, issuer, guard))),
+    tokens: createTokenEndpoint({ accessTokens, issuer, users, ownTokens, devicePolls: createPollPacer(clock), nowMs: () => clock.nowMs() }),
     users,
-    accessTokens: createAccessTokens(verifier, clients),
+    accessTokens: active,
     dpop: createDpop({
       verifier: createDpopProofVerifier(clock),
       replays: createReplayGuard(clock),
@@ -547,14 +582,16 @@ function buildOAuth({ config, clock, ids, issuer }: Base, { registry, commits }:
   };
 }
 
-/** The authorization server's person side: the authorization endpoint with its hosted sign-in page, and userinfo. */
-function buildOAuthUser({ clock, issuer }: Base, storage: Storage, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>): Route[] {
-  const authorize = createAuthorize({ clients: oauth.clients, sealer: createSessionSealer(storage.cursorSecret), clock, signIn, issuer, pushed: createPushedRequests(clock) });
+/** The authorization server's person side: the authorization endpoint with its hosted sign-in page and pushed requests, userinfo, and the device authorization grant's endpoint and user code pages. */
+function buildOAuthUser({ clock, issuer }: Base, storage: Storage, registry: Registry, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>): Route[] {
+  const sealer = createSessionSealer(storage.cursorSecret);
+  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, issuer, pushed: createPushedRequests(clock) });
   const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer, dpop: oauth.dpop });
-  return [...oauthAuthorizeRoutes(authorize), ...oauthParRoutes({ clientAuth: oauth.clientAuth, authorize }), ...oauthUserInfoRoutes(userinfo)];
+  const device = createDeviceFlow({ sealer, clock, signIn, issuer, orgs: () => registry.all() });
+  return [...oauthAuthorizeRoutes(authorize), ...oauthParRoutes({ clientAuth: oauth.clientAuth, authorize }), ...oauthUserInfoRoutes(userinfo), ...oauthDeviceRoutes(device, oauth.clientAuth)];
 }
 
-function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, tokens, webhooks, pipeline, cloud, checkpoints }: Wings): Front {
+function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, regions, tokens, webhooks, pipeline, cloud, checkpoints }: Wings): Front {
   const { config, options, metrics, issuer } = base;
   const { registry } = orgs;
   const consistencyTokens = createConsistencyTokens(storage.cursorSecret);
@@ -589,8 +626,8 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.anonymousPerIp },
   });
   const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
-  const sso = buildSso(base, storage.cursorSecret, pipeline, registry, sealer);
-  const oauth = buildOAuth(base, orgs, tokens, pipeline, webhooks, storage.cursorSecret);
+  const sso = buildSso(base, storage.cursorSecret, storage.store, pipeline, registry, orgs.commits, sealer);
+  const oauth = buildOAuth(base, orgs, tokens, pipeline, storage.cursorSecret);
   const resets = createPasswordResets({
     registry,
     clock: base.clock,
@@ -603,7 +640,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
   const routes: Route[] = [];
   routes.push(
     ...systemRoutes({ metrics, nativeHttp, issuer, version: VERSION, regions: () => regions.views() }, () => routes),
-    ...organizationRoutes(deps),
+    ...organizationRoutes(deps, deletions),
     ...orgConfigRoutes(deps),
     ...domainRoutes(deps),
     ...tokenTemplateRoutes(deps),
@@ -637,14 +674,15 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
     ...anonymousRoutes(anonymous),
     ...endUserRoutes(deps, personAuthenticator(tokens.validator)),
     ...mitmRoutes(deps, {
-      detector: createMitmDetector({ registry, commits: orgs.commits, clock: base.clock, rate: { windowMs: config.browser.mitmRateWindowMs, perKey: config.browser.mitmPerKey }, warn: base.warn }),
+      detector: createMitmDetector({ registry, commits: orgs.commits, clock: base.clock, rate: { windowMs: config.browser.mitmRateWindowMs, perKey: config.browser.mitmPerKey, perToken: config.browser.mitmPerToken }, metrics: base.metrics, warn: base.warn }),
       issuer,
       nowMs: () => base.clock.nowMs(),
     }),
     ...tokenRoutes({ keys: tokens.keys, pipeline, validator: tokens.validator, issuer, oauth: { grantTypes: oauth.tokens.grantTypes }, handlers: deps }),
     ...rbacRoutes(deps),
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer }),
-    ...ssoSignInRoutes(sso, anonymous),
+    ...ssoSignInRoutes(sso.signIn, anonymous),
+    ...ssoTokenRoutes(deps, { tokens: sso.providerTokens, validator: tokens.validator }),
     ...oauthClientRoutes(deps, { allowInsecure: config.webhookAllowInsecure }),
     ...oauthRegistrationRoutes({
       handlers: deps,
@@ -655,7 +693,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, events, regions, to
       clock: base.clock,
     }),
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
-    ...buildOAuthUser(base, storage, oauth, signIn),
+    ...buildOAuthUser(base, storage, registry, oauth, signIn),
     ...sdkRoutes({ handlers: deps, clock: base.clock, validator: tokens.validator, rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.sdkPerIp, perOrg: config.browser.sdkPerOrg } }),
     ...cloudConnectionRoutes(deps, cloud),
     ...cloudAwsRoutes(deps, cloud.aws),

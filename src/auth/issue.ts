@@ -1,21 +1,20 @@
-// The one path every token for a person is issued on: the person → the token_minted hooks (for an
-// authentication) → a claims profile → the signature, made while the durable record commits → the
-// consistency wait. Mint-token (method 'api') and every sign-in method come through here; a new method is
-// a new first step in front of it (like auth/sign-in.ts for passwords), not a copy of it.
-import { badRequest, ServiceError } from '../errors.js';
-import type { Authentication, AuthenticationFailure, Command, SignInRecord, TokenRecord } from '../domain/commands.js';
+// The one path every token for a person is issued on: the person (a sign-in: verified first, verify.ts) → a
+// claims profile → the signature, made while the durable record commits → the consistency wait. Mint-token
+// (method 'api'), every sign-in method and the tokens of OAuth grants come through here; a new sign-in method
+// is a new first step in front of it (like auth/sign-in.ts for passwords), not a copy of it.
+import { badRequest } from '../errors.js';
+import type { AuthenticationDetails, AuthenticationFailure, Command, TokenRecord } from '../domain/commands.js';
 import { requirePerson } from '../domain/lookup.js';
-import { groupsClaimName, PolicyRefused, tokenLifetime } from '../domain/org-config.js';
-import { authenticationDetails, SIGN_IN_DENIED } from '../domain/sign-in.js';
-import type { Handle, OrgState, Person } from '../domain/state.js';
+import { groupsClaimName, tokenLifetime } from '../domain/org-config.js';
+import type { OrgState, Person } from '../domain/state.js';
 import { rfc3339Seconds } from '../lib/time-text.js';
 import type { ConsistencyWaiter } from '../regions/consistency.js';
-import { AWAITING_APPROVAL } from '../domain/tokens.js';
-import { DIRECT_ID_REFUSED } from '../domain/direct-id.js';
+import { AWAITING_APPROVAL } from '../domain/admission.js';
 import { admitCustomClaims, identityClaims, type ClaimsProfile } from '../tokens/claims.js';
 import type { IssuedToken, PendingToken, TokenIssuer } from '../tokens/sign.js';
 import type { SyncHooks } from '../webhooks/sync-hook.js';
 import { createTokenTemplates } from '../tokens/token-template.js';
+import { AwaitingApproval, createSignInVerifier, type AuthenticationMethod, type SignedIn, type SignInRequest } from './verify.js';
 
 /** A rejection awaited elsewhere: see signAndRecord. */
 const ignore = (): void => undefined;
@@ -30,10 +29,11 @@ export interface IssuingOrg {
   execute(command: Command): Promise<{ readonly offset: number; readonly reply?: unknown }>;
 }
 
-/** A method by which a person proves who they are: it runs the token_minted hooks and is recorded as a sign-in. */
-export type AuthenticationMethod = 'password' | 'oidc' | 'direct_id';
-/** 'api': the organization mints with its API key; no hooks, no sign-in, first_token always false. */
-export type IssueMethod = 'api' | AuthenticationMethod;
+/**
+ * 'api': the organization mints with its API key; no hooks, no sign-in, first_token always false. 'oauth': a
+ * token of an OAuth grant, for the sign-in the grant began with. 'anonymous': a new anonymous person's first.
+ */
+export type IssueMethod = 'api' | AuthenticationMethod | 'anonymous' | 'oauth';
 
 interface IssueCommon {
   /** the consistency the caller asked for; the answer waits for it */
@@ -53,31 +53,8 @@ export interface ApiIssue extends IssueCommon {
   mint_token_api?: boolean | undefined;
 }
 
-export interface SignInIssue extends IssueCommon {
-  method: AuthenticationMethod;
-  /** the person whose credentials were verified, or the one a registration creates */
-  person: Person;
-  /** the handle the person signed in with */
-  handle: Handle;
-  /** the sign-in's steps, as the hooks and TokenMinted are told them */
-  authentications: Authentication[];
-  /** the seed's request_metadata of the hooks' trigger_content */
-  request_metadata: { client_ip_address: string; origin: string; user_agent: string };
-  /**
-   * a registration: the token's entry creates the person, with this password hash (computed while the hooks
-   * run; none for SSO) and these groups
-   */
-  registration?: { password_hash?: Promise<string>; groups?: string[]; upgrade?: true } | undefined;
-  /** a direct-id sign-in: the SHA-256 (hex) of the value, used up by the entry that records the token */
-  direct_id?: string | undefined;
-  /**
-   * the anonymous person whose token the caller held: the token and TokenMinted name it; a registration
-   * upgrades it (registration.upgrade, `person` is that person), a sign-in to another person deletes it
-   */
-  prev_anonymous_person_id?: string | undefined;
-  /** the browser SDK's correlation id, copied into the attempt's events */
-  analytics_correlation_id?: string | undefined;
-}
+/** A sign-in's token: the sign-in is verified (the hooks), then recorded with the token in one entry. */
+export interface SignInIssue extends IssueCommon, SignInRequest {}
 
 /** POST /persons/anonymous: a new anonymous person and its first token, recorded in one entry; no hooks. */
 export interface AnonymousIssue extends IssueCommon {
@@ -89,24 +66,26 @@ export interface AnonymousIssue extends IssueCommon {
   timestamp: string;
 }
 
-export type IssueRequest = ApiIssue | SignInIssue | AnonymousIssue;
+/**
+ * A token of an OAuth grant (the token endpoint): issued for the sign-in the grant began with, which was
+ * recorded then; no hooks. Its authenticated_methods and TokenMinted's authentications are that sign-in's.
+ */
+export interface GrantIssue extends IssueCommon {
+  method: 'oauth';
+  person_id: string;
+  /** the grant's sign-in: its methods (['api'] for a grant the organization began) */
+  authenticated_methods: readonly string[];
+  /** the grant's sign-in as TokenMinted carries it; empty for a grant the organization began */
+  authentications: AuthenticationDetails[];
+  /** the access token's or the ID token's */
+  profile: ClaimsProfile;
+}
+
+export type IssueRequest = ApiIssue | SignInIssue | AnonymousIssue | GrantIssue;
 
 export interface Issued extends IssuedToken {
   /** the WAL offset of the token's record */
   offset: number;
-}
-
-/**
- * A registration recorded while the organization requires manual approval: the person exists, inactive,
- * and no token was issued (the entry's AuthenticationFailed says awaiting_approval). A 403 to callers that
- * do not look further; password registration answers 202.
- */
-export class AwaitingApproval extends ServiceError {
-  readonly person_id: string;
-  constructor(person_id: string) {
-    super('ERR_FORBIDDEN', "the person was registered and awaits the organization's approval before they can sign in");
-    this.person_id = person_id;
-  }
 }
 
 /** What the chain of a person's tokens needs of an organization. */
@@ -119,9 +98,15 @@ export interface IssuePipeline {
    * 502, the person gone or inactive meanwhile 401, the handle registered meanwhile 409, the organization's
    * configuration refusing the method or the registration meanwhile 403 (PolicyRefused); each recorded as
    * AuthenticationFailed. A registration the organization must approve first: AwaitingApproval, no token.
-   * The token lives the organization's token_duration and carries its groups_claim_name.
+   * The token lives the organization's token_duration and carries its groups_claim_name. An OAuth grant's
+   * token: the person gone or inactive 404 or 400, as mint-token.
    */
   issue(org: IssuingOrg, request: IssueRequest): Promise<Issued>;
+  /**
+   * A sign-in that ends without a token (the hosted OAuth page): verified as issue's, with its refusals, and
+   * recorded alone (AuthenticationSucceeded), so that no token is signed or recorded that nobody receives.
+   */
+  verify(org: IssuingOrg, request: SignInRequest): Promise<SignedIn>;
   /** Records a failed sign-in attempt (AuthenticationFailed) and waits for the consistency asked for. */
   refuse(org: IssuingOrg, consistency: Consistency, failure: AuthenticationFailure): Promise<void>;
   /** The prev_token_id of the person's next token: their newest token, signed and recorded or only signed. */
@@ -142,6 +127,13 @@ export interface IssueDeps {
 
 const API_METHODS: readonly string[] = ['api'];
 
+/** The person a token is minted for without a sign-in: unknown 404, inactive 400. */
+function activePerson(state: OrgState, personId: string): Person {
+  const person = requirePerson(state, personId);
+  if (!person.active) throw badRequest(`person ${personId} is not active`);
+  return person;
+}
+
 /**
  * rfc3339Seconds remembering its last two answers: every token of the same second has the same iat and
  * (with the same lifetime) exp, so a busy second formats them once, not twice per token.
@@ -161,19 +153,6 @@ function cachedSecondsText(): (epochSeconds: number) => string {
   };
 }
 
-/** A sign-in refused after its credentials were verified. */
-function failure(r: SignInIssue, failure_reason: string, failure_detail: string): AuthenticationFailure {
-  return {
-    handle: r.handle,
-    method: r.method,
-    client_ip_address: r.request_metadata.client_ip_address,
-    ...(r.analytics_correlation_id !== undefined && { analytics_correlation_id: r.analytics_correlation_id }),
-    failure_reason,
-    failure_detail,
-    person_id: r.person.person_id,
-  };
-}
-
 export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
   const { issuer, hooks, consistency: waiter } = deps;
   const nowMs = deps.nowMs ?? (() => Date.now());
@@ -189,11 +168,7 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
   const secondsText = cachedSecondsText();
 
   const previousToken = (org: OrgChain, personId: string) => pending.get(org.id)?.get(personId) ?? org.state.persons.get(personId)?.last_token_id;
-
-  async function refuse(org: IssuingOrg, consistency: Consistency, failure: AuthenticationFailure): Promise<void> {
-    const outcome = await org.execute({ kind: 'RecordAuthenticationFailure', failure });
-    await waiter.wait(org.id, outcome.offset, consistency);
-  }
+  const verifier = createSignInVerifier({ hooks, consistency: waiter, issuer: () => issuer.issuer(), previousToken });
 
   /**
    * Signs `claims` while the token's record commits: one decision records it and emits its events. Until
@@ -247,8 +222,7 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
       ttl = tokenLifetime(config, issuer.ttl);
       // Refused before the person is looked up, so a reserved name is a 400 whoever the person.
       const custom = r.custom_claims === undefined ? undefined : admitCustomClaims(r.custom_claims, 'api', groups);
-      const person = requirePerson(org.state, r.person_id);
-      if (!person.active) throw badRequest(`person ${r.person_id} is not active`);
+      const person = activePerson(org.state, r.person_id);
       personId = person.person_id;
       ttl = lifeLeft(person, ttl);
       claims = (r.profile ?? identityClaims)({
@@ -269,32 +243,11 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
     return signAndRecord(org, record, claims, ttl, r);
   }
 
+  /** The sign-in verified (the hooks), then recorded with its token in one entry: the token counts only if the sign-in does. */
   async function signIn(org: IssuingOrg, r: SignInIssue): Promise<Issued> {
-    const state = org.state;
+    const verified = await verifier.verify(org, r);
     const { person } = r;
-    // Read once, before the hooks: the token carries the name the hooks were told and filtered their claims by.
-    const groups = groupsClaimName(state.config);
-    const content = {
-      aud: state.id,
-      sub: person.person_id,
-      iss: issuer.issuer(),
-      authentications: r.authentications,
-      // What the hooks are told: whether a token of the person exists, recorded or only signed, as they start.
-      first_token: previousToken(org, person.person_id) === undefined,
-      groups_claim_name: groups,
-      region: person.region,
-      request_metadata: r.request_metadata,
-    };
-    // A registration's password is hashed while the hooks are called.
-    const [hook, passwordHash] = await Promise.all([hooks.tokenMinted(state, content), r.registration?.password_hash]);
-    if (hook.kind === 'denied') {
-      await refuse(org, r.consistency, failure(r, 'hook_denied', hook.detail));
-      throw new ServiceError('ERR_UNAUTHORIZED', SIGN_IN_DENIED);
-    }
-    if (hook.kind === 'failed') {
-      await refuse(org, r.consistency, failure(r, 'hook_failed', hook.detail));
-      throw new ServiceError('ERR_BAD_GATEWAY', 'a token_minted webhook of this organization failed; no token was issued');
-    }
+    const groups = verified.groups_claim_name;
     // Read now, after the hooks: a token issued for the person meanwhile is the one this follows, and then
     // this one is not their first, whatever the hooks were told (two first sign-ins at once: one is first).
     const prev_token_id = previousToken(org, person.person_id);
@@ -307,21 +260,10 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
       first_token,
       prev_token_id,
       template_claims: templates.claims(org, person, groups),
-      custom_claims: admitCustomClaims(hook.claims, 'hook', groups),
+      custom_claims: verified.custom_claims,
       groups_claim_name: groups,
       prev_anonymous_person_id: r.prev_anonymous_person_id,
     });
-    const sign_in: SignInRecord = { handle: r.handle, method: r.method, client_ip_address: r.request_metadata.client_ip_address };
-    if (r.direct_id !== undefined) sign_in.direct_id = r.direct_id;
-    if (r.analytics_correlation_id !== undefined) sign_in.analytics_correlation_id = r.analytics_correlation_id;
-    if (r.registration) {
-      sign_in.registration = {
-        region: person.region,
-        ...(passwordHash !== undefined && { password_hash: passwordHash }),
-        ...(r.registration.groups && { groups: r.registration.groups }),
-        ...(r.registration.upgrade && { upgrade: true as const }),
-      };
-    }
     const record: TokenRecord = {
       person_id: person.person_id,
       token_id: '',
@@ -329,23 +271,51 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
       first_token,
       issued_at: '',
       expires_at: '',
-      authentications: authenticationDetails(r.authentications),
+      authentications: verified.authentications,
       ...(r.prev_anonymous_person_id !== undefined && { prev_anonymous_person_id: r.prev_anonymous_person_id }),
-      sign_in,
+      sign_in: verified.sign_in,
     };
     try {
       // The lifetime as configured now, when the token is signed.
       return await signAndRecord(org, record, claims, tokenLifetime(org.state.config, issuer.ttl), r);
     } catch (error) {
-      // The configuration changed while the hooks ran (re-checked where the token is recorded), or the person
-      // did: deactivated or deleted, or the handle registered meanwhile.
-      if (error instanceof PolicyRefused) await refuse(org, r.consistency, failure(r, error.failure_reason, error.message));
-      else if (error instanceof ServiceError && (error.status === 401 || error.status === 409)) {
-        const reason = error.status === 409 ? 'handle_already_registered' : error.message === DIRECT_ID_REFUSED ? 'invalid_credentials' : 'person_not_active';
-        await refuse(org, r.consistency, failure(r, reason, error.message));
-      }
-      throw error;
+      return verifier.refused(org, verified, error);
     }
+  }
+
+  /**
+   * A token of an OAuth grant: the grant's sign-in is its authentication, recorded when it happened. Like
+   * any token of the person it follows their newest one, and is first when they have none.
+   */
+  function ofGrant(org: IssuingOrg, r: GrantIssue): Promise<Issued> {
+    let claims: Record<string, unknown>;
+    let record: TokenRecord;
+    let ttl: number;
+    try {
+      const config = org.state.config;
+      const groups = groupsClaimName(config);
+      const person = activePerson(org.state, r.person_id);
+      ttl = lifeLeft(person, tokenLifetime(config, issuer.ttl));
+      const prev_token_id = previousToken(org, person.person_id);
+      const first_token = prev_token_id === undefined;
+      claims = r.profile({
+        org: org.id,
+        person,
+        authenticated_methods: r.authenticated_methods,
+        first_token,
+        prev_token_id,
+        template_claims: templates.claims(org, person, groups),
+        groups_claim_name: groups,
+      });
+      record = { person_id: person.person_id, token_id: '', mint_token_api: false, first_token, issued_at: '', expires_at: '', authentications: r.authentications };
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return signAndRecord(org, record, claims, ttl, r);
+  }
+
+  async function verify(org: IssuingOrg, r: SignInRequest): Promise<SignedIn> {
+    return verifier.record(org, await verifier.verify(org, r));
   }
 
   /** No hooks (nobody authenticated) and no sign-in: the person and its token commit together. */
@@ -376,8 +346,10 @@ export function createIssuePipeline(deps: IssueDeps): IssuePipeline {
   }
 
   return {
-    issue: (org, request) => (request.method === 'api' ? mintByApi(org, request) : request.method === 'anonymous' ? anonymous(org, request) : signIn(org, request)),
-    refuse,
+    issue: (org, request) =>
+      request.method === 'api' ? mintByApi(org, request) : request.method === 'anonymous' ? anonymous(org, request) : request.method === 'oauth' ? ofGrant(org, request) : signIn(org, request),
+    verify,
+    refuse: verifier.refuse,
     previousToken,
     firstToken: (org, personId) => previousToken(org, personId) === undefined,
   };

@@ -3,6 +3,8 @@ export interface Limiter {
   /** 0 when another attempt is allowed now; else how long until it is */
   retryAfterMs(key: string, nowMs: number): number;
   fail(key: string, nowMs: number): void;
+  /** takes back one failure counted at atMs: an attempt reserved as a failure that turned out not to be one */
+  release(key: string, atMs: number): void;
   reset(key: string): void;
 }
 
@@ -33,6 +35,13 @@ export function createLimiter(options: { windowMs: number; limit: number; maxKey
       failures.delete(key);
       failures.set(key, times);
       if (failures.size > maxKeys) failures.delete(failures.keys().next().value as string);
+    },
+    release(key, atMs) {
+      const times = failures.get(key);
+      const at = times?.lastIndexOf(atMs) ?? -1;
+      if (at < 0) return;
+      times?.splice(at, 1);
+      if (times?.length === 0) failures.delete(key);
     },
     reset(key) {
       failures.delete(key);

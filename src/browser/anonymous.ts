@@ -60,6 +60,7 @@ export function createAnonymousPersons(deps: AnonymousDeps): AnonymousPersons {
         anonymous_expires_ms: now + deps.ttlS * 1000,
         region,
         handles: [],
+        verified_handles: {},
         groups: [],
         attributes: {},
         gdpr_consents: [],

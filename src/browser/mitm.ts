@@ -1,8 +1,10 @@
 // Phishing (reverse-proxy) detection at the edge: the tokens' image answered to anyone, the host that embedded
 // it read from Referer (else Origin), detections outside the allowed domains recorded (rate-limited per token,
-// address and host), and the views counted for /stats/mitm.
+// address and host, and per token whatever the host, since anyone can send a fresh Referer with every request;
+// the rest counted), and the views counted for /stats/mitm.
 import { hostAllowed } from '../domain/mitm.js';
 import type { Clock } from '../lib/clock.js';
+import type { Metrics } from '../lib/metrics.js';
 import type { OrgActor } from '../org/actor.js';
 import type { CommitBus } from '../org/commit-bus.js';
 import type { Registry } from '../org/registry.js';
@@ -16,6 +18,10 @@ export const UNKNOWN_DOMAIN = 'unknown';
 
 /** views kept per organization for the statistics; the oldest go first */
 const MAX_VIEWS = 100_000;
+/** a DNS name's longest form: what is recorded of a host, which the URL parser does not bound */
+export const MAX_RECORDED_HOST = 253;
+/** what is recorded of a User-Agent header */
+export const MAX_RECORDED_USER_AGENT = 256;
 
 export interface MitmView {
   token: string;
@@ -44,8 +50,9 @@ export interface MitmDeps {
   registry: Pick<Registry, 'all' | 'get'>;
   commits: CommitBus;
   clock: Pick<Clock, 'nowMs'>;
-  /** detections recorded per (token, address, host) and window */
-  rate: { windowMs: number; perKey: number };
+  /** detections recorded per (token, address, host) and window, and per token and window whatever the host */
+  rate: { windowMs: number; perKey: number; perToken: number };
+  metrics: Metrics;
   warn(message: string): void;
 }
 
@@ -61,7 +68,7 @@ interface View {
 function hostOf(url: string): string | undefined {
   if (url === '' || url === 'null') return undefined;
   try {
-    const host = new URL(url).hostname.toLowerCase();
+    const host = new URL(url).hostname.toLowerCase().slice(0, MAX_RECORDED_HOST);
     return host === '' ? undefined : host;
   } catch {
     return undefined;
@@ -81,11 +88,14 @@ export function createMitmDetector(deps: MitmDeps): MitmDetector {
     }
   }, 'the MITM token index');
   const views = new Map<string, View[]>();
-  const limit = createRateLimit({ windowMs: deps.rate.windowMs, limit: deps.rate.perKey });
+  const perKey = createRateLimit({ windowMs: deps.rate.windowMs, limit: deps.rate.perKey });
+  const perToken = createRateLimit({ windowMs: deps.rate.windowMs, limit: deps.rate.perToken });
+  const suppressed = deps.metrics.counter('mitm_detections_suppressed_total', 'Phishing detections not recorded as MitmAttackDetected because their token, address and host, or their token, reached the rate limit');
 
   function record(org: OrgActor, token: string, domain: string, v: MitmView, now: number): void {
-    if (limit.take(`${org.id}\n${token}\n${v.ip}\n${domain}`, now) > 0) return;
-    org.execute({ kind: 'RecordMitmDetection', detection: { token, mitm_domain: domain, client_ip_address: v.ip, user_agent: v.userAgent } }).catch((error: unknown) => {
+    if (perKey.take(`${org.id}\n${token}\n${v.ip}\n${domain}`, now) > 0 || perToken.take(`${org.id}\n${token}`, now) > 0) return suppressed.inc();
+    const detection = { token, mitm_domain: domain, client_ip_address: v.ip, user_agent: v.userAgent.slice(0, MAX_RECORDED_USER_AGENT) };
+    org.execute({ kind: 'RecordMitmDetection', detection }).catch((error: unknown) => {
       deps.warn(`a MITM detection of organization ${org.id} was not recorded: ${(error as Error).message}`);
     });
   }

@@ -27,8 +27,8 @@ export function checkAccountName(name: string, field: string): void {
 export function createAdChanges(deps: ChangeDeps & { clients: Clients }) {
   const perform = (org: OrgPort, connectionId: string, event: string, call: (spns: ReturnType<typeof createAdSpns>) => Promise<EventBody>): Promise<Change> =>
     runChange(deps, org, connectionId, event, (connection) => {
-      const { config, credentials } = deps.clients.ad(org.id, connection);
-      return withDirectory(config, credentials, (client) => call(createAdSpns(client, config)));
+      const { config, credentials, outbound } = deps.clients.ad(org.id, connection);
+      return withDirectory(config, credentials, outbound, (client) => call(createAdSpns(client, config)));
     });
   return {
     createSpn(org: OrgPort, connectionId: string, input: { account_name: string; service_class: string; service_name: string }): Promise<Change> {

@@ -1,8 +1,11 @@
 // Active Directory over LDAP (ldapts): SPNs added to and removed from accounts, the groups (roles) of the
 // account holding an SPN, and an inventory of accounts; each change read back so the event carries the
 // directory's answer (the account's distinguished name and type). Errors keep the directory's own code.
+import type { connect as netConnect } from 'node:net';
+import type { connect as tlsConnect, ConnectionOptions } from 'node:tls';
 import { Attribute, Change, Client, type Entry } from 'ldapts';
 import { notFound, quote } from '../errors.js';
+import { guardedSocket, type Outbound } from '../lib/guarded-connect.js';
 import { providerError } from './provider-error.js';
 import type { EventBody } from './aws.js';
 
@@ -39,12 +42,15 @@ export async function ldap<T>(call: () => Promise<T>): Promise<T> {
 }
 
 /** A bound client for the duration of `work`, always unbound after (a failed bind included). */
-export async function withDirectory<T>(config: AdConfig, credentials: AdCredentials, work: (client: Client) => Promise<T>): Promise<T> {
+export async function withDirectory<T>(config: AdConfig, credentials: AdCredentials, outbound: Outbound, work: (client: Client) => Promise<T>): Promise<T> {
   const url = new URL(config.url);
   const client = new Client({
     url: config.url,
     timeout: 15_000,
     connectTimeout: 5_000,
+    // ldapts calls these as (port, host[, tlsOptions]): the directory is reached through the address guard.
+    createConnection: ((port: number, host: string) => guardedSocket(outbound.guard, port, host)) as typeof netConnect,
+    createSecureConnection: ((port: number, host: string, tls?: ConnectionOptions) => guardedSocket(outbound.guard, port, host, tls ?? {})) as typeof tlsConnect,
     // TLS options with an ldap:// URL would make ldapts speak TLS on the plain port: only for ldaps://.
     ...(url.protocol === 'ldaps:' && config.tls_ca && { tlsOptions: { ca: config.tls_ca, servername: url.hostname } }),
   });
@@ -130,16 +136,16 @@ export function createAdSpns(client: Client, config: AdConfig) {
 }
 
 /** The harmless call that tests a connection: bind, and read the base entry. */
-export async function testAd(config: AdConfig, credentials: AdCredentials): Promise<void> {
-  await withDirectory(config, credentials, (client) => ldap(() => client.search(config.base_dn, { scope: 'base', attributes: ['distinguishedName'] })));
+export async function testAd(config: AdConfig, credentials: AdCredentials, outbound: Outbound): Promise<void> {
+  await withDirectory(config, credentials, outbound, (client) => ldap(() => client.search(config.base_dn, { scope: 'base', attributes: ['distinguishedName'] })));
 }
 
 /**
  * User identities: user accounts that are neither computers nor SPN holders; non-human identities: computer
  * accounts and accounts holding SPNs (the domain's own krbtgt and DC accounts among them); credentials: none.
  */
-export async function inventoryAd(config: AdConfig, credentials: AdCredentials): Promise<{ user_identities: number; non_human_identities: number; credentials: number }> {
-  return withDirectory(config, credentials, async (client) => {
+export async function inventoryAd(config: AdConfig, credentials: AdCredentials, outbound: Outbound): Promise<{ user_identities: number; non_human_identities: number; credentials: number }> {
+  return withDirectory(config, credentials, outbound, async (client) => {
     const r = await ldap(() => client.search(config.base_dn, { filter: '(objectClass=user)', attributes: ['objectClass', 'servicePrincipalName'], paged: { pageSize: 500 } }));
     const users = new Set<string>();
     const nonHuman = new Set<string>();

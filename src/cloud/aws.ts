@@ -23,6 +23,8 @@ import {
   UpdateAssumeRolePolicyCommand,
   type Role,
 } from '@aws-sdk/client-iam';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { guardedAgents, type Outbound } from '../lib/guarded-connect.js';
 import { providerError } from './provider-error.js';
 import type { InlinePolicy } from './aws-rules.js';
 
@@ -56,8 +58,15 @@ export type EventBody = Record<string, unknown>;
  * request handler, one retry. cacheMiddleware: each command class's middleware stack is resolved once, not on
  * every send (a tenth of the SDK's CPU per call); the stack is complete when the client is built.
  */
-export function awsClient(config: AwsConfig, credentials: AwsCredentials): IAMClient {
+function guardedAgentsOf(outbound: Outbound) {
+  const agents = guardedAgents(outbound.guard, { keepAlive: true });
+  return { httpAgent: agents.http, httpsAgent: agents.https };
+}
+
+export function awsClient(config: AwsConfig, credentials: AwsCredentials, outbound: Outbound): IAMClient {
   const client = new IAMClient({
+    // Agents of its own: destroying the client (a deleted connection, a finished test) destroys its handler's agents.
+    requestHandler: new NodeHttpHandler(guardedAgentsOf(outbound)),
     region: config.aws_region ?? 'us-east-1',
     ...(config.endpoint && { endpoint: config.endpoint }),
     credentials: { accessKeyId: credentials.access_key_id, secretAccessKey: credentials.secret_access_key },

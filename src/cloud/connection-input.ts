@@ -33,9 +33,8 @@ function checkEndpoint(url: string, field: string, rules: ConnectionRules): void
   } catch {
     throw badRequest(`${field}: ${quote(url)} is not a URL`);
   }
-  const loopback = u.hostname === 'localhost' || /^127\./.test(u.hostname) || u.hostname === '[::1]';
+  // Which addresses may be reached is the address guard's, at each connection (src/lib/address-guard.ts).
   if (u.protocol !== 'https:' && !(rules.allowInsecure && u.protocol === 'http:')) throw badRequest(`${field}: https only`);
-  if (loopback && !rules.allowInsecure) throw badRequest(`${field}: a loopback endpoint is allowed only with SERVICE_WEBHOOK_ALLOW_INSECURE=1`);
   if (u.search || u.hash || u.username) throw badRequest(`${field}: no query, fragment or credentials in the URL`);
 }
 
@@ -78,7 +77,7 @@ export function checkCredentials(type: CloudType, value: unknown): Record<string
   return c;
 }
 
-/** ldaps:// anywhere; plain ldap:// (a password sent in the clear) and loopback only with SERVICE_WEBHOOK_ALLOW_INSECURE=1. */
+/** ldaps:// only; plain ldap:// (a password sent in the clear) with SERVICE_WEBHOOK_ALLOW_INSECURE=1. The address guard decides which hosts. */
 function checkAdConfig(value: unknown, rules: ConnectionRules): Record<string, string> {
   const config = strings(value, 'config', ['url', 'base_dn', 'domain'], ['tls_ca']);
   let u: URL;
@@ -88,8 +87,6 @@ function checkAdConfig(value: unknown, rules: ConnectionRules): Record<string, s
     throw badRequest(`config.url: ${quote(config['url'] as string)} is not a URL`);
   }
   if (u.protocol !== 'ldaps:' && !(rules.allowInsecure && u.protocol === 'ldap:')) throw badRequest('config.url: ldaps:// only (ldap:// with SERVICE_WEBHOOK_ALLOW_INSECURE=1)');
-  const loopback = u.hostname === 'localhost' || /^127\./.test(u.hostname) || u.hostname === '[::1]';
-  if (loopback && !rules.allowInsecure) throw badRequest('config.url: a loopback directory is allowed only with SERVICE_WEBHOOK_ALLOW_INSECURE=1');
   if (u.pathname.length > 1 || u.search || u.username) throw badRequest('config.url: scheme, host and port only');
   if (!/^(?:[A-Za-z]+=[^,]+)(?:,[A-Za-z]+=[^,]+)*$/.test(config['base_dn'] as string)) throw badRequest('config.base_dn: a distinguished name such as DC=example,DC=com');
   if (!/^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$/.test(config['domain'] as string)) throw badRequest('config.domain: a DNS domain name such as example.com');

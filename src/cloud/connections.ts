@@ -10,6 +10,7 @@ import { awsClient, testAws, type AwsConfig, type AwsCredentials } from './aws.j
 import { testAd, type AdConfig, type AdCredentials } from './ad.js';
 import { gcpClients, testGcp, type GcpConfig, type GcpKey } from './gcp.js';
 import { checkConfig, checkCredentials, checkRegion, type ConnectionRules } from './connection-input.js';
+import type { Outbound } from '../lib/guarded-connect.js';
 import type { CredentialSealer } from './secrets.js';
 import type { SerialQueue } from './serial.js';
 
@@ -38,6 +39,8 @@ export interface CloudConnectionsDeps extends ConnectionRules {
   sealer: CredentialSealer;
   queue: SerialQueue;
   clients: Pick<Clients, 'forget'>;
+  /** the address guard every provider call connects through */
+  outbound: Outbound;
   /** fresh connection ids: UUIDv7, so key order is creation order */
   uuid(): string;
 }
@@ -45,7 +48,7 @@ export interface CloudConnectionsDeps extends ConnectionRules {
 export interface Clients {
   /** the connection's IAM client, built once and reused by every change and snapshot through it */
   aws(org: string, c: CloudConnection): { client: IAMClient; account: string };
-  ad(org: string, c: CloudConnection): { config: AdConfig; credentials: AdCredentials };
+  ad(org: string, c: CloudConnection): { config: AdConfig; credentials: AdCredentials; outbound: Outbound };
   /** the connection's GCP clients, built once like the IAM client */
   gcp(org: string, c: CloudConnection): { clients: ReturnType<typeof gcpClients>; project: string };
   /** a deleted connection's clients are closed */
@@ -66,7 +69,7 @@ interface Cached<T> {
  * connection (not per change: that opened a new connection to the provider for each) and rebuilt when the
  * connection's config or credentials change: a PATCH reseals the credentials, so their sealed form is the version.
  */
-export function createClients(sealer: CredentialSealer): Clients {
+export function createClients(sealer: CredentialSealer, outbound: Outbound): Clients {
   const cache = new Map<string, Cached<unknown>>();
   const keyOf = (org: string, id: string) => `${org}\u0000${id}`;
   const cached = <T>(org: string, c: CloudConnection, build: () => T, close: (value: T) => void): T => {
@@ -83,18 +86,18 @@ export function createClients(sealer: CredentialSealer): Clients {
     aws(org, c) {
       if (c.type !== 'aws') throw badRequest(`cloud connection ${c.connection_id} is of type ${c.type}, not aws`);
       const config = c.config as unknown as AwsConfig;
-      const client = cached(org, c, () => awsClient(config, sealer.open(org, c.connection_id, c.credentials) as unknown as AwsCredentials), (x) => x.destroy());
+      const client = cached(org, c, () => awsClient(config, sealer.open(org, c.connection_id, c.credentials) as unknown as AwsCredentials, outbound), (x) => x.destroy());
       return { client, account: config.account_id };
     },
     gcp(org, c) {
       if (c.type !== 'gcp') throw badRequest(`cloud connection ${c.connection_id} is of type ${c.type}, not gcp`);
       const config = c.config as unknown as GcpConfig;
-      const clients = cached(org, c, () => gcpClients(config, sealer.open(org, c.connection_id, c.credentials) as unknown as GcpKey), () => undefined);
+      const clients = cached(org, c, () => gcpClients(config, sealer.open(org, c.connection_id, c.credentials) as unknown as GcpKey, outbound), () => undefined);
       return { clients, project: config.project_id };
     },
     ad(org, c) {
       if (c.type !== 'active_directory') throw badRequest(`cloud connection ${c.connection_id} is of type ${c.type}, not active_directory`);
-      return { config: c.config as unknown as AdConfig, credentials: sealer.open(org, c.connection_id, c.credentials) as unknown as AdCredentials };
+      return { config: c.config as unknown as AdConfig, credentials: sealer.open(org, c.connection_id, c.credentials) as unknown as AdCredentials, outbound };
     },
     forget(org, connectionId) {
       const key = keyOf(org, connectionId);
@@ -109,10 +112,10 @@ export function createClients(sealer: CredentialSealer): Clients {
 }
 
 /** A failed test names what failed with a 400: the connection as given does not work. */
-async function testConnection(type: CloudType, config: Record<string, string>, credentials: Record<string, string>): Promise<void> {
+async function testConnection(type: CloudType, config: Record<string, string>, credentials: Record<string, string>, outbound: Outbound): Promise<void> {
   try {
     if (type === 'aws') {
-      const client = awsClient(config as unknown as AwsConfig, credentials as unknown as AwsCredentials);
+      const client = awsClient(config as unknown as AwsConfig, credentials as unknown as AwsCredentials, outbound);
       try {
         await testAws(client);
       } finally {
@@ -120,9 +123,9 @@ async function testConnection(type: CloudType, config: Record<string, string>, c
       }
     } else if (type === 'gcp') {
       const c = config as unknown as GcpConfig;
-      await testGcp(gcpClients(c, credentials as unknown as GcpKey), c.project_id);
+      await testGcp(gcpClients(c, credentials as unknown as GcpKey, outbound), c.project_id);
     } else if (type === 'active_directory') {
-      await testAd(config as unknown as AdConfig, credentials as unknown as AdCredentials);
+      await testAd(config as unknown as AdConfig, credentials as unknown as AdCredentials, outbound);
     }
   } catch (error) {
     const message = error instanceof ServiceError ? error.message : String(error);
@@ -137,7 +140,7 @@ export function createCloudConnections(deps: CloudConnectionsDeps) {
       checkRegion(region, deps);
       const config = checkConfig(body.type, body.config, deps);
       const credentials = checkCredentials(body.type, body.credentials);
-      await testConnection(body.type, config, credentials);
+      await testConnection(body.type, config, credentials, deps.outbound);
       const connection_id = deps.uuid();
       const sealed = deps.sealer.seal(org.id, connection_id, credentials);
       return deps.queue.run(org.id, () => org.execute<CloudConnectionView>({ kind: 'CreateCloudConnection', connection: { connection_id, name: body.name, type: body.type, region, config, credentials: sealed } }));
@@ -153,7 +156,7 @@ export function createCloudConnections(deps: CloudConnectionsDeps) {
         }
         const config = patch.config === undefined ? current.config : checkConfig(current.type, patch.config, deps);
         const credentials = patch.credentials === undefined ? (deps.sealer.open(org.id, id, current.credentials) as Record<string, string>) : checkCredentials(current.type, patch.credentials);
-        await testConnection(current.type, config, credentials);
+        await testConnection(current.type, config, credentials, deps.outbound);
         const next: CloudConnection = { ...current, name: patch.name ?? current.name, config, credentials: deps.sealer.seal(org.id, id, credentials) };
         return org.execute<CloudConnectionView>({ kind: 'UpdateCloudConnection', connection: next });
       });

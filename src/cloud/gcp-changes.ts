@@ -8,8 +8,8 @@ import type { Clients, OrgPort } from './connections.js';
 import { createGcpChanges, type GcpBinding } from './gcp.js';
 
 const ACCOUNT_ID = /^[a-z](?:[-a-z0-9]{4,28}[a-z0-9])$/;
-const EMAIL = /^[^@\s]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/;
-const PRINCIPAL = /^(?:user|serviceAccount|group):[^@\s:]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$|^domain:[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/;
+export const EMAIL = /^[^@\s]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/;
+export const PRINCIPAL = /^(?:user|serviceAccount|group):[^@\s:]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$|^domain:[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/;
 const ROLE = /^(?:roles\/[A-Za-z0-9_.]{1,64}|(?:projects|organizations)\/[A-Za-z0-9_.-]{1,64}\/roles\/[A-Za-z0-9_.]{1,64})$/;
 
 export function checkServiceAccount(accountId: string, displayName?: string, description?: string): void {

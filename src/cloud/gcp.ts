@@ -4,6 +4,7 @@
 // provider's own, as the events carry it.
 import { auth, iam, type iam_v1 } from '@googleapis/iam';
 import { cloudresourcemanager, type cloudresourcemanager_v1 } from '@googleapis/cloudresourcemanager';
+import type { Outbound } from '../lib/guarded-connect.js';
 import { providerError } from './provider-error.js';
 import type { EventBody } from './aws.js';
 
@@ -41,15 +42,17 @@ export async function gcp<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-export function gcpClients(config: GcpConfig, key: GcpKey) {
+export function gcpClients(config: GcpConfig, key: GcpKey, outbound: Outbound) {
   // Self-signed JWT access tokens: no token endpoint is called (google-auth-library would ignore a key's
   // token_uri and call Google's), so a stand-in only verifies the signature.
   const jwt = new auth.JWT({ email: key.client_email, key: key.private_key, ...(key.private_key_id && { keyId: key.private_key_id }), scopes: [SCOPE] });
   jwt.useJWTAccessWithScope = true;
   const root = config.endpoint ? { rootUrl: config.endpoint.endsWith('/') ? config.endpoint : `${config.endpoint}/` } : {};
+  // gaxios takes the agent as given (no proxy agent of its own) and would follow redirects anywhere.
+  const transport = { agent: (url: URL) => (url.protocol === 'http:' ? outbound.agents.http : outbound.agents.https), maxRedirects: 0 };
   return {
-    iam: iam({ version: 'v1', auth: jwt, retry: false, ...root }),
-    crm: cloudresourcemanager({ version: 'v1', auth: jwt, retry: false, ...root }),
+    iam: iam({ version: 'v1', auth: jwt, retry: false, ...transport, ...root }),
+    crm: cloudresourcemanager({ version: 'v1', auth: jwt, retry: false, ...transport, ...root }),
   };
 }
 

@@ -22,8 +22,8 @@ export function createInventory(deps: InventoryDeps) {
     const connection = requireCloudConnection(org.state, connectionId);
     let counts;
     if (connection.type === 'active_directory') {
-      const { config, credentials } = deps.clients.ad(org.id, connection);
-      counts = await inventoryAd(config, credentials);
+      const { config, credentials, outbound } = deps.clients.ad(org.id, connection);
+      counts = await inventoryAd(config, credentials, outbound);
     } else if (connection.type === 'gcp') {
       const { clients, project } = deps.clients.gcp(org.id, connection);
       counts = await inventoryGcp(clients, project);

@@ -4,7 +4,7 @@ import { conflict } from '../errors.js';
 import type { Change } from './changes.js';
 import { decision, type Decision, type EventDraft } from './decision.js';
 import { handlesOf } from './persons.js';
-import { handleKey, type Handle, type OrgState, type Person } from './state.js';
+import { handleKey, type Handle, type HandleVerification, type OrgState, type Person } from './state.js';
 
 export const ANONYMOUS = 'anonymous';
 
@@ -23,13 +23,13 @@ export function anonymousCreated(person: Person, analytics_metadata: object): { 
  * A registration while holding an anonymous person's token: that same person gets the handle and becomes
  * regular, announced as created with prev_person_type. Upgraded or deleted meanwhile: a conflict, nothing changes.
  */
-export function upgradeAnonymous(state: OrgState, personId: string, handle: Handle, analytics_metadata: object): { changes: Change[]; events: EventDraft[] } {
+export function upgradeAnonymous(state: OrgState, personId: string, handle: Handle, analytics_metadata: object, verified: HandleVerification | null): { changes: Change[]; events: EventDraft[] } {
   const person = state.persons.get(personId);
   if (!person || person.person_type !== 'anonymous') throw conflict(`the anonymous person ${personId} was upgraded or deleted meanwhile`);
   if (state.handles.has(handleKey(handle))) throw conflict(`a person with handle ${handle.type} "${handle.value}" already exists`);
   const handles = [...person.handles, { type: handle.type, value: handle.value }];
   return {
-    changes: [{ t: 'AnonymousPersonUpgraded', person_id: personId, handles: [{ type: handle.type, value: handle.value }] }],
+    changes: [{ t: 'AnonymousPersonUpgraded', person_id: personId, handles: [{ type: handle.type, value: handle.value }], verified }],
     events: [
       {
         name: 'PersonCreated_v1',

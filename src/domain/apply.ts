@@ -6,7 +6,8 @@ import { billingKey, monthStart, monthText } from './cloud.js';
 import { withDefaults } from './org-config.js';
 import { withRevoked } from './oauth-clients.js';
 import { keepBeforeChange } from './snapshot-hold.js';
-import { emptyState, handleKey, lowerBound, HANDLE_TYPES, type AttributeSet, type GdprConsent, type Handle, type OrgState, type Person } from './state.js';
+import { UNRECORDED, withRecordedVerifications } from './handle-verification.js';
+import { emptyState, handleKey, lowerBound, HANDLE_TYPES, type AttributeSet, type GdprConsent, type Handle, type HandleVerification, type OrgState, type Person } from './state.js';
 
 // Per-person memory: a million persons each holding their own copy of the same few strings ("email_address",
 // a group's name) and their own empty consent list cost about a tenth of the heap; one shared copy of each
@@ -19,14 +20,15 @@ function sharedHandle(h: Handle): Handle {
 
 /** The person as the state keeps it: its own arrays and objects, the strings every person shares shared. */
 export function personOf(state: OrgState, person: Person): Person {
-  return {
+  return withRecordedVerifications({
     ...person,
+    ...(person.verified_handles && { verified_handles: { ...person.verified_handles } }),
     person_type: person.person_type === 'anonymous' ? 'anonymous' : 'regular',
     handles: person.handles.map(sharedHandle),
     groups: person.groups.map((g) => state.groups.get(g)?.name ?? g),
     attributes: { ...person.attributes },
     gdpr_consents: person.gdpr_consents.length === 0 ? NO_CONSENTS : person.gdpr_consents,
-  };
+  });
 }
 
 /**
@@ -39,7 +41,18 @@ export function adoptPerson(state: OrgState, person: Person): Person {
   const groups = person.groups;
   for (let i = 0; i < groups.length; i++) groups[i] = state.groups.get(groups[i] as string)?.name ?? (groups[i] as string);
   if (person.gdpr_consents.length === 0) person.gdpr_consents = NO_CONSENTS;
-  return person;
+  return withRecordedVerifications(person);
+}
+
+/** Records how `handles` were verified (null: not); a change written before verifications were kept says nothing: `unrecorded`. */
+function recordVerification(p: Person, handles: readonly Handle[], verified: HandleVerification | null | undefined): void {
+  const v = verified === undefined ? UNRECORDED : verified;
+  const next = { ...p.verified_handles };
+  for (const h of handles) {
+    if (v === null) delete next[handleKey(h)];
+    else next[handleKey(h)] = v;
+  }
+  p.verified_handles = next;
 }
 
 function attributeHome(state: OrgState, personId: string | undefined): { get(b: string): AttributeSet | undefined; set(b: string, a: AttributeSet): void; delete(b: string): void } | undefined {
@@ -93,6 +106,9 @@ export function apply(state: OrgState, change: Change): OrgState {
     case 'SuborganizationCreated':
       state.suborganizations.push(change.id);
       return state;
+    case 'SuborganizationDeleted':
+      state.suborganizations = state.suborganizations.filter((id) => id !== change.id);
+      return state;
     case 'PersonCreated': {
       const p = personOf(state, change.person);
       state.persons.set(p.person_id, p);
@@ -114,6 +130,12 @@ export function apply(state: OrgState, change: Change): OrgState {
         p.handles.push(h);
         state.handles.set(handleKey(h), p.person_id);
       }
+      recordVerification(p, change.handles, change.verified);
+      return state;
+    }
+    case 'PersonHandleVerified': {
+      const p = changing(state, change.person_id);
+      if (p && state.handles.get(handleKey(change.handle)) === p.person_id) recordVerification(p, [change.handle], change.verified);
       return state;
     }
     case 'PersonHandleRemoved': {
@@ -122,6 +144,7 @@ export function apply(state: OrgState, change: Change): OrgState {
       const key = handleKey(change.handle);
       p.handles = p.handles.filter((h) => handleKey(h) !== key);
       if (state.handles.get(key) === p.person_id) state.handles.delete(key);
+      recordVerification(p, [change.handle], null);
       return state;
     }
     case 'MitmTokenCreated':
@@ -137,6 +160,7 @@ export function apply(state: OrgState, change: Change): OrgState {
       delete p.anonymous_expires_ms;
       p.handles = [...p.handles, ...change.handles];
       for (const h of change.handles) state.handles.set(handleKey(h), p.person_id);
+      recordVerification(p, change.handles, change.verified);
       return state;
     }
     case 'PersonDeleted': {
@@ -381,6 +405,23 @@ export function apply(state: OrgState, change: Change): OrgState {
     case 'OAuthPruned':
       for (const h of change.code_hashes) state.oauth_codes.delete(h);
       for (const id of change.grant_ids) state.oauth_grants.delete(id);
+      return state;
+    case 'OAuthDeviceCodeIssued':
+      state.oauth_device_codes.set(change.code.device_code_hash, change.code);
+      return state;
+    case 'OAuthDeviceCodeDecided': {
+      const code = state.oauth_device_codes.get(change.device_code_hash);
+      if (code) state.oauth_device_codes.set(code.device_code_hash, change.approved !== undefined ? { ...code, approved: change.approved } : { ...code, denied: true });
+      return state;
+    }
+    case 'OAuthDeviceCodeRedeemed': {
+      const code = state.oauth_device_codes.get(change.device_code_hash);
+      if (code) state.oauth_device_codes.set(code.device_code_hash, { ...code, redeemed_grant: change.grant.grant_id });
+      state.oauth_grants.set(change.grant.grant_id, change.grant);
+      return state;
+    }
+    case 'OAuthDeviceCodesPruned':
+      for (const h of change.device_code_hashes) state.oauth_device_codes.delete(h);
       return state;
   }
 }

@@ -12,9 +12,11 @@ export function requireBucket(bucket: string): void {
 
 /** The attribute set a read or write addresses: the organization's, or the person's when person_id is given. */
 export function attributesOf(state: OrgState, personId: string | undefined, bucket: string): AttributeSet {
+  // The person first: a request for someone who does not exist is about that, whichever bucket it names.
+  const person = personId === undefined ? undefined : requirePerson(state, personId);
   requireBucket(bucket);
-  if (personId === undefined) return state.attributes.get(bucket) ?? {};
-  return requirePerson(state, personId).attributes[bucket] ?? {};
+  if (person === undefined) return state.attributes.get(bucket) ?? {};
+  return person.attributes[bucket] ?? {};
 }
 
 export function setAttributes(state: OrgState, personId: string | undefined, bucket: string, attributes: AttributeSet, replace: boolean): Decision<null> {
@@ -40,6 +42,8 @@ export function deleteAttributes(state: OrgState, personId: string | undefined, 
  * written: one unknown bucket or bad attribute refuses the whole request.
  */
 export function setAttributeBuckets(state: OrgState, personId: string | undefined, buckets: Record<string, AttributeSet>, replace: boolean): Decision<null> {
+  // Looked up even when no bucket is named, which the loop alone would never do.
+  if (personId !== undefined) requirePerson(state, personId);
   const changes: Change[] = [];
   for (const [bucket, attributes] of Object.entries(buckets)) {
     attributesOf(state, personId, bucket);

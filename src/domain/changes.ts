@@ -1,7 +1,8 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
 import type { OrgConfig } from './org-config.js';
-import type { AttributeSet, DirectId, GdprConsent, Handle, MitmToken, OAuthClient, OrgGenesis, RegistrationToken, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
-import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
+import type { AttributeSet, DirectId, GdprConsent, Handle, HandleVerification, MitmToken, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, RegistrationToken, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
+import type { OAuthCode, OAuthGrant, SignInFacts } from './oauth-grants.js';
+import type { OAuthDeviceCode } from './device-codes.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
 
@@ -9,15 +10,20 @@ export type Change =
   | { t: 'OrgCreated'; genesis: OrgGenesis }
   | { t: 'ApiKeyRotated'; api_key_hash: string }
   | { t: 'SuborganizationCreated'; id: string }
+  /** `orgs`: the suborganization and every one below it, all deleted (what a replica region has to remove too) */
+  | { t: 'SuborganizationDeleted'; id: string; orgs: string[] }
   | { t: 'PersonCreated'; person: Person }
   | { t: 'PersonActiveSet'; person_id: string; active: boolean }
-  | { t: 'PersonHandlesAdded'; person_id: string; handles: Handle[] }
+  /** verified: how the handles were verified, null when not; absent in entries written before verifications were kept */
+  | { t: 'PersonHandlesAdded'; person_id: string; handles: Handle[]; verified?: HandleVerification | null }
+  /** a handle the person holds was shown to be theirs (a password-reset link sent to it was used) */
+  | { t: 'PersonHandleVerified'; person_id: string; handle: Handle; verified: HandleVerification }
   | { t: 'PersonHandleRemoved'; person_id: string; handle: Handle }
   | { t: 'PersonDeleted'; person_id: string }
   | { t: 'MitmTokenCreated'; token: MitmToken }
   | { t: 'MitmTokenDeleted'; token: string }
   /** an anonymous person registered: it becomes regular, holds these handles and no longer expires */
-  | { t: 'AnonymousPersonUpgraded'; person_id: string; handles: Handle[] }
+  | { t: 'AnonymousPersonUpgraded'; person_id: string; handles: Handle[]; verified?: HandleVerification | null }
   | { t: 'GroupCreated'; name: string; description: string; created: string }
   | { t: 'GroupDeleted'; name: string }
   | { t: 'PersonGroupsSet'; person_id: string; groups: string[] }
@@ -91,6 +97,11 @@ export type Change =
   | { t: 'OAuthGrantStarted'; grant: OAuthGrant }
   /** codes and grants past their time */
   | { t: 'OAuthPruned'; code_hashes: string[]; grant_ids: string[] }
+  // Device codes (device-codes.ts)
+  | { t: 'OAuthDeviceCodeIssued'; code: OAuthDeviceCode }
+  | { t: 'OAuthDeviceCodeDecided'; device_code_hash: string; approved?: SignInFacts; denied?: true }
+  | { t: 'OAuthDeviceCodeRedeemed'; device_code_hash: string; grant: OAuthGrant }
+  | { t: 'OAuthDeviceCodesPruned'; device_code_hashes: string[] }
   /** a direct-id sign-in value was issued (its hash only); `expired`: hashes of values past their time, dropped */
   | { t: 'DirectIdIssued'; hash: string; direct_id: DirectId; expired: string[] }
   /** a direct-id sign-in value was used: it never signs in again */

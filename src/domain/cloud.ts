@@ -135,7 +135,13 @@ export function countBillableIdentities(state: OrgState, nowMs: number, computed
       const counts = billableCounts(state.cloud_snapshots, region, w.start_ms, w.end_ms);
       const row: BillingRow = { region, window_start: w.window_start, window_end: w.window_end, ...counts, computed_at: computedAt };
       changes.push({ t: 'BillingCounted', row, now_ms: nowMs });
-      events.push({ name: 'BillableProtectedIdentitiesCounted_v1', body: { org_id: state.id, ...row } });
+      // The counts are int64 in the event: proto3 JSON writes them as decimal strings.
+      const counted = {
+        user_identities_count: String(counts.user_identities_count),
+        non_human_identities_count: String(counts.non_human_identities_count),
+        credentials_count: String(counts.credentials_count),
+      };
+      events.push({ name: 'BillableProtectedIdentitiesCounted_v1', body: { org_id: state.id, ...row, ...counted } });
     }
   }
   return decision(events.length, changes, events);

@@ -1,5 +1,5 @@
 // Commands: what callers ask an organization to do, imperative. decide() answers each.
-import type { AttributeSet, ConsentLevel, Handle, OnFailure, Person, WebhookTrigger } from './state.js';
+import type { AttributeSet, ConsentLevel, Handle, OnFailure, Person, WebhookTrigger, VerificationMethod } from './state.js';
 import type { SsoCredentialInput, SsoCredentialPatch } from './sso-credentials.js';
 import type { TestEventInput } from './test-events.js';
 import type { GateEventInput } from './gate-events.js';
@@ -7,6 +7,7 @@ import type { SdkEventInput } from './sdk-events.js';
 import type { MitmDetection, MitmTokenInput } from './mitm.js';
 import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
 import type { RegistrationTokenInput } from './client-registration.js';
+import type { DecideDeviceCodeInput, IssueDeviceCodeInput, RedeemDeviceCodeInput } from './device-codes.js';
 import type { IssueCodeInput, MintGrantInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 import type { PasswordReset } from './credentials.js';
 import type { MessageTemplate } from './message-templates.js';
@@ -70,6 +71,25 @@ export interface SignInRecord extends Attempt {
   direct_id?: string;
   /** present when the attempt registers the person: they are created in the same entry */
   registration?: { password_hash?: string; region: string; groups?: string[]; upgrade?: true };
+  /**
+   * a sign-in that proved the password against a hash of another form or cost: its replacement in the
+   * service's own form, set by the same entry as long as the person still holds the hash it replaces
+   */
+  rehash?: { password_hash: string; replaces: string };
+}
+
+/** Whose sign-in an entry records, and how they signed in: a token's record, or a sign-in recorded alone. */
+export interface SignInSubject {
+  person_id: string;
+  /** the sign-in's steps, as AuthenticationSucceeded (and TokenMinted) carry them */
+  authentications: AuthenticationDetails[];
+  /** the anonymous person whose token the caller held (see TokenRecord) */
+  prev_anonymous_person_id?: string;
+}
+
+/** A verified sign-in recorded without a token: the hosted page of the OAuth authorization endpoint. */
+export interface SignInEntry extends SignInSubject {
+  sign_in: SignInRecord;
 }
 
 /** The seed's AuthenticationDetails, as the TokenMinted event carries it. */
@@ -112,7 +132,10 @@ export interface TokenRecord {
 export type Command =
   | { kind: 'CreateSuborganization'; sub_org_name: string }
   | { kind: 'RotateApiKey' }
-  | { kind: 'CreatePerson'; input: PersonInput }
+  /** the parent's side of a deletion: the suborganization leaves its list */
+  | { kind: 'DeleteSuborganization'; id: string; orgs: string[] }
+  /** verified_by: who vouched for the handles; the organization's API key when absent */
+  | { kind: 'CreatePerson'; input: PersonInput; verified_by?: VerificationMethod }
   | { kind: 'PutPerson'; input: PersonInput }
   | { kind: 'SetPersonActive'; person_id: string; active: boolean }
   | { kind: 'DeletePerson'; person_id: string }
@@ -169,6 +192,8 @@ export type Command =
   | { kind: 'EmitOwedTwins'; through: number }
   /** records a signed token: of the mint-token API, or of a sign-in (creating the person on registration) */
   | { kind: 'RecordToken'; token: TokenRecord }
+  /** records a verified sign-in that ends without a token (AuthenticationSucceeded alone) */
+  | { kind: 'RecordSignIn'; entry: SignInEntry }
   /** an identity token of this organization, already verified: jti and exp are its own */
   | { kind: 'RevokeIdentityToken'; jti: string; exp: number }
   // Access control (roles and permissions)
@@ -206,6 +231,10 @@ export type Command =
   | { kind: 'RedeemOAuthCode'; input: RedeemCodeInput }
   | { kind: 'RotateOAuthRefresh'; input: RotateRefreshInput }
   | { kind: 'RevokeOAuthGrant'; grant_id: string }
+  // Device codes (device-codes.ts)
+  | { kind: 'IssueOAuthDeviceCode'; input: IssueDeviceCodeInput }
+  | { kind: 'DecideOAuthDeviceCode'; input: DecideDeviceCodeInput }
+  | { kind: 'RedeemOAuthDeviceCode'; input: RedeemDeviceCodeInput }
   /** POST /persons/bulk-import: one batch of rows, each created whole or refused whole; the accepted ones share one entry */
   | { kind: 'ImportPersons'; rows: ImportRow[] }
   /** POST /persons/{id}/direct-id: a fresh one-time sign-in value, replied once; only its hash is stored */

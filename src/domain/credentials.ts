@@ -4,7 +4,7 @@ import { badRequest, conflict, notFound } from '../errors.js';
 import { decision, type DecideContext, type Decision, type EventDraft } from './decision.js';
 import { requirePerson } from './lookup.js';
 import { personHandle } from './sign-in.js';
-import type { Handle, OrgState, Person } from './state.js';
+import { handleKey, type Handle, type OrgState, type Person } from './state.js';
 
 export type PasswordInitiator = 'AdminAPI' | 'EndUser';
 
@@ -24,11 +24,17 @@ export function passwordCredentialId(person: Person): string | undefined {
   return person.password_credential_id ?? `password-${person.person_id}`;
 }
 
-/** The person's credentials; the algorithm is the first field of the self-describing hash. */
+/** The algorithm a self-describing hash names: scrypt, bcrypt, pbkdf2-sha256, argon2id, ... */
+export function hashAlgorithm(passwordHash: string): string {
+  if (/^\$2[aby]\$/.test(passwordHash)) return 'bcrypt';
+  return (passwordHash.startsWith('$') ? passwordHash.slice(1) : passwordHash).split('$', 1)[0] as string;
+}
+
+/** The person's credentials, named by their hash's algorithm. */
 export function exportedCredentials(person: Person): ExportedCredential[] {
   const id = passwordCredentialId(person);
   if (id === undefined || person.password_hash === undefined) return [];
-  return [{ id, type: 'password', params: { algorithm: person.password_hash.split('$', 1)[0] as string } }];
+  return [{ id, type: 'password', params: { algorithm: hashAlgorithm(person.password_hash) } }];
 }
 
 /** The handle PasswordChanged names: the one given, else an email address where the person has one. */
@@ -45,7 +51,7 @@ export function changePassword(state: OrgState, personId: string, passwordHash: 
     name: 'PasswordChanged_v1',
     body: { person_id: personId, region: person.region, ...(named && { handle: personHandle(named) }), initiated_by: initiatedBy },
   };
-  const reply: ExportedCredential = { id: credentialId, type: 'password', params: { algorithm: passwordHash.split('$', 1)[0] as string } };
+  const reply: ExportedCredential = { id: credentialId, type: 'password', params: { algorithm: hashAlgorithm(passwordHash) } };
   return decision(reply, [{ t: 'PersonPasswordSet', person_id: personId, password_hash: passwordHash, credential_id: credentialId }], [event]);
 }
 
@@ -90,5 +96,9 @@ export function completePasswordReset(state: OrgState, reset: PasswordReset, pas
   }
   const changed = changePassword(state, reset.person_id, passwordHash, 'EndUser', ctx, reset.handle);
   changed.changes.push({ t: 'PasswordResetUsed', reset_id: reset.reset_id, exp: reset.exp, now: nowS });
+  // The link reached its handle: the address is the person's (an SSO sign-in may join it from now on).
+  if (state.handles.get(handleKey(reset.handle)) === reset.person_id) {
+    changed.changes.push({ t: 'PersonHandleVerified', person_id: reset.person_id, handle: reset.handle, verified: { method: 'email_link', at: new Date(ctx.nowMs).toISOString() } });
+  }
   return changed;
 }

@@ -4,11 +4,12 @@ import { decision, type DecideContext, type Decision } from './decision.js';
 import { addPersonHandles, createPerson, deletePerson, putPerson, removePersonHandle, setPersonActive } from './persons.js';
 import { addGroupPersons, createGroup, deleteGroup, removeGroupPerson, setPersonGroups } from './groups.js';
 import { deleteAttributes, setAttributeBuckets, setAttributes } from './attributes.js';
-import { createSuborganization, rotateApiKey } from './organizations.js';
+import { createSuborganization, rotateApiKey, deleteSuborganization } from './organizations.js';
 import { addGdprConsents, setGdprConsents } from './consents.js';
 import { addAllowedDomains, removeAllowedDomains } from './domains.js';
 import { emitTestEvents } from './test-events.js';
 import { recordAuthenticationFailure } from './sign-in.js';
+import { recordSignIn } from './admission.js';
 import { addPasswordCredential, changePassword, completePasswordReset, removeCredentials } from './credentials.js';
 import { setMessageTemplate } from './message-templates.js';
 import { emitGateEvents } from './gate-events.js';
@@ -22,6 +23,7 @@ import { issueRegistrationToken, registerOAuthClient, revokeRegistrationToken } 
 import { createOAuthClient, deleteOAuthClient, revokeAccessToken, rotateOAuthClientSecret, setOAuthClientUiConfiguration, updateOAuthClient } from './oauth-clients.js';
 import { emitOwedTwins, withTwins } from './twins.js';
 import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from './sso-credentials.js';
+import { decideDeviceCode, issueDeviceCode, redeemDeviceCode } from './device-codes.js';
 import { issueOAuthCode, mintOAuthGrant, redeemOAuthCode, revokeOAuthGrant, revokeOAuthGrants, rotateOAuthRefresh } from './oauth-grants.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 import { issueDirectId } from './direct-id.js';
@@ -39,8 +41,10 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return createSuborganization(state, command.sub_org_name, ctx);
     case 'RotateApiKey':
       return rotateApiKey(state, ctx);
+    case 'DeleteSuborganization':
+      return deleteSuborganization(state, command.id, command.orgs);
     case 'CreatePerson':
-      return createPerson(state, command.input, ctx);
+      return createPerson(state, command.input, ctx, { verified_by: command.verified_by ?? 'organization' });
     case 'PutPerson':
       return putPerson(state, command.input, ctx);
     case 'SetPersonActive':
@@ -48,7 +52,7 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
     case 'DeletePerson':
       return deletePerson(state, command.person_id);
     case 'AddPersonHandles':
-      return addPersonHandles(state, command.person_id, command.handles);
+      return addPersonHandles(state, command.person_id, command.handles, ctx);
     case 'RemovePersonHandle':
       return removePersonHandle(state, command.person_id, command.handle);
     case 'CreateGroup':
@@ -115,6 +119,8 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return emitOwedTwins(state, command.through);
     case 'RecordToken':
       return recordToken(state, command.token, ctx);
+    case 'RecordSignIn':
+      return recordSignIn(state, command.entry, ctx);
     case 'RevokeIdentityToken':
       return revokeIdentityToken(state, command.jti, command.exp, ctx);
     // Access control (roles and permissions)
@@ -163,6 +169,12 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return rotateOAuthRefresh(state, command.input, ctx);
     case 'RevokeOAuthGrant':
       return revokeOAuthGrant(state, command.grant_id);
+    case 'IssueOAuthDeviceCode':
+      return issueDeviceCode(state, command.input, ctx);
+    case 'DecideOAuthDeviceCode':
+      return decideDeviceCode(state, command.input, ctx);
+    case 'RedeemOAuthDeviceCode':
+      return redeemDeviceCode(state, command.input, ctx);
     case 'ImportPersons':
       return importPersons(state, command.rows, ctx);
     case 'IssueDirectId':

@@ -8,7 +8,7 @@ import type { OrgState } from './state.js';
 export const ALLOWED_DOMAINS_MAX = 100;
 const DOMAIN_MAX = 253;
 /** A host name, or a pattern of one: letters, digits, hyphens and dots, with `*` anywhere. */
-const PATTERN = /^[a-z0-9*]([a-z0-9*.-]*[a-z0-9*])?$/;
+export const PATTERN = /^[a-z0-9*]([a-z0-9*.-]*[a-z0-9*])?$/;
 
 /** The stored form of a domain given by a caller (lower case), or a 400 naming it and why. */
 export function normalizeDomain(given: string, field: string): string {

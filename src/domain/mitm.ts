@@ -10,7 +10,7 @@ export const MAX_ALLOWED_DOMAINS = 100;
 export const MITM_TAG_MAX = 200;
 
 /** A host name (or `*.` and one): letters, digits, hyphens and dots, 253 characters at most. */
-const HOST = /^(\*\.)?(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+export const HOST = /^(\*\.)?(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 export interface MitmTokenInput {
   allowed_domains: string[];

@@ -5,9 +5,12 @@ import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { ServiceError, badRequest, notFound, quote } from '../errors.js';
 import { checkTargetUrl } from './webhook-rules.js';
 import { decision, type DecideContext, type Decision } from './decision.js';
-import type { OAuthClient, OrgState } from './state.js';
+import type { OAuthClient, OrgState, TokenExchangePolicy } from './state.js';
 
-export const OAUTH_GRANT_TYPES = ['client_credentials', 'authorization_code', 'refresh_token'] as const;
+/** RFC 8693 1, RFC 8628 3.4: the grant types named by URN. */
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+export const OAUTH_GRANT_TYPES = ['client_credentials', 'authorization_code', 'refresh_token', TOKEN_EXCHANGE_GRANT, DEVICE_CODE_GRANT] as const;
 export type OAuthGrantType = (typeof OAUTH_GRANT_TYPES)[number];
 
 export const MAX_OAUTH_CLIENTS = 1000;
@@ -21,6 +24,9 @@ export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[numbe
 export const MAX_CLIENT_KEYS = 8;
 export const MAX_JWKS_BYTES = 16 * 1024;
 export type ClientJwks = { keys: Array<Record<string, unknown>> };
+/** the audiences and subject clients a token-exchange policy may list */
+export const MAX_EXCHANGE_AUDIENCES = 16;
+export const MAX_EXCHANGE_SUBJECT_CLIENTS = 100;
 /** defaults and bounds of the token lifetimes, seconds */
 export const ACCESS_TOKEN_DURATION = { default: 3600, min: 60, max: 86_400 };
 export const REFRESH_TOKEN_DURATION = { default: 30 * 86_400, min: 60, max: 365 * 86_400 };
@@ -45,6 +51,7 @@ export interface OAuthClientInput {
   jwks?: ClientJwks | null;
   jwks_uri?: string | null;
   require_pushed_authorization_requests?: boolean;
+  token_exchange?: TokenExchangePolicy;
 }
 
 /** What a PATCH may change; public never changes (a confidential client's tokens assume a secret). */
@@ -67,6 +74,7 @@ export interface OAuthClientRet {
   require_pushed_authorization_requests: boolean;
   registration_token_id?: string;
   created_at: string;
+  token_exchange?: TokenExchangePolicy;
 }
 
 /** A client that named no method (or was stored before methods were named): either secret method, or none. */
@@ -96,6 +104,7 @@ export function oauthClientView(c: OAuthClient): OAuthClientRet {
     // a client that registered itself (RFC 7591): the initial access token it used
     ...(c.registration_token_id !== undefined && { registration_token_id: c.registration_token_id }),
     created_at: c.created,
+    ...(c.token_exchange !== undefined && { token_exchange: { ...c.token_exchange, audiences: [...c.token_exchange.audiences], subject_clients: [...c.token_exchange.subject_clients] } }),
   };
 }
 
@@ -221,7 +230,13 @@ function settled(input: Omit<OAuthClientInput, 'public'> & { redirect_uris: stri
   const grant_types = uniqueList(input.grant_types, 'grant_types', checkGrantType);
   if (grant_types.length === 0) throw badRequest('grant_types: at least one grant type is required');
   if (isPublic && grant_types.includes('client_credentials')) throw badRequest('grant_types: a public client has no secret, so it may not use client_credentials');
-  if (grant_types.includes('refresh_token') && !grant_types.includes('authorization_code')) throw badRequest('grant_types: refresh_token needs authorization_code, which issues the first refresh token');
+  // RFC 8693 5: the exchanging client is authenticated, since what it may obtain is its policy's.
+  if (isPublic && grant_types.includes(TOKEN_EXCHANGE_GRANT)) throw badRequest('grant_types: a public client has no secret, so it may not use token exchange');
+  const exchange = input.token_exchange === undefined ? undefined : exchangePolicy(input.token_exchange);
+  if (exchange !== undefined && !grant_types.includes(TOKEN_EXCHANGE_GRANT)) throw badRequest(`token_exchange: needs the ${TOKEN_EXCHANGE_GRANT} grant type`);
+  if (grant_types.includes('refresh_token') && !grant_types.includes('authorization_code') && !grant_types.includes(DEVICE_CODE_GRANT)) {
+    throw badRequest(`grant_types: refresh_token needs authorization_code or ${DEVICE_CODE_GRANT}, which issue the first refresh token`);
+  }
   if (input.scopes.length > MAX_OAUTH_SCOPES) throw badRequest(`scopes: at most ${MAX_OAUTH_SCOPES}`);
   const scopes = uniqueList(input.scopes, 'scopes', checkScope);
   if (input.redirect_uris.length > MAX_REDIRECT_URIS) throw badRequest(`redirect_uris: at most ${MAX_REDIRECT_URIS}`);
@@ -239,7 +254,21 @@ function settled(input: Omit<OAuthClientInput, 'public'> & { redirect_uris: stri
     ...authSettings(input, isPublic, allowInsecure),
     // kept only when true, so a client stored before reads the same
     ...(input.require_pushed_authorization_requests === true && { require_pushed_authorization_requests: true }),
+    ...(exchange !== undefined && { token_exchange: exchange }),
   };
+}
+
+/** A token-exchange policy as given, checked: audiences are strings a resource server knows itself by (RFC 8693 2.1), often URIs. */
+function exchangePolicy(p: TokenExchangePolicy): TokenExchangePolicy {
+  if (p.audiences.length > MAX_EXCHANGE_AUDIENCES) throw badRequest(`token_exchange.audiences: at most ${MAX_EXCHANGE_AUDIENCES}`);
+  if (p.subject_clients.length > MAX_EXCHANGE_SUBJECT_CLIENTS) throw badRequest(`token_exchange.subject_clients: at most ${MAX_EXCHANGE_SUBJECT_CLIENTS}`);
+  const audiences = uniqueList(p.audiences, 'token_exchange.audiences', (v, at) => {
+    if (v === '' || v.length > 2048 || /[\x00-\x20\x7f]/.test(v)) throw badRequest(`${at}: an audience is 1-2048 printable characters without spaces, got ${quote(v.slice(0, 100))}`);
+  });
+  const subject_clients = uniqueList(p.subject_clients, 'token_exchange.subject_clients', (v, at) => {
+    if (v === '' || v.length > 256) throw badRequest(`${at}: a client ID is 1-256 characters`);
+  });
+  return { audiences, subject_clients, identity_tokens: p.identity_tokens === true };
 }
 
 function createdEvent(c: OAuthClient) {
@@ -271,12 +300,15 @@ export function createOAuthClient(state: OrgState, input: OAuthClientInput, ctx:
 export function updateOAuthClient(state: OrgState, clientId: string, patch: OAuthClientPatch, allowInsecure = false): Decision<OAuthClientRet> {
   const current = requireOAuthClient(state, clientId);
   // settled leaves these out when there are none: an emptied list or a removed key source must not keep the current one
-  const { resources: _held, token_endpoint_auth_method: _method, jwks: _jwks, jwks_uri: _jwksUri, require_pushed_authorization_requests: _par, ...kept } = current;
+  const { resources: _held, token_exchange: policy, token_endpoint_auth_method: _method, jwks: _jwks, jwks_uri: _jwksUri, require_pushed_authorization_requests: _par, ...kept } = current;
   const given = stripUndefined(patch);
   // jwks and jwks_uri exclude each other: giving one replaces the other
   if (given.jwks != null && given.jwks_uri === undefined) given.jwks_uri = null;
   if (given.jwks_uri != null && given.jwks === undefined) given.jwks = null;
-  const next: OAuthClient = { ...kept, ...settled({ ...current, ...given }, current.public, allowInsecure) };
+  // a client no longer registered for token exchange loses its policy with the grant type
+  const keptPolicy = patch.grant_types !== undefined && !patch.grant_types.includes(TOKEN_EXCHANGE_GRANT) ? undefined : policy;
+  const { token_exchange: _policy, ...held } = current;
+  const next: OAuthClient = { ...kept, ...settled({ ...held, ...(keptPolicy !== undefined && { token_exchange: keptPolicy }), ...given }, current.public, allowInsecure) };
   if (!next.public && next.secret_hash === '' && authMethodOf(next) !== 'private_key_jwt') {
     throw badRequest(`token_endpoint_auth_method: OAuth client ${quote(clientId)} has no secret; give it one first (PUT /oauth2/clients/{id}/secret)`);
   }

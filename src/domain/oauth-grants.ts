@@ -3,6 +3,7 @@
 // refresh tokens are stored only as hashes, so the WAL and snapshots never hold a usable one.
 import { badRequest, notFound, quote } from '../errors.js';
 import type { Change } from './changes.js';
+import type { AuthenticationDetails } from './commands.js';
 import { decision, type DecideContext, type Decision } from './decision.js';
 import type { OrgState } from './state.js';
 
@@ -20,6 +21,11 @@ export interface SignInFacts {
   auth_time: number;
   /** the sign-in's methods, e.g. ['password'] */
   amr: string[];
+  /**
+   * the sign-in as its AuthenticationSucceeded said it, for the TokenMinted of the grant's tokens; absent for a
+   * grant the organization began, and in codes, grants and sessions made before it was kept
+   */
+  authentications?: AuthenticationDetails[];
   /** the token_minted hooks' claims at the sign-in, already admitted (reserved names dropped) */
   custom_claims?: Record<string, unknown>;
 }
@@ -117,21 +123,31 @@ export function redeemOAuthCode(state: OrgState, input: RedeemCodeInput, ctx: De
   } else if (input.verifier_challenge !== undefined) {
     return decision(refused('code_verifier given, but the authorization request had no code_challenge'));
   }
-  const grant: OAuthGrant = {
-    grant_id: input.grant_id,
-    client_id: code.client_id,
-    person_id: code.person_id,
-    auth_time: code.auth_time,
-    amr: code.amr,
-    ...(code.custom_claims !== undefined && { custom_claims: code.custom_claims }),
-    scope: code.scope,
-    created_ms: ctx.nowMs,
-    expires_at_ms: ctx.nowMs + input.grant_ttl_ms,
-    ...(input.refresh_hash !== undefined && { refresh_hash: input.refresh_hash }),
+  const grant = startedGrant(code, { ...input, client_id: code.client_id, scope: code.scope }, ctx.nowMs);
+  return decision({ ok: true, grant, code }, [...pruned(state, ctx.nowMs), { t: 'OAuthCodeRedeemed', code_hash: code.code_hash, grant }]);
+}
+
+/** A grant begun by a person's sign-in (a redeemed authorization or device code): its tokens are of that sign-in. */
+export function startedGrant(
+  signIn: SignInFacts,
+  start: { grant_id: string; client_id: string; scope: string[]; refresh_hash?: string | undefined; grant_ttl_ms: number },
+  nowMs: number,
+): OAuthGrant {
+  return {
+    grant_id: start.grant_id,
+    client_id: start.client_id,
+    person_id: signIn.person_id,
+    auth_time: signIn.auth_time,
+    amr: signIn.amr,
+    ...(signIn.authentications !== undefined && { authentications: signIn.authentications }),
+    ...(signIn.custom_claims !== undefined && { custom_claims: signIn.custom_claims }),
+    scope: start.scope,
+    created_ms: nowMs,
+    expires_at_ms: nowMs + start.grant_ttl_ms,
+    ...(start.refresh_hash !== undefined && { refresh_hash: start.refresh_hash }),
     rotated: [],
     revoked: false,
   };
-  return decision({ ok: true, grant, code }, [...pruned(state, ctx.nowMs), { t: 'OAuthCodeRedeemed', code_hash: code.code_hash, grant }]);
 }
 
 /**

@@ -26,3 +26,12 @@ export function rotateApiKey(_state: OrgState, ctx: DecideContext): Decision<{ a
   const apiKey = ctx.secret();
   return decision({ api_key: apiKey }, [{ t: 'ApiKeyRotated', api_key_hash: ctx.hashKey(apiKey) }]);
 }
+
+/**
+ * Forgets a deleted suborganization (DELETE /organizations called by it): it leaves the list the parent answers
+ * and counts. Idempotent, as a deletion resumed after a crash asks again. No event: the original's catalog has
+ * none for a deleted organization.
+ */
+export function deleteSuborganization(state: OrgState, id: string, orgs: string[]): Decision<null> {
+  return decision(null, state.suborganizations.includes(id) ? [{ t: 'SuborganizationDeleted', id, orgs }] : []);
+}

@@ -36,7 +36,7 @@ export function importPersons(state: OrgState, rows: readonly ImportRow[], ctx: 
         const line = taken.get(handleKey(h));
         if (line !== undefined) throw conflict(`handle ${h.type} "${h.value}" is taken by line ${line} of this import`);
       }
-      const d = createPerson(state, row.input, ctx);
+      const d = createPerson(state, row.input, ctx, { verified_by: 'organization' });
       for (const h of row.input.handles) taken.set(handleKey(h), row.line);
       changes.push(...d.changes);
       events.push(...d.events);

@@ -5,7 +5,8 @@ import type { Change } from './changes.js';
 import type { PersonInput } from './commands.js';
 import { decision, type DecideContext, type Decision, type EventDraft } from './decision.js';
 import { checkAttributes, checkHandle, checkRegion, handleTypeEnum, isBucket } from './rules.js';
-import { handleKey, type Handle, type OrgState, type Person } from './state.js';
+import { handleKey, type Handle, type HandleVerification, type OrgState, type Person, type VerificationMethod } from './state.js';
+import { verificationsOf } from './handle-verification.js';
 import { personView, type PersonRet } from './views.js';
 import { normalizeGroups, requirePerson } from './lookup.js';
 import { normalizeRoles, rolesSetEvent } from './rbac.js';
@@ -43,9 +44,11 @@ function checkPersonAttributes(attributes: PersonInput['attributes']): Record<st
 export interface CreatePersonOptions {
   person_id?: string;
   analytics_metadata?: Record<string, unknown>;
+  /** who vouched for the handles (the organization's API key, a provider); null for a self-registration. Always said: a wrong default would let a registrant's address pass as verified. */
+  verified_by: VerificationMethod | null;
 }
 
-export function createPerson(state: OrgState, input: PersonInput, ctx: DecideContext, options: CreatePersonOptions = {}): Decision<PersonRet> {
+export function createPerson(state: OrgState, input: PersonInput, ctx: DecideContext, options: CreatePersonOptions): Decision<PersonRet> {
   const handles = checkHandles(input.handles);
   if (handles.length === 0) throw badRequest('handles: at least one handle is required');
   for (const h of handles) {
@@ -60,6 +63,7 @@ export function createPerson(state: OrgState, input: PersonInput, ctx: DecideCon
     person_type: 'regular',
     region,
     handles,
+    verified_handles: verificationsOf(handles, options.verified_by ?? undefined, ctx.nowMs),
     groups: normalizeGroups(state, input.groups ?? [], 'groups'),
     // an empty set is no set: a person never holds an empty bucket
     attributes: Object.fromEntries(Object.entries(checkPersonAttributes(input.attributes)).filter(([, set]) => Object.keys(set).length > 0)),
@@ -82,6 +86,9 @@ export function createPerson(state: OrgState, input: PersonInput, ctx: DecideCon
   return decision(personView(person), [{ t: 'PersonCreated', person }], events);
 }
 
+/** Handles the organization adds with its API key are its word that they are the person's. */
+const byOrganization = (ctx: DecideContext): HandleVerification => ({ method: 'organization', at: new Date(ctx.nowMs).toISOString() });
+
 export interface PutPersonReply {
   created: boolean;
   person: PersonRet;
@@ -93,7 +100,7 @@ export function putPerson(state: OrgState, input: PersonInput, ctx: DecideContex
   if (handles.length === 0) throw badRequest('handles: at least one handle is required');
   const owners = new Set(handles.map((h) => state.handles.get(handleKey(h))).filter((id): id is string => id !== undefined));
   if (owners.size === 0) {
-    const d = createPerson(state, input, ctx);
+    const d = createPerson(state, input, ctx, { verified_by: 'organization' });
     return { ...d, reply: { created: true, person: d.reply } };
   }
   if (owners.size > 1) throw conflict('handles: the handles belong to different persons');
@@ -104,7 +111,7 @@ export function putPerson(state: OrgState, input: PersonInput, ctx: DecideContex
   }
   const changes: Change[] = [];
   const added = handles.filter((h) => !state.handles.has(handleKey(h)));
-  if (added.length > 0) changes.push({ t: 'PersonHandlesAdded', person_id: person.person_id, handles: added });
+  if (added.length > 0) changes.push({ t: 'PersonHandlesAdded', person_id: person.person_id, handles: added, verified: byOrganization(ctx) });
   if (input.active !== undefined && input.active !== person.active) {
     changes.push({ t: 'PersonActiveSet', person_id: person.person_id, active: input.active });
   }
@@ -154,7 +161,7 @@ export function deletePerson(state: OrgState, personId: string): Decision<null> 
 export const MAX_PERSON_HANDLES = 50;
 
 /** POST /persons/{id}/handles: idempotent for handles the person holds already; no event (the catalog has none). */
-export function addPersonHandles(state: OrgState, personId: string, input: Handle[]): Decision<null> {
+export function addPersonHandles(state: OrgState, personId: string, input: Handle[], ctx: DecideContext): Decision<null> {
   const person = requirePerson(state, personId);
   const added: Handle[] = [];
   for (const h of checkHandles(input)) {
@@ -165,7 +172,7 @@ export function addPersonHandles(state: OrgState, personId: string, input: Handl
   if (person.handles.length + added.length > MAX_PERSON_HANDLES) {
     throw badRequest(`handles: a person holds at most ${MAX_PERSON_HANDLES} handles (${person.handles.length} held, ${added.length} new)`);
   }
-  return decision(null, added.length > 0 ? [{ t: 'PersonHandlesAdded', person_id: personId, handles: added }] : []);
+  return decision(null, added.length > 0 ? [{ t: 'PersonHandlesAdded', person_id: personId, handles: added, verified: byOrganization(ctx) }] : []);
 }
 
 /** DELETE /persons/{id}/handles/{handle}: a person with a password keeps at least one handle to sign in with. */

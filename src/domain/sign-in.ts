@@ -1,5 +1,5 @@
-// Decisions about sign-in: recording a failed attempt (passwords are credentials.ts). A
-// successful one is recorded with its token (tokens.ts).
+// Decisions about what a sign-in records: a failed attempt. A successful one is admitted by admission.ts and
+// recorded with its token (tokens.ts) or alone.
 import type { Attempt, AuthenticationDetails, Authentication, AuthenticationFailure } from './commands.js';
 import { decision, type DecideContext, type Decision, type EventDraft } from './decision.js';
 import { handleTypeEnum } from './rules.js';

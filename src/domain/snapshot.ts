@@ -8,12 +8,13 @@ import { currentVersion, upgrade, type Format, type StoredRecord } from '../lib/
 import { handleKey, type Group, type OrgState, type Person, type AttributeSet, type Webhook, type Permission, type Role, type SsoCredential, type OAuthClient, type DirectId, type MitmToken } from './state.js';
 
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
+import type { OAuthDeviceCode } from './device-codes.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
 
 export interface StateSnapshot {
   v: number;
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'mitm_tokens' | 'oauth_codes' | 'oauth_grants' | 'config' | 'direct_ids' | 'used_password_resets' | 'message_templates' | 'cloud_connections' | 'cloud_snapshots' | 'billing_rows'> & {
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'mitm_tokens' | 'oauth_codes' | 'oauth_grants' | 'oauth_device_codes' | 'config' | 'direct_ids' | 'used_password_resets' | 'message_templates' | 'cloud_connections' | 'cloud_snapshots' | 'billing_rows'> & {
     /** fields added to the configuration later read as their defaults */
     config: Partial<OrgConfig>;
   };
@@ -35,6 +36,7 @@ export interface StateSnapshot {
   /** hashes only, never a usable code or refresh token */
   oauth_codes: OAuthCode[];
   oauth_grants: OAuthGrant[];
+  oauth_device_codes: OAuthDeviceCode[];
   /** [hash, direct-id] of unredeemed direct-id values; hashes only, never a usable value */
   direct_ids: Array<[string, DirectId]>;
   /** [reset_id, exp] of password-reset links used before they expire */
@@ -80,13 +82,15 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, mitm_tokens: [] }),
     // 12 → 13: cloud connections, snapshot summaries and billing rows; older snapshots have none.
     (s) => ({ ...s, cloud_connections: [], cloud_snapshots: [], billing_rows: [] }),
+    // 13 → 14: RFC 8628 device codes; older snapshots have none.
+    (s) => ({ ...s, oauth_device_codes: [] }),
   ],
 };
 
 const VERSION = currentVersion(SNAPSHOT_FORMAT);
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, mitm_tokens, oauth_codes, oauth_grants, direct_ids, used_password_resets, message_templates, cloud_connections, cloud_snapshots, billing_rows, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, mitm_tokens, oauth_codes, oauth_grants, oauth_device_codes, direct_ids, used_password_resets, message_templates, cloud_connections, cloud_snapshots, billing_rows, ...org } = s;
   return {
     v: VERSION,
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
@@ -103,6 +107,7 @@ export function toSnapshot(s: OrgState): StateSnapshot {
     mitm_tokens: [...mitm_tokens.values()],
     oauth_codes: [...oauth_codes.values()],
     oauth_grants: [...oauth_grants.values()],
+    oauth_device_codes: [...oauth_device_codes.values()],
     direct_ids: [...direct_ids.entries()],
     used_password_resets: [...used_password_resets.entries()],
     message_templates: [...message_templates.entries()],
@@ -156,6 +161,7 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord, owned = false
     mitm_tokens: new Map(snap.mitm_tokens.map((t) => [t.token, t])),
     oauth_codes: new Map(snap.oauth_codes.map((c) => [c.code_hash, c])),
     oauth_grants: new Map(snap.oauth_grants.map((g) => [g.grant_id, g])),
+    oauth_device_codes: new Map(snap.oauth_device_codes.map((c) => [c.device_code_hash, c])),
     direct_ids: new Map(snap.direct_ids),
     used_password_resets: new Map(snap.used_password_resets),
     message_templates: new Map(snap.message_templates),

@@ -22,6 +22,24 @@ export interface SsoCredentialPatch {
 /** The seed's OIDC SSO credential: never a secret. */
 export type SsoCredentialRet = Omit<SsoCredential, 'client_secret' | 'private_key' | 'created'>;
 
+/**
+ * The options each provider's credential cannot work without: those the original's schema marks required
+ * (OAuthAppleProviderOptions; no other provider's has any). Its secret_lifetime is required there too, but
+ * the seed gives it a default, which creation fills in.
+ */
+export const REQUIRED_OPTIONS: Readonly<Record<string, readonly ('private_key' | 'team_id' | 'key_id')[]>> = {
+  apple: ['private_key', 'team_id', 'key_id'],
+};
+
+/** Refuses a credential, as it would be stored, that lacks an option its provider requires. */
+function requireProviderOptions(c: SsoCredentialInput): void {
+  const own = c.options[c.provider];
+  const missing = (REQUIRED_OPTIONS[c.provider] ?? []).filter((f) => (f === 'private_key' ? c.private_key === undefined : !own?.[f]));
+  if (missing.length > 0) {
+    throw badRequest(`${missing.map((f) => `options.${c.provider}.${f}`).join(', ')}: required for ${c.provider} credentials`);
+  }
+}
+
 export function ssoCredentialView(c: SsoCredential): SsoCredentialRet {
   const options: Record<string, SsoProviderOptions> = {};
   for (const [name, o] of Object.entries(c.options)) options[name] = { ...o, authorize_scopes: [...o.authorize_scopes] };
@@ -49,6 +67,7 @@ export function listSsoCredentials(state: OrgState, provider?: string): SsoCrede
 }
 
 export function createSsoCredential(state: OrgState, input: SsoCredentialInput, ctx: DecideContext): Decision<SsoCredentialRet> {
+  requireProviderOptions(input);
   if (state.sso_credentials.has(input.client_id)) throw conflict(`client_id: a credential with the client_id ${quote(input.client_id)} already exists`);
   if (state.sso_credentials.size >= MAX_SSO_CREDENTIALS) throw badRequest(`an organization may have at most ${MAX_SSO_CREDENTIALS} OIDC provider credentials`);
   const credential: SsoCredential = { ...input, created: new Date(ctx.nowMs).toISOString() };
@@ -69,6 +88,8 @@ export function updateSsoCredential(state: OrgState, clientId: string, provider:
     const own = current.options[provider] ?? { authorize_scopes: [] };
     next.options = { [provider]: { ...own, ...options } };
   }
+  // Also a credential stored before these options were required must gain them with its first change.
+  requireProviderOptions(next);
   if (JSON.stringify(next) === JSON.stringify(current)) return decision(ssoCredentialView(current));
   return decision(ssoCredentialView(next), [{ t: 'SsoCredentialUpdated', credential: next }]);
 }

@@ -1,6 +1,7 @@
 // An organization's state: plain in-memory structures, owned by its actor, rebuilt from snapshot + WAL.
 import { defaultOrgConfig, type OrgConfig } from './org-config.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
+import type { OAuthDeviceCode } from './device-codes.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
 
@@ -14,6 +15,19 @@ export interface Handle {
 
 export type AttributeSet = Record<string, unknown>;
 
+/**
+ * How a handle was shown to be its person's: `organization` (added with the organization's API key), `oidc`
+ * (an SSO provider vouched for the address), `email_link` (a link sent to it was used), `unrecorded` (stored
+ * before verifications were kept).
+ */
+export type VerificationMethod = 'organization' | 'oidc' | 'email_link' | 'unrecorded';
+
+export interface HandleVerification {
+  method: VerificationMethod;
+  /** ISO 8601; absent for `unrecorded` */
+  at?: string;
+}
+
 export interface Person {
   person_id: string;
   active: boolean;
@@ -22,6 +36,11 @@ export interface Person {
   anonymous_expires_ms?: number;
   region: string;
   handles: Handle[];
+  /**
+   * handleKey → how that handle was verified; a handle without an entry was never verified (self-registered).
+   * Absent only in records written before verifications were kept (read as `unrecorded`).
+   */
+  verified_handles?: Record<string, HandleVerification>;
   /** sorted group names */
   groups: string[];
   /** bucket name → attribute set */
@@ -160,6 +179,16 @@ export interface SsoCredential {
 }
 
 /** An OAuth 2.0 client of the organization's authorization server; its ID is unique across the deployment. */
+/** A client's token-exchange policy (RFC 8693): the audiences it may obtain tokens for, from whose tokens. */
+export interface TokenExchangePolicy {
+  /** the audience or resource values it may ask for */
+  audiences: string[];
+  /** clients whose access tokens it may present as subject or actor token */
+  subject_clients: string[];
+  /** whether it may present identity tokens of the organization's persons */
+  identity_tokens: boolean;
+}
+
 export interface OAuthClient {
   client_id: string;
   client_name: string;
@@ -175,6 +204,8 @@ export interface OAuthClient {
   created: string;
   /** RFC 8707 resources the client may ask client_credentials tokens for (their aud); absent on clients stored before, read as none */
   resources?: string[];
+  /** RFC 8693: what the client may exchange tokens for, and whose; absent on clients stored before, read as nothing */
+  token_exchange?: TokenExchangePolicy;
   /** PUT /oauth2/clients/{id}/ui-configuration: the hosted UI's theme, as the original shapes it; absent until set */
   ui_configuration?: Record<string, unknown>;
   /**
@@ -233,6 +264,8 @@ export interface OrgState extends OrgGenesis {
   oauth_codes: Map<string, OAuthCode>;
   /** OAuth grants (refresh-token families) by grant id */
   oauth_grants: Map<string, OAuthGrant>;
+  /** RFC 8628 device codes by the hash of the device code (device-codes.ts) */
+  oauth_device_codes: Map<string, OAuthDeviceCode>;
   /** offset of the last WAL entry applied */
   offset: number;
   /** offset of the last event emitted */
@@ -311,6 +344,7 @@ export function emptyState(g: OrgGenesis): OrgState {
     mitm_tokens: new Map(),
     oauth_codes: new Map(),
     oauth_grants: new Map(),
+    oauth_device_codes: new Map(),
     offset: 0,
     event_offset: 0,
     // A suborganization starts here too: it does not inherit its parent's configuration.

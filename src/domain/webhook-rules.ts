@@ -14,7 +14,7 @@ export const SYNC_HOOK_NAMES = ['token_minted'] as const;
 const MAX_HEADERS = 32;
 const MAX_HEADER_VALUES = 16;
 const MAX_HEADER_VALUE_LENGTH = 4096;
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/;
+export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/;
 // Printable ASCII and tab: no CR, LF or NUL can reach the request line.
 const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
 /** hop-by-hop headers, and those the call itself sets */
@@ -51,7 +51,7 @@ export function checkTargetUrl(raw: string, allowInsecure: boolean, field = 'tar
   return url.href;
 }
 
-const DURATION = /^(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/;
+export const DURATION = /^(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/;
 const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e-3, ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 
 /** A Go-style duration string ("500ms", "2s", "1m30s", "0") in milliseconds. */

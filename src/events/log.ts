@@ -4,6 +4,7 @@
 import type { EventRetention } from '../config.js';
 import type { Wal } from '../wal/log.js';
 import { parseRfc3339 } from '../lib/time-text.js';
+import { int64AsDecimal } from './int64-json.js';
 
 export interface LoggedEvent {
   offset: number;
@@ -46,6 +47,17 @@ export interface EventLog {
   stop(): Promise<void>;
 }
 
+/**
+ * A record kept as JSON (not protobuf) by an earlier version may hold a 64-bit integer as a number, as its
+ * emitter gave it; readers get it as events are emitted now, a decimal string.
+ */
+function asEmittedNow(e: LoggedEvent): LoggedEvent {
+  const name = (e.event['event_metadata'] as { event_name?: unknown } | undefined)?.event_name;
+  if (typeof name !== 'string') return e;
+  const event = int64AsDecimal(name, e.event);
+  return event === e.event ? e : { ...e, event };
+}
+
 export function createEventLog(deps: EventLogDeps): EventLog {
   const batchSize = deps.batchSize ?? 1000;
   let timer: NodeJS.Timeout | undefined;
@@ -60,7 +72,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
   function read(org: string, from: number, limit: number): LoggedEvent[] {
     const head = deps.head(org);
     if (from > head || limit <= 0) return [];
-    const events = deps.wal.events(org, from, Math.min(limit, head - from + 1)) as LoggedEvent[];
+    const events = (deps.wal.events(org, from, Math.min(limit, head - from + 1)) as LoggedEvent[]).map(asEmittedNow);
     // Below a pruned stretch the range starts later than `from`, and the count alone could reach past the head.
     const last = events.at(-1);
     return last !== undefined && last.offset > head ? events.filter((e) => e.offset <= head) : events;

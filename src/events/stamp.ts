@@ -3,6 +3,7 @@ import type { EventDraft } from '../domain/decision.js';
 import type { IdSource } from '../lib/ids.js';
 import { eventByMessageName, eventSource } from './catalog.js';
 import { rfc3339Nanos } from '../lib/time-text.js';
+import { int64AsDecimal } from './int64-json.js';
 import { eventMetadata } from './metadata.js';
 
 export interface EventOrigin {
@@ -54,5 +55,6 @@ function stamp(origin: EventOrigin, draft: EventDraft, timestamp: string, ids: E
     event_id: draft.external?.event_id ?? draft.test?.event_id ?? ids.uuid(),
     timestamp: draft.external?.timestamp ?? timestamp,
   });
-  return { event_metadata: metadata, ...draft.body };
+  // Whoever made the body (a decision, a Gate), its 64-bit integers leave as proto3 JSON has them.
+  return { event_metadata: metadata, ...int64AsDecimal(draft.name, draft.body) };
 }

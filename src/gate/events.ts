@@ -156,8 +156,8 @@ export class RequestHandledLater implements QueuedEvent {
 // What the WHATWG parser leaves as written: a lower-case DNS name (last label not numeric) or a dotted quad
 // without leading zeros, a port that is not the default, a path without dot segments (%2e included) and only
 // characters it does not percent-encode or rewrite.
-const PLAIN_HOST = /^(?:(?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*|(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))(?::([1-9]\d{0,4}))?$/;
-const PLAIN_TARGET = /^\/[A-Za-z0-9\-._~!$&()*+,;=:@/%?]*$/;
+export const PLAIN_HOST = /^(?:(?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*|(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))(?::([1-9]\d{0,4}))?$/;
+export const PLAIN_TARGET = /^\/[A-Za-z0-9\-._~!$&()*+,;=:@/%?]*$/;
 const DOT_SEGMENT = /\/(?:\.|%2e)/i;
 
 /** `new URL(proto://host rawUrl).href` without parsing when the text is already in that form; undefined otherwise. */

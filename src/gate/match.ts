@@ -12,8 +12,29 @@ export interface Route<P> {
 
 export type Matcher<P> = (host: string, path: string) => Route<P>;
 
-function escape(text: string): string {
-  return text.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+/**
+ * A `*` glob as literal pieces: the first must start the text, the last end it, and each one between is
+ * found leftmost after the one before, which is exact for `*` alone. It takes time linear in the text for
+ * a given pattern, where a regular expression of several `.*` backtracks polynomially on a request path.
+ */
+export function compileGlob(pattern: string, ignoreCase: boolean): (text: string) => boolean {
+  const pieces = (ignoreCase ? pattern.toLowerCase() : pattern).split('*');
+  const first = pieces[0] as string;
+  if (pieces.length === 1) return (text) => (ignoreCase ? text.toLowerCase() : text) === first;
+  const last = pieces[pieces.length - 1] as string;
+  const middle = pieces.slice(1, -1).filter((p) => p !== '');
+  return (raw) => {
+    const text = ignoreCase ? raw.toLowerCase() : raw;
+    if (text.length < first.length + last.length || !text.startsWith(first) || !text.endsWith(last)) return false;
+    let at = first.length;
+    const end = text.length - last.length;
+    for (const piece of middle) {
+      const found = text.indexOf(piece, at);
+      if (found < 0 || found + piece.length > end) return false;
+      at = found + piece.length;
+    }
+    return true;
+  };
 }
 
 /**
@@ -25,16 +46,17 @@ export function compilePattern(pattern: string): (host: string, path: string) =>
   const slash = pattern.indexOf('/');
   const hostPart = slash < 0 ? pattern : pattern.slice(0, slash);
   const pathPart = slash < 0 ? '/*' : pattern.slice(slash);
-  const hostRe = new RegExp(`^${hostPart.split('*').map(escape).join('[^/]*')}$`, 'i');
-  const pathRe = new RegExp(`^${pathPart.split('*').map(escape).join('.*')}$`);
+  const hostGlob = compileGlob(hostPart, true);
+  const pathGlob = compileGlob(pathPart, false);
   const anyHost = hostPart === '' || hostPart === '*';
   const withPort = hostPart.includes(':');
   return (host, path) => {
     if (!anyHost) {
       const h = withPort ? host : host.replace(/:\d+$/, '');
-      if (!hostRe.test(h)) return false;
+      // A host's `*` never spans a `/`, and the pattern's host part holds none.
+      if (h.includes('/') || !hostGlob(h)) return false;
     }
-    return pathRe.test(path);
+    return pathGlob(path);
   };
 }
 

@@ -100,12 +100,16 @@ export async function startGateServer(deps: GateServerDeps): Promise<GateServer>
     let proto = 'http';
     let ip = req.socket.remoteAddress ?? '';
     if (config.trustProxy) {
+      // The peer is the one trusted proxy: the hop it appended, the rightmost, is the client it saw. Entries to
+      // its left are whatever the client wrote, so trusting the leftmost let any caller choose its address.
       const xfp = headers['x-forwarded-proto'];
-      if (typeof xfp === 'string') proto = xfp.split(',')[0]!.trim();
+      if (typeof xfp === 'string') proto = xfp.slice(xfp.lastIndexOf(',') + 1).trim();
       const xff = headers['x-forwarded-for'];
-      if (typeof xff === 'string') ip = xff.split(',')[0]!.trim();
+      if (typeof xff === 'string') ip = xff.slice(xff.lastIndexOf(',') + 1).trim() || ip;
     }
     if (ip.startsWith('::ffff:')) ip = ip.slice(7);
+    // Only validate-jwt's forward_person_id may set it: a caller's own would be taken upstream for a verified person.
+    delete headers['service-personid'];
     // req.headers is our own copy already (Node builds it per request): plugins rewrite it in place.
     return new Incoming(req.method ?? 'GET', proto, host, req.url ?? '/', headers, ip);
   };

@@ -1,6 +1,7 @@
 // The authenticator of end-user routes a person calls with their own identity token (Authorization: Bearer):
 // the organization is the token's, so no Service-OrgID is needed; anonymous persons' tokens are accepted too.
-import { ServiceError } from '../errors.js';
+// A Service-OrgID that is given must be the token's: a request naming one organization is never served for another.
+import { quote, ServiceError } from '../errors.js';
 import type { TokenValidator } from '../tokens/validate.js';
 import type { Authenticator } from './auth.js';
 
@@ -8,7 +9,7 @@ const unauthorized = (message: string) => new ServiceError('ERR_UNAUTHORIZED', m
 
 export function personAuthenticator(validator: Pick<TokenValidator, 'identify'>): Authenticator {
   return {
-    headers: ['authorization'],
+    headers: ['authorization', 'service-orgid'],
     crossOrigin: true,
     client: false,
     security: [{ personToken: [] }],
@@ -20,6 +21,10 @@ export function personAuthenticator(validator: Pick<TokenValidator, 'identify'>)
       if (!match) throw unauthorized("Authorization: must be Bearer and the person's identity token");
       const identified = await validator.identify(match[1] as string);
       if (!('org' in identified)) throw unauthorized(`Authorization: the token is not valid (${identified.invalidity_reason ?? 'invalid'})`);
+      const named = headers['service-orgid'];
+      if (named !== undefined && named !== identified.org) {
+        throw new ServiceError('ERR_FORBIDDEN', `Service-OrgID: names organization ${quote(named)}, but the token is of organization ${quote(identified.org)}; send the token's organization or no Service-OrgID`);
+      }
       const org = ctx.registry.get(identified.org);
       if (!org) throw unauthorized('Authorization: the token is not valid (its organization no longer exists)');
       return { kind: 'person', org, person_id: identified.person_id, claims: identified.claims };

@@ -1,5 +1,6 @@
 // A handler's Request from what the front copied out of uWebSockets.js: the principal, path parameters,
 // the query, the consistency headers and the body, checked in the contract's order.
+import { requirePerson } from '../domain/lookup.js';
 import { badRequest, quote } from '../errors.js';
 import type { OrgActor } from '../org/actor.js';
 import { authenticatorOf, orgOf, type AuthContext, type Authenticator, type Principal } from './auth.js';
@@ -64,6 +65,8 @@ export interface RouteParts {
   authenticator: Authenticator;
   codec: BodyCodec;
   paramNames: string[];
+  /** a write whose path names a person (person_id): the person must exist before anything else is read */
+  namesPerson: boolean;
   body?: Validator;
   query?: Validator;
 }
@@ -73,12 +76,8 @@ export function compileRoute(r: Route): RouteParts {
   const authenticator = authenticatorOf(r.auth);
   // Declarations are typed; a name from untyped code fails at start-up, not on the first request.
   if (!authenticator || !codec) throw new Error(`route ${r.method} ${r.path}: unknown ${authenticator ? `codec "${r.codec}"` : `auth "${String(r.auth)}"`}`);
-  const parts: RouteParts = {
-    route: r,
-    authenticator,
-    codec,
-    paramNames: [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string),
-  };
+  const paramNames = [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
+  const parts: RouteParts = { route: r, authenticator, codec, paramNames, namesPerson: isMutating(r.method) && paramNames.includes('person_id') };
   if (r.body) parts.body = compileValidator(r.body, 'body', codec.fromText);
   if (r.query) parts.query = compileValidator(r.query, 'query', true);
   return parts;
@@ -116,6 +115,11 @@ function readRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined,
       throw badRequest(`${name}: malformed percent-encoding in the path`);
     }
   }
+  // The path names someone who is not there: 404, whatever the query, headers or body hold. A decision that
+  // loops over the body (an empty one included) would otherwise never look the person up. Reads are left to
+  // their handlers, which may first wait for a consistency token to catch up.
+  const named = parts.namesPerson ? orgOf(principal) : undefined;
+  if (named !== undefined) requirePerson(named.state, params['person_id'] as string);
   let query: Record<string, unknown> = {};
   if (parts.query) query = parts.query(copied.query === '' ? {} : Object.fromEntries(new URLSearchParams(copied.query))) as Record<string, unknown>;
   else if (copied.query !== '') {

@@ -40,7 +40,7 @@ export const EVENTS_OPERATION = {
   description:
     'Upgrade to a WebSocket. Each text frame (format=json) is {"offset", "event"} with the event in proto3 JSON; each binary frame (format=protobuf) ' +
     'is a StreamFrame message of events.proto. Events come in offset order, replay from `from` joining live delivery without a gap or a duplicate. ' +
-    `Close codes: ${CLOSE_SLOW_CONSUMER} the subscriber read too slowly, ${CLOSE_KEY_ROTATED} the API key was rotated, ${CLOSE_GOING_AWAY} the service is stopping.`,
+    `Close codes: ${CLOSE_SLOW_CONSUMER} the subscriber read too slowly, ${CLOSE_KEY_ROTATED} the API key was rotated or the organization deleted, ${CLOSE_GOING_AWAY} the service is stopping.`,
   tags: ['events'],
   operationId: 'getEventsWebSocket',
   security: [{ orgId: [], apiKey: [] }],

@@ -1,7 +1,8 @@
 // The authorization endpoint's use case (RFC 6749 4.1, RFC 7636, OpenID Connect Core 3.1.2): checking the
-// request, the hosted sign-in (a password sign-in through the issuing pipeline, so hooks, events and
-// throttling are those of any sign-in), the browser session, and the single-use code it ends with. Pushed
-// requests (RFC 9126) are checked here too, when pushed, and redeemed by their request_uri.
+// request, the hosted sign-in (a password sign-in verified as any, so hooks, events and throttling are those
+// of any sign-in, but recorded without a token: the client's tokens are the token endpoint's), the browser
+// session, and the single-use code it ends with. Pushed requests (RFC 9126) are checked here too, when
+// pushed, and redeemed by their request_uri.
 import { createHash, randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import type { Consistency, IssuingOrg } from '../auth/issue.js';
@@ -9,10 +10,9 @@ import type { SignInService } from '../auth/sign-in.js';
 import { HANDLE_TYPES, type HandleType, type OrgState } from '../domain/state.js';
 import type { SignInFacts } from '../domain/oauth-grants.js';
 import type { Clock } from '../lib/clock.js';
-import { identityClaims } from '../tokens/claims.js';
 import { readCookie, type Sealer } from '../lib/signed.js';
-import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readSession, sessionCookie, setCookie } from './session.js';
-import { STANDARD_SCOPES } from './discovery.js';
+import { CSRF_COOKIE, FORM_TTL_S, newCsrf, readSession, sessionCookie, sessionCurrent, sessionPassword, setCookie } from './session.js';
+import { personScope } from './scopes.js';
 import { errorPage, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
 import type { PushedParams, PushedRequests } from './pushed-requests.js';
 
@@ -62,7 +62,7 @@ export interface AuthorizeDeps {
   clients: ClientFinder;
   sealer: Sealer;
   clock: Clock;
-  signIn: Pick<SignInService, 'authenticate'>;
+  signIn: Pick<SignInService, 'verify'>;
   issuer(): string;
   pushed: PushedRequests;
 }
@@ -103,6 +103,55 @@ class RedirectError extends Error {
   constructor(readonly error: string, readonly description: string) {
     super(description);
   }
+}
+
+/** A refusal of the hosted sign-in, shown on the page again. */
+export interface SignInRefusal {
+  status: number;
+  message: string;
+  retryAfter?: string;
+}
+
+/**
+ * The hosted page's password sign-in, for the authorization endpoint and the device page alike: verified as any
+ * sign-in, and what it established (the person, how and when, the hooks' claims) with the browser session's cookie.
+ */
+export async function hostedSignIn(
+  deps: Pick<AuthorizeDeps, 'signIn' | 'sealer' | 'clock' | 'issuer'>,
+  org: IssuingOrg & { state: OrgState },
+  form: Partial<Pick<SignInForm, 'handle_type' | 'handle' | 'password'>>,
+  caller: Caller,
+): Promise<{ facts: SignInFacts; cookie: string } | SignInRefusal> {
+  const now = Math.floor(deps.clock.nowMs() / 1000);
+  const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
+  let facts: SignInFacts;
+  try {
+    const signedIn = await deps.signIn.verify({
+      org,
+      handle: { type: handleType, value: form.handle ?? '' },
+      password: form.password ?? '',
+      ip: caller.ip,
+      origin: caller.origin,
+      userAgent: caller.userAgent,
+      consistency: caller.consistency,
+    });
+    const { person_id, authentications, custom_claims } = signedIn;
+    facts = {
+      person_id,
+      auth_time: now,
+      amr: authentications.map((a) => a.method),
+      authentications,
+      ...(Object.keys(custom_claims).length > 0 && { custom_claims }),
+    };
+  } catch (error) {
+    if (!(error instanceof ServiceError) || (error.status >= 500 && error.status !== 502)) throw error;
+    const retryAfter = error.headers?.['Retry-After'];
+    return { status: error.status, message: error.message, ...(retryAfter !== undefined && { retryAfter }) };
+  }
+  // Read after the sign-in's entry: a re-hashed imported password keeps its credential.
+  const person = org.state.persons.get(facts.person_id);
+  const password = person === undefined ? null : sessionPassword(person);
+  return { facts, cookie: sessionCookie(deps.sealer, { org: org.id, ...facts, password }, now, deps.issuer().startsWith('https:')) };
 }
 
 export function createAuthorize(deps: AuthorizeDeps): Authorize {
@@ -156,9 +205,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     if (responseType === undefined) throw new RedirectError('invalid_request', 'response_type is required');
     if (responseType !== 'code') throw new RedirectError('unsupported_response_type', 'only response_type=code is supported');
     if (!client.grant_types.includes('authorization_code')) throw new RedirectError('unauthorized_client', 'the client may not use the authorization_code grant');
-    const scope = [...new Set((text('scope') ?? '').split(' ').filter((s) => s !== ''))];
-    // The standard scopes (discovery.ts) any client may ask for; others must be among the client's own.
-    const unknown = scope.find((s) => !STANDARD_SCOPES.includes(s) && !client.scopes.includes(s));
+    const { scope, refused: unknown } = personScope(text('scope'), client.scopes);
     if (unknown !== undefined) throw new RedirectError('invalid_scope', `scope "${unknown.slice(0, 100)}" is not allowed for this client`);
     const state = text('state');
     if (state !== undefined && state.length > MAX_STATE) throw new RedirectError('invalid_request', `state is longer than ${MAX_STATE} characters`);
@@ -300,9 +347,10 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       const { request, prompts } = checked;
       const session = readSession(deps.sealer, caller.cookie, now());
       const person = session && session.org === found.org.id ? found.org.state.persons.get(session.person_id) : undefined;
-      const fresh = session !== undefined && person?.active === true && !prompts.includes('login') && (request.max_age === undefined || now() - session.auth_time <= request.max_age);
+      // A password changed or reset since the session began ends it: whoever signed in with the old one is out.
+      const fresh = session !== undefined && person?.active === true && sessionCurrent(session, person) && !prompts.includes('login') && (request.max_age === undefined || now() - session.auth_time <= request.max_age);
       if (fresh) {
-        const { org: _org, expires: _expires, ...facts } = session;
+        const { org: _org, expires: _expires, password: _password, ...facts } = session;
         return issueCode(found.org, request, facts);
       }
       if (prompts.includes('none')) return back(redirect_uri, { error: 'login_required', error_description: 'the person must sign in', state: request.state });
@@ -318,37 +366,13 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       const found = deps.clients.find(request.client_id);
       if (!found || !found.client.redirect_uris.includes(request.redirect_uri)) return badPage('invalid_client', 'the client or its redirect_uri no longer exists');
       const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
-      let facts: SignInFacts | undefined;
-      try {
-        await deps.signIn.authenticate({
-          org: found.org,
-          handle: { type: handleType, value: form.handle ?? '' },
-          password: form.password ?? '',
-          ip: caller.ip,
-          origin: caller.origin,
-          userAgent: caller.userAgent,
-          consistency: caller.consistency,
-          // The session token the pipeline signs is never handed out; what it established is kept for the
-          // client's tokens: the person, the time, and the hooks' claims.
-          profile: (input) => {
-            facts = {
-              person_id: input.person.person_id,
-              auth_time: now(),
-              amr: [...input.authenticated_methods],
-              ...(input.custom_claims !== undefined && Object.keys(input.custom_claims).length > 0 && { custom_claims: input.custom_claims }),
-            };
-            return identityClaims(input);
-          },
-        });
-      } catch (error) {
-        if (!(error instanceof ServiceError) || (error.status >= 500 && error.status !== 502)) throw error;
-        const answer = page(found, request, error.status, error.message, handleType);
-        if (error.headers?.['Retry-After'] !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': error.headers['Retry-After'] };
+      const signedIn = await hostedSignIn(deps, found.org, form, caller);
+      if ('status' in signedIn) {
+        const answer = page(found, request, signedIn.status, signedIn.message, handleType);
+        if (signedIn.retryAfter !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': signedIn.retryAfter };
         return answer;
       }
-      const signedIn = facts as SignInFacts;
-      const cookie = sessionCookie(deps.sealer, { org: found.org.id, ...signedIn }, now(), secure());
-      return issueCode(found.org, request, signedIn, { 'Set-Cookie': cookie });
+      return issueCode(found.org, request, signedIn.facts, { 'Set-Cookie': signedIn.cookie });
     },
   };
 }

@@ -3,6 +3,8 @@
 import { CLIENT_ASSERTION_ALGS } from '../tokens/client-assertion.js';
 import { DPOP_ALGS } from '../tokens/dpop-proof.js';
 import { CLIENT_AUTH_METHODS } from './client-auth.js';
+import { DEVICE_CODE_GRANT } from '../domain/oauth-clients.js';
+import { DEVICE_AUTHORIZATION_PATH } from './device.js';
 
 export interface OAuthServerFacts {
   /** the token endpoint's grant types (the grant table's) */
@@ -27,6 +29,8 @@ export function oauthMetadata(iss: string, facts: OAuthServerFacts): Record<stri
     require_pushed_authorization_requests: false,
     // RFC 7591 3: behind an initial access token the organization issues
     registration_endpoint: `${iss}/oauth2/register`,
+    // RFC 8628 4
+    ...(facts.grantTypes.includes(DEVICE_CODE_GRANT) && { device_authorization_endpoint: `${iss}${DEVICE_AUTHORIZATION_PATH}` }),
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     // RFC 9207: every authorization response carries iss (authorize.ts).

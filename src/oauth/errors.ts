@@ -10,7 +10,12 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   | 'invalid_scope'
   | 'invalid_target'
-  | 'unsupported_token_type';
+  | 'unsupported_token_type'
+  // RFC 8628 3.5: the device's poll before (or instead of) its token
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token'
+  | 'access_denied';
 
 /** RFC 6749 5.2: a failed client authentication is a 401 whose WWW-Authenticate names the scheme. */
 const CHALLENGE = Object.freeze({ 'WWW-Authenticate': 'Basic realm="oauth2", charset="UTF-8"' });

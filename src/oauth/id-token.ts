@@ -30,9 +30,11 @@ export function scopedClaims(person: Pick<Person, 'handles'>, scope: readonly st
   return out;
 }
 
-/** The claims common to both tokens, after personClaims: the sign-in as OpenID Connect names it. */
+/**
+ * The claims common to both tokens, after personClaims (whose authenticated_methods are the grant's sign-in's
+ * already): the sign-in as OpenID Connect names it.
+ */
 function withSignIn(claims: Record<string, unknown>, g: GrantContext): Record<string, unknown> {
-  claims['authenticated_methods'] = [...g.facts.amr];
   claims['auth_time'] = g.facts.auth_time;
   claims['amr'] = [...g.facts.amr];
   claims['sid'] = g.grant_id;

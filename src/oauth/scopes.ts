@@ -1,5 +1,6 @@
 // Scope parameters (RFC 6749 3.3): space-delimited scope tokens, granted only within what the client may ask for.
 import { SCOPE_TOKEN } from '../domain/oauth-clients.js';
+import { STANDARD_SCOPES } from './discovery.js';
 import { oauthError } from './errors.js';
 
 /**
@@ -14,4 +15,14 @@ export function grantScope(requested: string | undefined, allowed: readonly stri
     if (!allowed.includes(s)) throw oauthError('invalid_scope', `scope: the client may not ask for ${JSON.stringify(s.slice(0, 64))}`);
   }
   return requested;
+}
+
+/**
+ * A person's grant's scope (the authorization and device endpoints): the requested scope tokens, once each, and
+ * the first one the client may not ask for, if any: the standard scopes any client may, the others must be its own.
+ */
+export function personScope(requested: string | undefined, clientScopes: readonly string[]): { scope: string[]; refused?: string } {
+  const scope = [...new Set((requested ?? '').split(' ').filter((s) => s !== ''))];
+  const refused = scope.find((s) => !STANDARD_SCOPES.includes(s) && !clientScopes.includes(s));
+  return refused === undefined ? { scope } : { scope, refused };
 }

@@ -3,6 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { createSealer, readCookie, type Sealer } from '../lib/signed.js';
 import type { SignInFacts } from '../domain/oauth-grants.js';
+import { passwordCredentialId } from '../domain/credentials.js';
+import type { Person } from '../domain/state.js';
 
 export const SESSION_COOKIE = 'oauth_session';
 export const CSRF_COOKIE = 'oauth_csrf';
@@ -18,7 +20,18 @@ export interface Session extends SignInFacts {
   org: string;
   /** seconds since the epoch */
   expires: number;
+  /**
+   * the person's password credential when they signed in: every password change or reset gives a new one
+   * (re-hashing an imported hash keeps it), and the session ends with it; null when they had no password
+   */
+  password: string | null;
 }
+
+/** The password credential a session is bound to. */
+export const sessionPassword = (person: Person): string | null => passwordCredentialId(person) ?? null;
+
+/** Whether the session still stands for the person: their password is the one they signed in with. */
+export const sessionCurrent = (session: Session, person: Person): boolean => session.password === sessionPassword(person);
 
 /** The hosted page's sealer: the service's secret specialised so that it signs nothing else. */
 export const createSessionSealer = (secret: Buffer): Sealer => createSealer(secret, 'oauth2 hosted sign-in');

@@ -31,7 +31,8 @@ export function signInPageCsp(redirectUri: string): string {
   return (PAGE_HEADERS['Content-Security-Policy'] as string).replace("form-action 'self'", `form-action 'self'${target === '' ? '' : ` ${target}`}`);
 }
 
-function page(title: string, body: string): string {
+/** A page of the hosted sign-in (the device page's too): its frame and style. */
+export function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
@@ -53,6 +54,8 @@ export interface SignInPageInput {
   client_name: string;
   /** the sealed authorization request, posted back with the form */
   request: string;
+  /** where the form posts; default the authorization endpoint's sign-in */
+  action?: string;
   csrf: string;
   handle_type: HandleType;
   login_hint?: string;
@@ -74,7 +77,7 @@ export function signInPage(p: SignInPageInput): string {
     `<h1>Sign in to ${escapeHtml(p.org_name)}</h1>
 <p>to continue to ${escapeHtml(p.client_name)}</p>
 ${p.error === undefined ? '' : `<p class="error" role="alert">${escapeHtml(p.error)}</p>`}
-<form method="post" action="${SIGN_IN_PATH}">
+<form method="post" action="${escapeHtml(p.action ?? SIGN_IN_PATH)}">
 <input type="hidden" name="request" value="${escapeHtml(p.request)}">
 <input type="hidden" name="csrf" value="${escapeHtml(p.csrf)}">
 <label for="handle_type">Sign in with</label>

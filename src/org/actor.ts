@@ -66,6 +66,10 @@ export class OrgActor {
   private snapshotOffset: number;
   /** a sliced snapshot is still being packed */
   private packing = false;
+  /** the periodic snapshot being written, if any: a deleted organization's must land before its keys are removed */
+  private snapshotWrite: Promise<void> | undefined;
+  /** the organization was deleted: a command that arrives after is the caller's, not the service's, problem */
+  private deleted = false;
   /** the chain link of the last event decided (ahead of the durable one while a commit is in flight); read at first use */
   private chainHead: Buffer | undefined;
 
@@ -85,6 +89,7 @@ export class OrgActor {
 
   execute<R = unknown>(command: Command): Promise<Outcome<R>> {
     if (this.lifecycle.getSnapshot().value !== 'ready') {
+      if (this.deleted) return Promise.reject(new ServiceError('ERR_UNAUTHORIZED', 'the API key is not valid: its organization was deleted'));
       return Promise.reject(new ServiceError('ERR_UNAVAILABLE', 'the service is shutting down'));
     }
     if (this.queue.length >= this.deps.mailboxLimit) {
@@ -103,6 +108,16 @@ export class OrgActor {
     this.lifecycle.send({ type: 'stop' });
     while (this.queue.draining) await new Promise((r) => setImmediate(r));
     this.lifecycle.send({ type: 'drained' });
+  }
+
+  /**
+   * Refuses later commands and resolves once nothing of this organization is left to be written: its queued
+   * commands answered and committed, its periodic snapshot stored. The first step of deleting it.
+   */
+  async retire(): Promise<void> {
+    this.deleted = true;
+    await this.quiesce();
+    await this.snapshotWrite;
   }
 
   /**
@@ -219,7 +234,7 @@ export class OrgActor {
   private maybeSnapshot(): void {
     const interval = Math.max(this.deps.snapshotInterval, this.state.persons.size >> 2);
     if (this.packing || this.state.offset - this.snapshotOffset < interval) return;
-    void this.writeSnapshot();
+    this.snapshotWrite = this.writeSnapshot();
   }
 
   private async writeSnapshot(): Promise<void> {

@@ -53,6 +53,9 @@ export class Registry {
   private readonly keyDigests = new Map<string, Buffer>();
   /** organization → the bytes of its current key hash, refreshed when the hex changes */
   private readonly storedDigests = new Map<string, { hex: string; bytes: Buffer }>();
+  /** organizations deleted, or being deleted, since this process started: their keys answer 401 */
+  private readonly retired = new Set<string>();
+  private readonly retiredListeners: Array<(org: string) => void> = [];
 
   constructor(deps: RegistryDeps) {
     this.deps = deps;
@@ -75,9 +78,12 @@ export class Registry {
   }
 
   /** Rebuilds every organization from the log; returns how many entries were replayed. */
-  async recover(): Promise<{ orgs: number; replayed: number }> {
+  async recover(deleting: ReadonlySet<string> = new Set()): Promise<{ orgs: number; replayed: number }> {
     let replayed = 0;
+    // Deletions a crash interrupted: what is left of those organizations is being removed, never served again.
+    for (const org of deleting) this.retired.add(org);
     for (const org of this.deps.wal.organizations()) {
+      if (deleting.has(org)) continue;
       const r = await recoverOrg(this.deps.wal, org);
       if (!r) {
         this.deps.warn(`organization ${org} has no genesis entry; skipped`);
@@ -116,6 +122,7 @@ export class Registry {
   /** The order of checks is the contract's: unknown organization 404, bad key 401, another's key 403. */
   authenticate(orgId: string, apiKey: string | undefined): AuthResult {
     const actor = this.actors.get(orgId);
+    if (this.retired.has(orgId)) return { ok: false, error: new ServiceError('ERR_UNAUTHORIZED', 'the API key is not valid: its organization was deleted') };
     if (!actor) return { ok: false, error: new ServiceError('ERR_NOT_FOUND', `organization ${orgId} not found`) };
     if (apiKey === undefined || apiKey === '') return { ok: false, error: new ServiceError('ERR_UNAUTHORIZED', 'Service-API-Key header is required') };
     const cached = this.keyDigests.get(apiKey);
@@ -143,6 +150,37 @@ export class Registry {
     return entry.bytes;
   }
 
+
+  /**
+   * Takes an organization and every one below it out of service: their keys answer 401 from now on, and once
+   * this resolves each one's last command is committed and its last snapshot written, so nothing of them is
+   * written after it. Resolves to their IDs, the organization first. Each is quiesced before its suborganizations
+   * are read, so one created meanwhile is not missed.
+   */
+  async retire(org: string): Promise<string[]> {
+    for (const id of [org, ...this.descendants(org)]) this.retired.add(id);
+    const out: string[] = [];
+    const walk = async (id: string): Promise<void> => {
+      this.retired.add(id);
+      out.push(id);
+      const actor = this.actors.get(id);
+      if (!actor) return;
+      await actor.retire();
+      for (const child of actor.state.suborganizations) await walk(child);
+      this.actors.delete(id);
+      this.storedDigests.delete(id);
+      this.keyIndex.delete(actor.state.api_key_hash);
+      for (const [key, digest] of this.keyDigests) if (digest.toString('hex') === actor.state.api_key_hash) this.keyDigests.delete(key);
+    };
+    await walk(org);
+    for (const id of out) for (const listener of this.retiredListeners) listener(id);
+    return out;
+  }
+
+  /** Calls `fn` with each organization retired from now on (its WebSocket subscribers, its webhook deliveries). */
+  onRetired(fn: (org: string) => void): void {
+    this.retiredListeners.push(fn);
+  }
 
   /** Every organization below this one, depth first. */
   descendants(orgId: string): string[] {

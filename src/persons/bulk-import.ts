@@ -36,13 +36,21 @@ export function bulkImportTemplate(): string {
   return `${COLUMNS.map((c) => `"${c}"`).join(',')}\n`;
 }
 
+/**
+ * A cell a spreadsheet would run as a formula (OWASP's CSV injection list): the failed CSV prefixes it with
+ * a quote, and an import takes that quote off again, so the file a person fixes and uploads reads as it did.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+const neutralised = (f: string) => (FORMULA_START.test(f) ? `'${f}` : f);
+const unneutralised = (f: string) => (f.startsWith("'") && FORMULA_START.test(f.slice(1)) ? f.slice(1) : f);
+
 const list = (text: string) => text.split(',').map((s) => s.trim()).filter((s) => s !== '');
 
 /** The person a row asks for; throws a 400 naming the column for a row malformed on its own. */
 function rowInput(header: readonly string[], fields: readonly string[]): PersonInput {
   const at = (column: string) => {
     const i = header.indexOf(column);
-    return i < 0 ? '' : (fields[i] ?? '').trim();
+    return i < 0 ? '' : unneutralised((fields[i] ?? '').trim());
   };
   const handles: Handle[] = [];
   for (const [column, type] of HANDLE_COLUMNS) {
@@ -132,5 +140,5 @@ const quoteField = (f: string) => (/[",\n\r]/.test(f) || f !== f.trim() ? `"${f.
 export function failedCsv(header: readonly string[], refused: ReadonlyArray<ImportLine & { reason: string }>): string {
   if (refused.length === 0) return '';
   const lines = [[...header, ...FAILED_COLUMNS], ...[...refused].sort((a, b) => a.line - b.line).map((r) => [...header.map((_, i) => r.fields[i] ?? ''), String(r.line), r.reason])];
-  return lines.map((l) => l.map(quoteField).join(',')).join('\n') + '\n';
+  return lines.map((l) => l.map((f) => quoteField(neutralised(f))).join(',')).join('\n') + '\n';
 }

@@ -144,6 +144,8 @@ export interface EndpointsDeps {
    * browser is sent to are left as published.
    */
   reroute?: Readonly<Record<string, string>>;
+  /** every call to a provider goes through it: the service's address guard (src/lib/guarded-connect.ts) */
+  fetch?: (url: string, init?: RequestInit) => Promise<Response>;
 }
 
 /** openid-client's call to the discovery document, answered from this cache when it is fresh. */
@@ -162,9 +164,9 @@ export function createProviderEndpoints(deps: EndpointsDeps): ProviderEndpoints 
   const send: oidc.CustomFetch = (url, options) => {
     // Read at each call: a test may fill in its stand-ins' addresses after the service started.
     for (const [origin, base] of Object.entries(reroute ?? {})) {
-      if (url === origin || url.startsWith(`${origin}/`)) return fetch(base + url.slice(origin.length), options);
+      if (url === origin || url.startsWith(`${origin}/`)) return (deps.fetch ?? fetch)(base + url.slice(origin.length), options);
     }
-    return fetch(url, options);
+    return (deps.fetch ?? fetch)(url, options);
   };
 
   /**
@@ -205,7 +207,7 @@ export function createProviderEndpoints(deps: EndpointsDeps): ProviderEndpoints 
   function finish(config: oidc.Configuration): oidc.Configuration {
     if (deps.allowInsecure) oidc.allowInsecureRequests(config);
     config.timeout = timeout;
-    if (reroute) config[oidc.customFetch] = send;
+    if (reroute || deps.fetch) config[oidc.customFetch] = send;
     return config;
   }
 

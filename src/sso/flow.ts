@@ -6,6 +6,7 @@ import { badRequest, notFound, quote, ServiceError } from '../errors.js';
 import type { Command } from '../domain/commands.js';
 import { expired } from '../domain/anonymous.js';
 import { checkFactorAllowed, checkRedirectAllowed, checkSelfRegistration, newPersonActive } from '../domain/org-config.js';
+import { joinableBySso } from '../domain/handle-verification.js';
 import { checkHandle } from '../domain/rules.js';
 import { SIGN_IN_DENIED } from '../domain/sign-in.js';
 import { handleKey, type Handle, type Person, type SsoCredential } from '../domain/state.js';
@@ -21,8 +22,14 @@ import { STATE_TTL_MS, type StateCookies } from './state-cookie.js';
 import { readApiPerson, UserApiError } from './user-api.js';
 import { verifiedEmail } from './verified-email.js';
 import type { SsoProvider } from './providers.js';
+import type { ProviderClient, ProviderTokenResponse, ProviderTokens } from './provider-tokens.js';
 
 const METHOD = 'oidc' as const;
+
+/** The linking rule's refusal (domain/handle-verification.ts): an unverified address may be someone's pre-claim. */
+const NOT_JOINED =
+  'email_address: the person holding this address registered it without verifying it, so an SSO sign-in does not join them; ' +
+  'verify the address first: complete a password reset sent to it, then sign in again';
 
 export interface SsoSignInDeps {
   clock: Clock;
@@ -30,6 +37,8 @@ export interface SsoSignInDeps {
   sealer: SecretSealer;
   cookies: StateCookies;
   pending: PendingFlows;
+  /** where the provider's tokens of each sign-in are kept */
+  providerTokens: Pick<ProviderTokens, 'keep'>;
   pipeline: Pick<IssuePipeline, 'issue' | 'refuse'>;
   /** the organization, when it exists here */
   org(id: string): IssuingOrg | undefined;
@@ -85,6 +94,8 @@ export interface SsoSignIn {
   callback(r: CallbackRequest): Promise<CallbackOutcome>;
   /** The Set-Cookie value that removes the state cookie; every callback answer carries it. */
   clearCookie(): string;
+  /** A credential's token and revocation endpoints, for the provider's tokens kept after sign-in; undefined when the credential is gone. */
+  providerClient(orgId: string, clientId: string): Promise<ProviderClient | undefined>;
 }
 
 /** A failure already known for what it is: recorded as AuthenticationFailed with this reason and detail. */
@@ -184,31 +195,33 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
       ...(pkce && { code_challenge: await oidc.calculatePKCECodeChallenge(flow.code_verifier), code_challenge_method: 'S256' }),
       ...(responseMode && { response_mode: responseMode }),
     });
-    if (!deps.pending.add(flow)) {
-      throw new ServiceError('ERR_TOO_MANY_REQUESTS', 'too many SSO sign-ins are in progress; retry later', { headers: { 'Retry-After': '10' } });
+    const full = await deps.pending.add(flow, r.ip);
+    if (full) {
+      const whose = full === 'organization' ? 'for this organization' : 'from this address for this organization';
+      throw new ServiceError('ERR_TOO_MANY_REQUESTS', `too many SSO sign-ins are in progress ${whose}; retry later`, { headers: { 'Retry-After': '60' } });
     }
     return { location: location.href, cookie: deps.cookies.issue(flow, clock.nowMs()) };
   }
 
   /** The state's flow, taken once; a missing, foreign, replayed or lapsed state is a Refusal (recorded when the organization is known). */
-  function takeFlow(r: CallbackRequest): { flow?: PendingFlow; org?: string; refusal?: Refusal } {
+  async function takeFlow(r: CallbackRequest): Promise<{ flow?: PendingFlow; org?: string; refusal?: Refusal }> {
     const state = r.query['state'];
     const binding = deps.cookies.read(r.cookieHeader);
     const bad = (reason: string, message: string, org?: string) => ({ ...(org !== undefined && { org }), refusal: refusal(reason, badRequest(message), 'invalid_request') });
     if (!state) {
-      if (binding) deps.pending.take(binding.state);
+      if (binding) await deps.pending.take(binding.state);
       return bad('invalid_state', 'state: the callback has no state parameter', binding?.org);
     }
-    const taken = deps.pending.take(state);
+    const taken = await deps.pending.take(state);
     if (taken.kind === 'used') return bad('state_already_used', 'state: this sign-in was completed or refused already; its state is single use, start again', taken.org);
     if (taken.kind === 'unknown') {
-      if (binding && binding.state === state) return bad('state_expired', 'state: this sign-in expired (10 minutes) or was started before the service restarted; start again', binding.org);
+      if (binding && binding.state === state) return bad('state_expired', 'state: this sign-in expired (10 minutes); start again', binding.org);
       // The browser's own flow, if any, ends too: someone else's state arrived in its place.
-      if (binding) deps.pending.take(binding.state);
+      if (binding) await deps.pending.take(binding.state);
       return bad('invalid_state', 'state: not a sign-in this service started, or not the one this browser started', binding?.org);
     }
     if (!binding || binding.state !== state) {
-      if (binding) deps.pending.take(binding.state);
+      if (binding) await deps.pending.take(binding.state);
       return bad('invalid_state', 'state: the sign-in was not started by this browser (its sso_state cookie is missing or names another sign-in)', taken.flow.org);
     }
     return { flow: taken.flow, org: taken.flow.org };
@@ -218,7 +231,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
    * Code exchange, then the ID token verified, or for a provider without one its user API read; library errors
    * become refusals naming the cause. The claims returned carry `email` and `email_verified` either way.
    */
-  async function exchange(flow: PendingFlow, credential: SsoCredential, secret: string, query: Record<string, string>): Promise<Record<string, unknown>> {
+  async function exchange(flow: PendingFlow, credential: SsoCredential, secret: string, query: Record<string, string>): Promise<{ claims: Record<string, unknown>; tokens: ProviderTokenResponse }> {
     let setup: ProviderSetup;
     try {
       setup = await configuration(credential, secret);
@@ -237,19 +250,20 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
         ...(!userApi && { expectedNonce: flow.nonce }),
         idTokenExpected: !userApi,
       });
+      const kept: ProviderTokenResponse = { access_token: tokens.access_token, refresh_token: tokens.refresh_token, id_token: tokens.id_token, expires_in: tokens.expires_in };
       if (userApi) {
         stage = `${userApi.kind}'s user API`;
         const person = await readApiPerson(config, tokens.access_token, userApi);
         if (person.email === undefined) {
           throw refusal('email_not_verified', unauthorized(`${credential.provider} lists no verified email address for this account (GET /user/emails)`), 'access_denied');
         }
-        return { ...person.claims, email: person.email, email_verified: true };
+        return { claims: { ...person.claims, email: person.email, email_verified: true }, tokens: kept };
       }
       const jwks = oidc.getJwksCache(config);
       if (jwks) jwksCaches.set(keySetOf(config), jwks);
       const claims = tokens.claims();
       if (!claims) throw refusal('invalid_id_token', unauthorized('the provider answered without an ID token'), 'access_denied');
-      return claims;
+      return { claims, tokens: kept };
     } catch (error) {
       if (error instanceof Refusal) throw error;
       if (error instanceof UserApiError) throw refusal('user_api_failed', unauthorized(error.message), 'access_denied');
@@ -286,7 +300,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
     } catch (error) {
       throw refusal('method_not_allowed', error as ServiceError, 'access_denied');
     }
-    const claims = await exchange(flow, credential, clientSecret(org, credential), r.query);
+    const { claims, tokens } = await exchange(flow, credential, clientSecret(org, credential), r.query);
 
     const email = verifiedEmail(credential.provider as SsoProvider, claims);
     if (email === undefined) {
@@ -300,7 +314,10 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
       throw refusal('invalid_email', error as ServiceError, 'access_denied');
     }
     try {
-      return await admit(org, r, credential, claims, handle, heldAnonymous(org, flow));
+      const admitted = await admit(org, r, credential, claims, handle, heldAnonymous(org, flow));
+      // The sign-in's identity token names this authentication: GET /sso/oidc/tokens finds the tokens by it.
+      await deps.providerTokens.keep(org.id, admitted.person_id, credential, admitted.jti, tokens);
+      return admitted.token;
     } catch (error) {
       if (error instanceof Refusal) {
         error.handle = handle;
@@ -326,13 +343,14 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
    * The person of a verified handle, found or registered, and their token through the issuing pipeline. With a
    * held anonymous person, a registration is that person's upgrade and a sign-in of an existing person deletes it.
    */
-  async function admit(org: IssuingOrg, r: CallbackRequest, credential: SsoCredential, claims: Record<string, unknown>, handle: Handle, held: Person | undefined): Promise<string> {
+  async function admit(org: IssuingOrg, r: CallbackRequest, credential: SsoCredential, claims: Record<string, unknown>, handle: Handle, held: Person | undefined): Promise<{ token: string; jti: string; person_id: string }> {
     const groups = followedGroups(credential, claims, org.state);
     const id = org.state.handles.get(handleKey(handle));
     let person = id === undefined ? undefined : org.state.persons.get(id);
     let registration: { groups?: string[]; upgrade?: true } | undefined;
     if (person) {
       if (!person.active) throw refusal('person_not_active', unauthorized(SIGN_IN_DENIED), 'access_denied');
+      if (!joinableBySso(person, handle)) throw refusal('handle_not_verified', new ServiceError('ERR_FORBIDDEN', NOT_JOINED), 'access_denied');
       if (groups && groups.join('\n') !== person.groups.join('\n')) {
         await org.execute({ kind: 'SetPersonGroups', person_id: person.person_id, groups });
         person = org.state.persons.get(person.person_id) ?? person;
@@ -345,7 +363,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
       }
       if (!newPersonActive(org.state.config)) {
         // Created, and left for the organization to approve: no token until then.
-        const command: Command = { kind: 'CreatePerson', input: { handles: [handle], region: deps.region, active: false, ...(groups && { groups }) } };
+        const command: Command = { kind: 'CreatePerson', input: { handles: [handle], region: deps.region, active: false, ...(groups && { groups }) }, verified_by: METHOD };
         await org.execute(command);
         throw refusal('person_not_active', unauthorized('the person was registered and awaits the organization\'s approval'), 'access_denied');
       }
@@ -373,7 +391,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
         registration,
         prev_anonymous_person_id: held?.person_id,
       });
-      return issued.token;
+      return { token: issued.token, jti: issued.jti, person_id: person.person_id };
     } catch (error) {
       // The pipeline recorded its own refusals (hook denial or failure, the person changed meanwhile).
       const e = error instanceof ServiceError ? error : new ServiceError('ERR_INTERNAL', 'internal error', { cause: error });
@@ -408,11 +426,27 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
     });
   }
 
+  async function providerClient(orgId: string, clientId: string): Promise<ProviderClient | undefined> {
+    const org = deps.org(orgId);
+    const credential = org?.state.sso_credentials.get(clientId);
+    if (!org || !credential) return undefined;
+    const { config } = await configuration(credential, clientSecret(org, credential));
+    const revocation = config.serverMetadata().revocation_endpoint;
+    return {
+      async refresh(refreshToken) {
+        const t = await oidc.refreshTokenGrant(config, refreshToken);
+        return { access_token: t.access_token, refresh_token: t.refresh_token, id_token: t.id_token, expires_in: t.expires_in };
+      },
+      revoke: revocation === undefined ? undefined : (token, hint) => oidc.tokenRevocation(config, token, { token_type_hint: hint }),
+    };
+  }
+
   return {
     start,
+    providerClient,
     clearCookie: () => deps.cookies.clear(),
     async callback(r) {
-      const taken = takeFlow(r);
+      const taken = await takeFlow(r);
       if (taken.refusal || !taken.flow) {
         const f = taken.refusal as Refusal;
         await record(taken.org, r, f);

@@ -5,7 +5,8 @@ import type { StoredSecret } from '../domain/state.js';
 import { ServiceError } from '../errors.js';
 import { openBytes, sealBytes, type SealedBytes } from '../lib/seal.js';
 
-export type SecretField = 'client_secret' | 'private_key';
+/** pending_flow: an SSO sign-in's nonce and PKCE verifier in flight (bound to its state); provider_token: a token a provider issued (bound to person, credential and type) */
+export type SecretField = 'client_secret' | 'private_key' | 'pending_flow' | 'provider_token';
 
 export interface SecretSealer {
   /** sealed under the current key when one is set, plain otherwise */

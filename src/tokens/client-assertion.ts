@@ -1,9 +1,10 @@
 // Client assertions (RFC 7523 2.2 and 3, OpenID Connect Core 9 private_key_jwt): a JWT the client signs with
 // its own key, checked against the keys it registered (jwks) or publishes (jwks_uri, fetched through the
-// caller the service gives, which applies the outbound address guard). Replay of its jti is the caller's
+// guarded fetch the service gives, which applies the outbound address guard). Replay of its jti is the caller's
 // concern: this file only says whether the assertion is genuine and fresh, and until when.
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { Clock } from '../lib/clock.js';
+import type { GuardedFetch } from '../lib/guarded-connect.js';
 
 /** Asymmetric signatures only: a shared secret (HS*) is client_secret_jwt, which is not offered, and none never. */
 export const CLIENT_ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
@@ -35,20 +36,42 @@ export interface ClientAssertionVerifier {
   verify(assertion: string, client: AssertingClient, audience: string): Promise<VerifiedAssertion>;
 }
 
-/** A GET of a registered URL, bounded and guarded by the caller: status and body. */
-export type FetchRegistered = (url: string, signal: AbortSignal) => Promise<{ status: number; body: Buffer }>;
+/** the most of a jwks_uri answer that is read: a published set far above what registration accepts is refused unread */
+export const MAX_JWKS_RESPONSE_BYTES = 64 * 1024;
 
 const KEY_CARRYING_HEADERS = ['jku', 'x5u', 'jwk', 'x5c'];
 /** jose's fetch options for a remote set: ours are the timeout (5 s), a refetch at most every 30 s for an unknown kid, and 10 min of cache */
 const REMOTE = { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 600_000 };
 
-export function createClientAssertionVerifier(options: { clock: Pick<Clock, 'nowMs'>; fetch: FetchRegistered; startedS: number }): ClientAssertionVerifier {
+/** The body of an answer, or a refusal once it passes `limit` bytes, so a hostile server cannot fill memory. */
+async function boundedBody(res: Response, limit: number): Promise<Uint8Array> {
+  if (Number(res.headers.get('content-length') ?? 0) > limit) {
+    await res.body?.cancel();
+    throw new ClientAssertionError(`jwks_uri: the answer is larger than ${limit} bytes`);
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = res.body?.getReader();
+  for (let part = await reader?.read(); part !== undefined && !part.done; part = await reader?.read()) {
+    size += part.value.length;
+    if (size > limit) {
+      await reader?.cancel();
+      throw new ClientAssertionError(`jwks_uri: the answer is larger than ${limit} bytes`);
+    }
+    chunks.push(part.value);
+  }
+  return Buffer.concat(chunks);
+}
+
+export function createClientAssertionVerifier(options: { clock: Pick<Clock, 'nowMs'>; fetch: GuardedFetch; startedS: number }): ClientAssertionVerifier {
   const { clock } = options;
   // Per client object: a changed client (new keys, new URI) is a new object, so the cache follows it.
   const keySets = new WeakMap<object, JWTVerifyGetKey>();
+  // jose's deadline (its signal) ends the fetch; the guarded fetch answers redirects instead of following them.
   const remoteFetch = async (url: string, init: { signal: AbortSignal }) => {
-    const res = await options.fetch(url, init.signal);
-    return new Response(new Uint8Array(res.body), { status: res.status, headers: { 'content-type': 'application/json' } });
+    const res = await options.fetch(url, { signal: init.signal, headers: { accept: 'application/jwk-set+json, application/json' } });
+    const body = await boundedBody(res, MAX_JWKS_RESPONSE_BYTES);
+    return new Response(body, { status: res.status, headers: { 'content-type': 'application/json' } });
   };
   const keysOf = (client: AssertingClient): JWTVerifyGetKey => {
     let set = keySets.get(client);

@@ -1,5 +1,5 @@
 // The local LMDB environment and its named databases: WAL entries, snapshots, events, organizations, metadata,
-// and the webhook outbox's delivery positions and dead letters.
+// the webhook outbox's delivery positions and dead letters, the SSO sign-ins in flight and the tokens SSO providers issued.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -33,6 +33,10 @@ export interface Store {
   readonly deliveries: Database<Buffer, WebhookKey>;
   /** [org, webhook, event offset] → framed dead letter: an event delivery that ran out of attempts. */
   readonly deadLetters: Database<Buffer, DeadLetterKey>;
+  /** state → framed record of an SSO sign-in in flight (sso/pending.ts): kept across restarts until it expires. */
+  readonly ssoPending: Database<Buffer, string>;
+  /** org US person US client_id (US: \u001f) → framed record of the tokens a person's SSO provider issued (sso/provider-tokens.ts), sealed. */
+  readonly ssoTokens: Database<Buffer, string>;
   readonly durable: boolean;
   close(): Promise<void>;
 }
@@ -60,6 +64,8 @@ export function openStore(dataDir: string, name: string, durable: boolean): Stor
     meta: sub<string>('meta'),
     deliveries: sub<WebhookKey>('deliveries'),
     deadLetters: sub<DeadLetterKey>('dead_letters'),
+    ssoPending: sub<string>('sso_pending'),
+    ssoTokens: sub<string>('sso_tokens'),
     durable,
     close: () => root.close(),
   };

@@ -1,9 +1,9 @@
 // Outbound webhook calls: pooled keep-alive connections (undici), connecting only to addresses the guard
-// allows, never following redirects, with a per-call deadline and a bounded response body. Other fetches of
-// URLs an organization registered (a client's jwks_uri) go the same way, through `get`.
-import { Agent, buildConnector } from 'undici';
+// allows, never following redirects, with a per-call deadline and a bounded response body.
+import { Agent } from 'undici';
 import { TIMEOUT_MAX_MS } from '../domain/webhook-rules.js';
-import { ForbiddenAddressError, type AddressGuard } from './address-guard.js';
+import type { AddressGuard } from '../lib/address-guard.js';
+import { guardedConnector, isForbiddenAddress } from '../lib/guarded-connect.js';
 
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 
@@ -37,38 +37,15 @@ export interface CallResponse {
   body: Buffer;
 }
 
-export interface GetRequest {
-  url: string;
-  headers?: Record<string, string>;
-  timeoutMs: number;
-  signal?: AbortSignal;
-}
-
 export interface WebhookCaller {
   /** Resolves with any HTTP answer (3xx included: redirects are not followed); rejects with WebhookCallError. */
   post(request: CallRequest): Promise<CallResponse>;
-  /** The same for a GET, under the same guard, deadline and body bound. */
-  get(request: GetRequest): Promise<CallResponse>;
   close(): Promise<void>;
-}
-
-function isForbidden(error: unknown): boolean {
-  for (let e = error; e instanceof Error; e = e.cause) if (e instanceof ForbiddenAddressError) return true;
-  return false;
 }
 
 export function createWebhookCaller(options: { guard: AddressGuard; maxResponseBytes?: number; connectionsPerOrigin?: number }): WebhookCaller {
   const limit = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
-  const base = buildConnector({ timeout: TIMEOUT_MAX_MS });
-  // Resolve and check here, then connect to the checked address itself; TLS still verifies the original
-  // host name, since undici derives the server name from `host`, which is left as it was.
-  const connect: buildConnector.connector = (opts, callback) => {
-    options.guard.resolve(opts.hostname).then(
-      (address) => base({ ...opts, hostname: address }, callback),
-      (error: Error) => callback(error, null),
-    );
-  };
-  const agent = new Agent({ connect, connections: options.connectionsPerOrigin ?? 32, keepAliveTimeout: 30_000 });
+  const agent = new Agent({ connect: guardedConnector(options.guard, { timeout: TIMEOUT_MAX_MS }), connections: options.connectionsPerOrigin ?? 32, keepAliveTimeout: 30_000 });
 
   async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<Buffer> {
     const chunks: Buffer[] = [];
@@ -84,46 +61,43 @@ export function createWebhookCaller(options: { guard: AddressGuard; maxResponseB
     return Buffer.concat(chunks);
   }
 
-  async function call(request: Pick<GetRequest, 'url' | 'timeoutMs' | 'signal'>, method: 'GET' | 'POST', headers: Record<string, string | string[]>, body?: string): Promise<CallResponse> {
-    const url = new URL(request.url);
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), request.timeoutMs);
-    const external = request.signal;
-    const stop = () => controller.abort();
-    if (external?.aborted) controller.abort();
-    else external?.addEventListener('abort', stop, { once: true });
-    try {
-      const res = await agent.request({
-        origin: url.origin,
-        path: url.pathname + url.search,
-        method,
-        headers,
-        ...(body !== undefined && { body }),
-        // The one deadline: undici's own header and body timers stay at their (longer) defaults, so a
-        // slow receiver always ends as an abort, which is what marks a timeout below.
-        signal: controller.signal,
-      });
-      const declared = Number(res.headers['content-length'] ?? 0);
-      if (declared > limit) {
-        res.body.destroy();
-        throw new WebhookCallError('too_large', `the response body is ${declared} bytes; at most ${limit} are read`);
-      }
-      return { status: res.statusCode, body: await readBounded(res.body) };
-    } catch (error) {
-      if (error instanceof WebhookCallError) throw error;
-      if (external?.aborted) throw new WebhookCallError('aborted', 'the call was abandoned', { cause: error });
-      if (controller.signal.aborted) throw new WebhookCallError('timeout', `no complete answer within ${request.timeoutMs} ms`, { cause: error });
-      if (isForbidden(error)) throw new WebhookCallError('forbidden_address', (error as Error).message, { cause: error });
-      throw new WebhookCallError('connection', `the call failed: ${(error as Error).message}`, { cause: error });
-    } finally {
-      clearTimeout(timer);
-      external?.removeEventListener('abort', stop);
-    }
-  }
-
   return {
-    post: (request) => call(request, 'POST', { ...request.headers, 'content-type': 'application/jwt' }, request.body),
-    get: (request) => call(request, 'GET', request.headers ?? {}),
+    async post(request) {
+      const url = new URL(request.url);
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), request.timeoutMs);
+      const external = request.signal;
+      const stop = () => controller.abort();
+      if (external?.aborted) controller.abort();
+      else external?.addEventListener('abort', stop, { once: true });
+      try {
+        const res = await agent.request({
+          origin: url.origin,
+          path: url.pathname,
+          method: 'POST',
+          headers: { ...request.headers, 'content-type': 'application/jwt' },
+          body: request.body,
+          // The one deadline: undici's own header and body timers stay at their (longer) defaults, so a
+          // slow receiver always ends as an abort, which is what marks a timeout below.
+          signal: controller.signal,
+        });
+        const declared = Number(res.headers['content-length'] ?? 0);
+        if (declared > limit) {
+          res.body.destroy();
+          throw new WebhookCallError('too_large', `the response body is ${declared} bytes; at most ${limit} are read`);
+        }
+        return { status: res.statusCode, body: await readBounded(res.body) };
+      } catch (error) {
+        if (error instanceof WebhookCallError) throw error;
+        if (external?.aborted) throw new WebhookCallError('aborted', 'the call was abandoned', { cause: error });
+        if (controller.signal.aborted) throw new WebhookCallError('timeout', `no complete answer within ${request.timeoutMs} ms`, { cause: error });
+        if (isForbiddenAddress(error)) throw new WebhookCallError('forbidden_address', (error as Error).message, { cause: error });
+        throw new WebhookCallError('connection', `the call failed: ${(error as Error).message}`, { cause: error });
+      } finally {
+        clearTimeout(timer);
+        external?.removeEventListener('abort', stop);
+      }
+    },
     close: () => agent.close(),
   };
 }

@@ -46,6 +46,8 @@ export interface Outbox {
   discard(org: string, webhook: string, offset: number): Promise<boolean>;
   /** Stops every worker, aborting calls in flight, and writes the positions reached. */
   stop(): Promise<void>;
+  /** A deleted organization: its workers stop at once and write nothing more (its stored keys are removed apart). */
+  forgetOrganization(org: string): void;
 }
 
 const hasEventTrigger = (w: Webhook | undefined) => w !== undefined && w.triggers.some((t) => t.trigger_type === 'event');
@@ -178,6 +180,16 @@ export function createOutbox(deps: OutboxDeps): Outbox {
       const removed = await deps.store.removeDeadLetter(org, webhook, offset);
       if (removed) deadLetterCount--;
       return removed;
+    },
+
+    forgetOrganization(org) {
+      for (const [webhook, worker] of workers.get(org) ?? []) {
+        worker.stop();
+        progress.forget(org, webhook);
+      }
+      workers.delete(org);
+      for (const k of saved.keys()) if (k.startsWith(key(org, ''))) saved.delete(k);
+      for (const [o, webhook] of deps.store.webhooksWithDeadLetters()) if (o === org) deadLetterCount -= deps.store.deadLetterOffsets(org, webhook).length;
     },
 
     async stop() {

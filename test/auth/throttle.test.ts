@@ -32,3 +32,19 @@ test('given more keys than the bound, then the stalest key is forgotten first', 
   assert.ok(limiter.retryAfterMs('a', 4) > 0);
   assert.ok(limiter.retryAfterMs('c', 4) > 0);
 });
+
+test('given a failure reserved ahead, when it is released, then it no longer counts and the others still do', () => {
+  const limiter = createLimiter({ windowMs: 60_000, limit: 2 });
+  limiter.fail('k', 10);
+  limiter.fail('k', 20);
+  assert.ok(limiter.retryAfterMs('k', 21) > 0);
+  limiter.release('k', 20);
+  assert.equal(limiter.retryAfterMs('k', 21), 0);
+  limiter.release('k', 99);
+  limiter.fail('k', 30);
+  assert.ok(limiter.retryAfterMs('k', 31) > 0, 'releasing a time never counted took nothing back');
+  limiter.release('k', 10);
+  limiter.release('k', 30);
+  limiter.release('other', 1);
+  assert.equal(limiter.retryAfterMs('k', 31), 0);
+});

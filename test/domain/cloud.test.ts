@@ -49,13 +49,14 @@ test('the counts are distinct connections per class, strictly after the start an
 test('given snapshots in two regions, when counted, then each region emits the previous and the current month, and the rows are kept', () => {
   const state = given({ t: 'CloudConnectionSet', connection: connection('a') }, { t: 'CloudConnectionSet', connection: connection('b', 'us-iowa') }, { t: 'CloudSnapshotRecorded', snapshot: snap('a', FEB + 10) }, { t: 'CloudSnapshotRecorded', snapshot: snap('b', FEB - 10, {}, 'us-iowa') });
   const { decision, after } = when(state, { kind: 'CountBillableIdentities', now_ms: FEB + 3600_000, computed_at: '2026-02-01T01:00:00.000000Z' });
+  // The counts are int64 in the event, so decimal strings in its JSON form.
   assert.deepEqual(
     decision.events.map((e) => [e.name, e.body['region'], e.body['window_start'], e.body['non_human_identities_count']]),
     [
-      ['BillableProtectedIdentitiesCounted_v1', 'europe-belgium', '2026-01-01T00:00:00.000000000Z', 0],
-      ['BillableProtectedIdentitiesCounted_v1', 'europe-belgium', '2026-02-01T00:00:00.000000000Z', 1],
-      ['BillableProtectedIdentitiesCounted_v1', 'us-iowa', '2026-01-01T00:00:00.000000000Z', 1],
-      ['BillableProtectedIdentitiesCounted_v1', 'us-iowa', '2026-02-01T00:00:00.000000000Z', 0],
+      ['BillableProtectedIdentitiesCounted_v1', 'europe-belgium', '2026-01-01T00:00:00.000000000Z', '0'],
+      ['BillableProtectedIdentitiesCounted_v1', 'europe-belgium', '2026-02-01T00:00:00.000000000Z', '1'],
+      ['BillableProtectedIdentitiesCounted_v1', 'us-iowa', '2026-01-01T00:00:00.000000000Z', '1'],
+      ['BillableProtectedIdentitiesCounted_v1', 'us-iowa', '2026-02-01T00:00:00.000000000Z', '0'],
     ],
   );
   assert.equal(decision.events[0]?.body['org_id'], state.id);

@@ -11,7 +11,7 @@ const u = (value: string) => ({ type: 'username' as const, value });
 describe('AddPersonHandles', () => {
   test('given a person, when handles are added, then only the new ones are recorded and the index points at the person', () => {
     const { decision, after } = when(given(aPerson('p1')), { kind: 'AddPersonHandles', person_id: 'p1', handles: [u('p1'), u('extra'), u('extra')] });
-    assert.deepEqual(decision.changes, [{ t: 'PersonHandlesAdded', person_id: 'p1', handles: [u('extra')] }]);
+    assert.deepEqual(decision.changes, [{ t: 'PersonHandlesAdded', person_id: 'p1', handles: [u('extra')], verified: { method: 'organization', at: new Date(NOW_MS).toISOString() } }]);
     assert.deepEqual(decision.events, []);
     assert.equal(after.handles.get(handleKey(u('extra'))), 'p1');
   });

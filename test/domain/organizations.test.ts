@@ -28,6 +28,20 @@ describe('RotateApiKey', () => {
   });
 });
 
+describe('DeleteSuborganization', () => {
+  test('given two children, when one is deleted, then only the other is listed, and no event is emitted', () => {
+    const { decision, after } = when(given({ t: 'SuborganizationCreated', id: 'a' }, { t: 'SuborganizationCreated', id: 'b' }), { kind: 'DeleteSuborganization', id: 'a', orgs: ['a', 'a1'] });
+    assert.deepEqual(decision.changes, [{ t: 'SuborganizationDeleted', id: 'a', orgs: ['a', 'a1'] }]);
+    assert.deepEqual(decision.events, []);
+    assert.deepEqual(after.suborganizations, ['b']);
+  });
+
+  test('a child no longer listed (a deletion resumed after a crash) changes nothing', () => {
+    const { decision } = when(given({ t: 'SuborganizationCreated', id: 'b' }), { kind: 'DeleteSuborganization', id: 'a', orgs: ['a'] });
+    assert.deepEqual(decision.changes, []);
+  });
+});
+
 describe('snapshots', () => {
   test('a state survives toSnapshot/fromSnapshot through JSON unchanged', () => {
     const state = given(

@@ -7,6 +7,7 @@ import type { SsoCredential } from '../../src/domain/state.js';
 import { GENESIS, NOW_MS, given, refused, when } from '../support/domain.js';
 
 const sealed = (tag: string) => ({ sealed: 'aes-256-gcm' as const, box: `box-${tag}` });
+const APPLE = { authorize_scopes: ['openid', 'email', 'name'], team_id: 'TEAM123456', key_id: 'KEY9876543' };
 
 function input(client_id: string, provider = 'google', fields: Partial<SsoCredentialInput> = {}): SsoCredentialInput {
   return {
@@ -37,7 +38,7 @@ const view = (c: SsoCredentialInput) => ({
 
 describe('CreateSsoCredential', () => {
   test('given none, when created, then SsoCredentialCreated with the sealed secret, no event, and a reply without it', () => {
-    const credential = input('client-1', 'apple', { label: 'web', private_key: sealed('key'), options: { apple: { authorize_scopes: ['openid', 'email', 'name'], secret_lifetime: '720h' } } });
+    const credential = input('client-1', 'apple', { label: 'web', private_key: sealed('key'), options: { apple: { ...APPLE, secret_lifetime: '720h' } } });
     const { decision, after } = when(given(), { kind: 'CreateSsoCredential', credential });
     assert.deepEqual(decision.changes, [{ t: 'SsoCredentialCreated', credential: { ...credential, created: new Date(NOW_MS).toISOString() } }]);
     assert.deepEqual(decision.events, []);
@@ -50,6 +51,13 @@ describe('CreateSsoCredential', () => {
     refused(given(aCredential('client-1')), { kind: 'CreateSsoCredential', credential: input('client-1', 'github') }, 'ERR_CONFLICT', 'client-1');
   });
 
+  test('an apple credential without private_key, team_id or key_id is refused, naming each missing one', () => {
+    const { team_id: _t, ...noTeam } = APPLE;
+    refused(given(), { kind: 'CreateSsoCredential', credential: input('a', 'apple', { private_key: sealed('k'), options: { apple: noTeam } }) }, 'ERR_BAD_REQUEST', 'options.apple.team_id');
+    refused(given(), { kind: 'CreateSsoCredential', credential: input('a', 'apple', { options: { apple: APPLE } }) }, 'ERR_BAD_REQUEST', 'options.apple.private_key');
+    refused(given(), { kind: 'CreateSsoCredential', credential: input('a', 'apple', { options: {} }) }, 'ERR_BAD_REQUEST', 'options.apple.private_key, options.apple.team_id, options.apple.key_id');
+  });
+
   test(`at most ${MAX_SSO_CREDENTIALS} per organization`, () => {
     const full = given(...Array.from({ length: MAX_SSO_CREDENTIALS }, (_, i) => aCredential(`c${i}`)));
     refused(full, { kind: 'CreateSsoCredential', credential: input('one-more') }, 'ERR_BAD_REQUEST', `${MAX_SSO_CREDENTIALS}`);
@@ -58,7 +66,7 @@ describe('CreateSsoCredential', () => {
 
 describe('the list', () => {
   test('in creation order, optionally one provider, never a secret', () => {
-    const state = given(aCredential('g1'), aCredential('a1', 'apple', { private_key: sealed('k') }), aCredential('g2'));
+    const state = given(aCredential('g1'), aCredential('a1', 'apple', { private_key: sealed('k'), options: { apple: APPLE } }), aCredential('g2'));
     assert.deepEqual(listSsoCredentials(state).map((c) => c.client_id), ['g1', 'a1', 'g2']);
     assert.deepEqual(listSsoCredentials(state, 'google').map((c) => c.client_id), ['g1', 'g2']);
     assert.deepEqual(listSsoCredentials(state, 'azuread'), []);
@@ -67,7 +75,7 @@ describe('the list', () => {
 });
 
 describe('UpdateSsoCredential', () => {
-  const world = () => given(aCredential('a1', 'apple', { label: 'old', private_key: sealed('k1'), options: { apple: { authorize_scopes: ['openid', 'email', 'name'], team_id: 'TEAM123456', secret_lifetime: '720h' } } }));
+  const world = () => given(aCredential('a1', 'apple', { label: 'old', private_key: sealed('k1'), options: { apple: { ...APPLE, secret_lifetime: '720h' } } }));
 
   test('given a credential, when fields and some options change, then the others stay, the key included', () => {
     const { decision, after } = when(world(), {
@@ -82,7 +90,7 @@ describe('UpdateSsoCredential', () => {
     assert.equal(c.label, 'new');
     assert.deepEqual(c.client_secret, sealed('s2'));
     assert.deepEqual(c.private_key, sealed('k1'));
-    assert.deepEqual(c.options, { apple: { authorize_scopes: ['openid', 'email', 'name'], team_id: 'TEAM123456', secret_lifetime: '24h' } });
+    assert.deepEqual(c.options, { apple: { ...APPLE, secret_lifetime: '24h' } });
     assert.equal(c.provider, 'apple');
     assert.deepEqual(decision.events, []);
     assert.equal(JSON.stringify(decision.reply).includes('box-'), false);
@@ -91,6 +99,12 @@ describe('UpdateSsoCredential', () => {
   test('the same values again change nothing', () => {
     const { decision } = when(world(), { kind: 'UpdateSsoCredential', client_id: 'a1', provider: 'apple', patch: { label: 'old', options: { team_id: 'TEAM123456' } } });
     assert.deepEqual(decision.changes, []);
+  });
+
+  test('a credential stored without a required option (written before they were required) must gain it with its first change', () => {
+    const old = given(aCredential('a1', 'apple', { private_key: sealed('k'), options: { apple: { authorize_scopes: ['openid'], team_id: 'TEAM123456' } } }));
+    refused(old, { kind: 'UpdateSsoCredential', client_id: 'a1', provider: 'apple', patch: { label: 'x' } }, 'ERR_BAD_REQUEST', 'options.apple.key_id');
+    assert.equal(when(old, { kind: 'UpdateSsoCredential', client_id: 'a1', provider: 'apple', patch: { options: { key_id: 'KEY9876543' } } }).decision.changes.length, 1);
   });
 
   test('an unknown client_id is a 404', () => {
@@ -117,7 +131,7 @@ describe('DeleteSsoCredential', () => {
 
 describe('snapshots', () => {
   test('credentials round-trip with their sealed secrets', () => {
-    const state = given(aCredential('g1'), aCredential('a1', 'apple', { private_key: sealed('k') }));
+    const state = given(aCredential('g1'), aCredential('a1', 'apple', { private_key: sealed('k'), options: { apple: APPLE } }));
     const back = fromSnapshot(JSON.parse(JSON.stringify(toSnapshot(state))));
     assert.deepEqual([...back.sso_credentials.values()], [...state.sso_credentials.values()]);
   });

@@ -112,7 +112,7 @@ describe('credentials', () => {
     const good = { type: 'password', params: { password_hash: await hashOf(IMPORTED_PASSWORD) } };
     await unchanged(org.admin, async () => {
       expectError(await post({ type: 'totp', params: { key_uri: 'otpauth://x', recovery_codes_total: 0, unused_recovery_codes: [] } }), 400, 'only password');
-      expectError(await post({ type: 'password', params: { password_hash: '$2b$10$abcdefghijklmnopqrstuu5Ipr7cdJ4HJqMyZ1UeUqB0fKdCq3hhK' } }), 400, 'params.password_hash');
+      expectError(await post({ type: 'password', params: { password_hash: '$2b$10$abcdefghijklmnopqrstuu5Ipr7' } }), 400, 'params.password_hash', 'bcrypt');
       expectError(await post({ type: 'password', params: {} }), 400, 'params.password_hash');
       expectError(await post({ type: 'password' }), 400, 'params');
       expectError(await post({ ...good, extra: 1 }), 400, 'extra');

@@ -223,6 +223,27 @@ describe('OAuth 2.0 client authentication with private_key_jwt', () => {
     const read = expectResult(await org.admin.get(`/oauth2/clients/${c.client_id}`), 200);
     assert.equal(read.client_secret, undefined);
   });
+
+  test('a jwks_uri answer larger than 64 KiB is refused without being read whole, declared or not', async () => {
+    const big = JSON.stringify({ keys: [rsa.jwk], padding: 'x'.repeat(100 * 1024) });
+    for (const declared of [true, false]) {
+      const huge = createServer((_req, res) => {
+        // without Content-Length the body comes chunked, so only counting what arrives can stop it
+        res.writeHead(200, { 'content-type': 'application/json', ...(declared && { 'content-length': String(Buffer.byteLength(big)) }) });
+        res.end(big);
+      });
+      await new Promise<void>((resolve) => huge.listen(0, '127.0.0.1', resolve));
+      try {
+        const url = `http://127.0.0.1:${(huge.address() as { port: number }).port}/jwks`;
+        const c = expectResult(await org.admin.post('/oauth2/clients', { client_name: 'huge', scopes: [], grant_types: ['client_credentials'], token_endpoint_auth_method: 'private_key_jwt', jwks_uri: url }), 201);
+        const res = await token(await assertion(rsa, c.client_id));
+        assert.deepEqual([res.status, res.body.error], [401, 'invalid_client'], res.text);
+        assert.match(res.body.error_description, /jwks_uri: the answer is larger than 65536 bytes/);
+      } finally {
+        await new Promise((resolve) => huge.close(resolve));
+      }
+    }
+  });
 });
 
 describe('private_key_jwt: jwks_uri goes through the outbound address guard', () => {
@@ -252,7 +273,8 @@ describe('private_key_jwt: jwks_uri goes through the outbound address guard', ()
     const res = await fetch(`${server.base}/oauth2/tokens`, { method: 'POST', headers: FORM, body: new URLSearchParams({ grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: signed }).toString() });
     const body = (await res.json()) as { error: string; error_description: string };
     assert.deepEqual([res.status, body.error], [401, 'invalid_client']);
-    assert.match(body.error_description, /jwks_uri: could not be fetched.*no public address/);
+    // told as any endpoint that gives no answer, whatever the reason, so jwks_uri cannot map a network
+    assert.match(body.error_description, /jwks_uri: could not be fetched \(fetch failed: the endpoint could not be reached\)/);
     assert.equal(published.fetches(), 0);
   });
 });

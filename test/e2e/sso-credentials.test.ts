@@ -109,10 +109,12 @@ describe('OIDC provider credentials', () => {
       line: { authorize_scopes: ['openid', 'email', 'profile'] },
       azuread: { authorize_scopes: ['openid', 'email', 'profile', 'User.Read'], tenant: 'common' },
       service: { authorize_scopes: ['openid', 'email', 'profile'] },
-      apple: { authorize_scopes: ['openid', 'email', 'name'], secret_lifetime: '720h' },
+      apple: { authorize_scopes: ['openid', 'email', 'name'], team_id: 'TEAM123456', key_id: 'KEY9876543', secret_lifetime: '720h' },
     };
+    const required: Record<string, unknown> = { apple: { apple: { private_key: appleKey(), team_id: 'TEAM123456', key_id: 'KEY9876543' } } };
     for (const provider of Object.keys(defaults)) {
-      const r = await o.admin.post(PATH, { client_id: `${provider}-client`, client_secret: SECRET, provider });
+      const options = required[provider];
+      const r = await o.admin.post(PATH, { client_id: `${provider}-client`, client_secret: SECRET, provider, ...(options !== undefined && { options }) });
       assert.equal(r.status, 201, `${provider}: ${r.text}`);
     }
     assert.equal((await o.admin.post(PATH, { client_id: 'google-2', client_secret: SECRET, provider: 'google' })).status, 201);
@@ -171,7 +173,9 @@ describe('OIDC provider credentials', () => {
   test('apple: secret_lifetime from 300 s to 15,777,000 s, default 30 days; the key is write-only and kept across changes', async () => {
     const o = await newOrg(server, 'apple');
     const key = appleKey();
-    const apple = (client_id: string, fields: Record<string, unknown>) => o.admin.post(PATH, { client_id, client_secret: SECRET, provider: 'apple', options: { apple: fields } });
+    const required = { private_key: key, team_id: 'TEAM123456', key_id: 'KEY9876543' };
+    const apple = (client_id: string, fields: Record<string, unknown>) =>
+      o.admin.post(PATH, { client_id, client_secret: SECRET, provider: 'apple', options: { apple: { ...required, ...fields } } });
     assert.equal((await apple('a-300', { secret_lifetime: '300s' })).status, 201);
     assert.equal((await apple('a-299', { secret_lifetime: '299s' })).status, 400);
     assert.equal((await apple('a-max', { secret_lifetime: '15777000s' })).status, 201);
@@ -195,6 +199,38 @@ describe('OIDC provider credentials', () => {
     const replaced = await o.admin.patch(`${PATH}/com.example.web`, { options: { apple: { private_key: appleKey() } } });
     assert.equal(replaced.status, 200);
     assert.notDeepEqual(server.service.registry.get(o.id)?.state.sso_credentials.get('com.example.web')?.private_key, state.private_key);
+  });
+
+  test('apple: private_key, team_id and key_id are required (the original marks them so): 400 naming each missing one, at creation and at PATCH, and nothing stored', async () => {
+    const o = await newOrg(server, 'apple-required');
+    const offset = () => server.service.registry.get(o.id)?.state.offset;
+    const full = { private_key: appleKey(), team_id: 'TEAM123456', key_id: 'KEY9876543' };
+    const before = offset();
+    const post = (options: Record<string, unknown> | undefined) =>
+      o.admin.post(PATH, { client_id: 'com.example.app', client_secret: SECRET, provider: 'apple', ...(options !== undefined && { options }) });
+    for (const field of ['private_key', 'team_id', 'key_id'] as const) {
+      const { [field]: _, ...rest } = full;
+      const r = await post({ apple: { ...rest, secret_lifetime: '24h' } });
+      assert.equal(r.status, 400, `without ${field}: ${r.text}`);
+      assert.match(r.body.errors[0].message, new RegExp(`options\\.apple\\.${field}\\b`));
+      noSecret(r, pemBody(full.private_key));
+    }
+    for (const options of [undefined, {}, { apple: {} }]) {
+      const r = await post(options);
+      assert.equal(r.status, 400, JSON.stringify(options));
+      assert.match(r.body.errors[0].message, /options\.apple\.private_key, options\.apple\.team_id, options\.apple\.key_id/);
+    }
+    assert.deepEqual((await o.admin.get(PATH)).body.result, []);
+    assert.equal(offset(), before, 'nothing was written');
+
+    assert.equal((await post({ apple: full })).status, 201);
+    const stored = (await o.admin.get(`${PATH}/com.example.app`)).body.result;
+    for (const blank of [{ team_id: '' }, { key_id: null }, { private_key: '' }, { team_id: null }]) {
+      const r = await o.admin.patch(`${PATH}/com.example.app`, { options: { apple: blank } });
+      assert.equal(r.status, 400, JSON.stringify(blank));
+      assert.match(r.body.errors[0].message, new RegExp(`options\\.apple\\.${Object.keys(blank)[0]}`));
+    }
+    assert.deepEqual((await o.admin.get(`${PATH}/com.example.app`)).body.result, stored);
   });
 
   test('PATCH never changes client_id or provider, refuses foreign options, and answers 400 before anything changes', async () => {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import type { JWTPayload } from 'jose';
 import { startReceiver } from '../../scripts/webhook-receiver.js';
 import { removeDir, startTestServer, type TestServer } from '../support/server.js';
+import { openStore } from '../../src/wal/store.js';
 import { recordEvents, verifyIdentityToken, type Org } from '../support/auth.js';
 import { ssoSetup, type SsoSetup } from '../support/sso.js';
 
@@ -301,18 +302,22 @@ describe('SSO sign-in through a loopback OpenID provider', () => {
   });
 
   // Last: it restarts the shared server.
-  test('a sign-in in flight across a restart fails as expired (its state lived in memory), recorded through the still-valid cookie', async () => {
+  test('a sign-in whose pending record lapsed (removed at its expiry) fails as expired, recorded through the still-valid cookie', async () => {
     const s = await setup();
     try {
       const at = new URL(await toCallback(s));
       const cookie = `sso_state=${s.browser.cookies(at.href).get('sso_state')}`;
       await server.stop();
+      // What the expiry sweep does after 10 minutes, done while the service is down.
+      const store = openStore(server.dataDir, 'local', true);
+      await store.ssoPending.remove(at.searchParams.get('state') as string);
+      await store.close();
       server = await startTestServer({ SERVICE_WEBHOOK_ALLOW_INSECURE: '1' }, {}, server.dataDir);
       events = recordEvents(server);
       const moved = new URL(`${server.base}${at.pathname}${at.search}`);
       const res = await s.browser.request(moved.href, { headers: { cookie } });
       assert.equal(res.status, 400, res.body);
-      assert.match(JSON.parse(res.body).errors[0].message, /expired .*restarted; start again/);
+      assert.match(JSON.parse(res.body).errors[0].message, /expired \(10 minutes\); start again/);
       assert.equal(failures(s.org).at(-1)?.['failure_reason'], 'state_expired');
     } finally {
       await s.close();

@@ -87,6 +87,28 @@ describe('reading', () => {
   });
 });
 
+describe('records of earlier versions', () => {
+  test('a 64-bit integer an earlier version kept as a JSON number reads as a decimal string; other events come back as kept', async () => {
+    const counted = {
+      event_metadata: { event_name: 'BillableProtectedIdentitiesCounted_v1', event_version: '1' },
+      region: 'europe-belgium',
+      user_identities_count: 3,
+      non_human_identities_count: 0,
+      credentials_count: 2 ** 53 - 1,
+    };
+    const gate = { event_metadata: { event_name: 'GateRequestHandled_v1' }, plugins: [{ round_trips: [{ http_request_metadata: { request_length: 12 } }] }] };
+    const other = { event_metadata: { event_name: 'ServiceSDKLoaded_v1' }, n: 3 };
+    const events = [counted, gate, other].map((event, i) => ({ offset: i + 1, record: wal.encodeEvent(event, Buffer.alloc(32, i)) }));
+    await wal.append([{ org: 'a', offset: 1, record: wal.encodeEntry({ at: T0, changes: [], ev: 3 }), events }]);
+    heads.set('a', 3);
+    const [a, b, c] = eventLog({ kind: 'count', count: 100 }).read('a', 1, 10).map((e) => e.event);
+    assert.deepEqual(a, { ...counted, user_identities_count: '3', non_human_identities_count: '0', credentials_count: '9007199254740991' });
+    assert.deepEqual(b, { event_metadata: gate.event_metadata, plugins: [{ round_trips: [{ http_request_metadata: { request_length: '12' } }] }] });
+    assert.deepEqual(c, other);
+    await store.close();
+  });
+});
+
 describe('retention by count', () => {
   test('keeps the newest N events of each organization, removing in batches', async () => {
     await append('a', 1, 35);

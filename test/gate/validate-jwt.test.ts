@@ -1,5 +1,5 @@
 // validate-jwt in front of an echo upstream: the service's tokens pass, every bad token is refused before the
-// upstream sees it, groups give 403, OPTIONS passes, key rotation is picked up with one JWKS refetch, and
+// upstream sees it, groups give 403, OPTIONS is validated too, key rotation is picked up with one JWKS refetch, and
 // third-party issuers are checked by jwks_url, issuer and audience.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -129,8 +129,8 @@ test('every bad token is refused with 401 before the upstream sees it', async ()
   assert.equal(upstream.seen.length, n, 'the upstream saw none of them');
 });
 
-test('OPTIONS passes unvalidated; a URL with the plugin switched off needs no token', async () => {
-  assert.equal((await call('/api/x', undefined, 'OPTIONS')).status, 200);
+test('OPTIONS is validated like any method; a URL with the plugin switched off needs no token', async () => {
+  assert.equal((await call('/api/x', undefined, 'OPTIONS')).status, 401);
   assert.equal((await call('/public/x', undefined)).status, 200);
 });
 

@@ -5,7 +5,7 @@ import { createSessionSealer as createSealer, readSession, sessionCookie } from 
 import { escapeHtml } from '../../src/oauth/sign-in-page.js';
 
 const sealer = createSealer(Buffer.alloc(32, 7));
-const facts = { org: 'org-1', person_id: 'p-1', auth_time: 1000, amr: ['password'] };
+const facts = { org: 'org-1', person_id: 'p-1', auth_time: 1000, amr: ['password'], password: null };
 
 describe('the hosted sign-in session', () => {
   test('a sealed value opens for its purpose until it expires, and not for another purpose or key', () => {

@@ -72,7 +72,7 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<T
         client_id: clientId,
         client_secret: clientSecret,
         redirect_uris: options.redirectUris,
-        grant_types: ['authorization_code'],
+        grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_post',
       },
@@ -82,7 +82,9 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<T
     scopes: ['openid', 'email', 'profile', 'groups'],
     // The ID token carries the scopes' claims, as Google's and Azure's do, so no userinfo call is needed.
     conformIdTokenClaims: false,
-    features: { devInteractions: { enabled: true } },
+    // Revocation (RFC 7009) and a refresh token with every code, as providers that keep offline access do.
+    features: { devInteractions: { enabled: true }, revocation: { enabled: true } },
+    issueRefreshToken: async () => true,
     ttl: { AuthorizationCode: 60, IdToken: 3600, AccessToken: 3600, Interaction: 600, Session: 3600, Grant: 3600 },
     async findAccount(_ctx, sub) {
       const account = accounts.get(sub);

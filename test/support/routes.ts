@@ -181,7 +181,7 @@ export function routeCases(t: Targets): RouteCase[] {
     c('GET', '/organizations/mitm-tokens', '/organizations/mitm-tokens'),
     c('DELETE', '/organizations/mitm-tokens/{token}', `/organizations/mitm-tokens/${encodeURIComponent(t.mitmToken ?? 'sample-token')}`),
     c('GET', '/stats/mitm', '/stats/mitm'),
-    // cloud identities: a loopback endpoint is refused before any provider call, and the sample connection does not exist
+    // cloud identities: a loopback endpoint is refused by the address guard before any connection, and the sample connection does not exist
     c('POST', cloud, cloud, { name: 'sample', type: 'aws', config: { account_id: '123456789012', endpoint: 'https://127.0.0.1:9' }, credentials: { access_key_id: 'AKIAIOSFODNN7EXAMPLE', secret_access_key: 'sample' } }),
     c('GET', cloud, cloud),
     c('GET', `${cloud}/{connection_id}`, `${cloud}/${cc}`),
@@ -215,13 +215,19 @@ export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks',
 export const PERSON_TOKEN_ROUTES = ['GET /consent/gdpr', 'PUT /consent/gdpr', 'POST /consent/gdpr', 'DELETE /consent/gdpr', 'GET /attributes/{bucket_name}', 'PUT /attributes/{bucket_name}', 'PATCH /attributes/{bucket_name}', 'DELETE /attributes/{bucket_name}'];
 
 /** OAuth 2.0 endpoints that authenticate the client as RFC 6749 2.3 says: no organization header, no API key. */
-export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke', 'POST /oauth2/tokens/revoke-all', 'POST /oauth2/par'];
+export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke', 'POST /oauth2/tokens/revoke-all', 'POST /oauth2/par', 'POST /oauth2/device_authorization'];
 
 /** Dynamic client registration (RFC 7591/7592): bearer initial or registration access tokens, no organization header. */
 export const REGISTRATION_ROUTES = ['POST /oauth2/register', 'GET /oauth2/register/{client_id}', 'PUT /oauth2/register/{client_id}', 'DELETE /oauth2/register/{client_id}'];
 
 /** OAuth 2.0 endpoints a person's browser or an access token reaches: the hosted sign-in and userinfo. */
-export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/authorize', 'POST /oauth2/authorize/sign-in', 'GET /oauth2/userinfo', 'POST /oauth2/userinfo'];
+export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/authorize', 'POST /oauth2/authorize/sign-in', 'GET /oauth2/userinfo', 'POST /oauth2/userinfo', 'GET /oauth2/device', 'POST /oauth2/device/sign-in', 'POST /oauth2/device/confirm'];
+
+/** API-key routes left out of routeCases: a sweep with a valid key would delete the organization it sweeps with (organization-delete.test.ts covers them). */
+export const ORGANIZATION_DELETE_ROUTES = ['DELETE /organizations'];
+
+/** The SSO provider's tokens (API key; GET also takes the person's identity token in Service-Token): test/e2e/sso-provider-tokens.test.ts. */
+export const SSO_TOKEN_ROUTES = ['GET /sso/oidc/tokens', 'POST /sso/oidc/tokens/query', 'POST /sso/oidc/tokens/revoke/v2', 'POST /sso/oidc/tokens/revoke'];
 
 /** Operator routes (Service-Operator-Key); they answer 404 while no operator key is configured. */
 export const OPERATOR_ROUTES = ['PUT /ops/regions/{region}', 'POST /ops/keys/rotate'];

@@ -6,7 +6,7 @@ import { decide } from '../../src/domain/decide.js';
 import type { DecideContext } from '../../src/domain/decision.js';
 import { defaultOrgConfig, PolicyRefused, type OrgConfig } from '../../src/domain/org-config.js';
 import { emptyState, type OrgState } from '../../src/domain/state.js';
-import { AWAITING_APPROVAL, RECORDED } from '../../src/domain/tokens.js';
+import { AWAITING_APPROVAL, RECORDED } from '../../src/domain/admission.js';
 import { ServiceError } from '../../src/errors.js';
 
 const ctx: DecideContext = { nowMs: 1_800_000_000_000, uuid: () => 'p-1', secret: () => 's', hashKey: (k) => k, regions: ['europe-belgium'], isEventMessageName: () => true };
@@ -159,4 +159,17 @@ test('given manual approval or a denied registration, when an existing person si
   const d = decide(state, { kind: 'RecordToken', token: record({ mint_token_api: false, sign_in: signIn }) }, ctx);
   assert.equal(d.reply, RECORDED);
   assert.deepEqual(d.events.map((e) => e.name), ['AuthenticationSucceeded_v1', 'TokenMinted_v1']);
+});
+
+test('given a sign-in that re-hashes an imported password, when its token is recorded, then the same entry replaces the hash, keeping the credential, unless it changed meanwhile', () => {
+  const imported = apply(orgWithPerson(), { t: 'PersonPasswordSet', person_id: 'p-1', password_hash: '$2b$10$imported', credential_id: 'cred-1' });
+  const token = record({ mint_token_api: false, authentications: signInAuthentications, sign_in: { ...signIn, rehash: { password_hash: 'scrypt$15$8$1$new', replaces: '$2b$10$imported' } } });
+  const d = decide(imported, { kind: 'RecordToken', token }, ctx);
+  assert.deepEqual(d.changes, [
+    { t: 'PersonPasswordSet', person_id: 'p-1', password_hash: 'scrypt$15$8$1$new', credential_id: 'cred-1' },
+    { t: 'PersonTokenMinted', person_id: 'p-1', token_id: 'jti-1' },
+  ]);
+  assert.ok(!d.events.some((e) => e.name === 'PasswordChanged_v1'), 'the password is the same');
+  const changed = apply(imported, { t: 'PersonPasswordSet', person_id: 'p-1', password_hash: 'scrypt$15$8$1$set-meanwhile', credential_id: 'cred-2' });
+  assert.deepEqual(decide(changed, { kind: 'RecordToken', token }, ctx).changes, [{ t: 'PersonTokenMinted', person_id: 'p-1', token_id: 'jti-1' }]);
 });

@@ -1,6 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAddressGuard, type Resolver } from '../../src/webhooks/address-guard.js';
+import { createAddressGuard, type Resolver } from '../../src/lib/address-guard.js';
 import { WebhookCallError, createWebhookCaller, type WebhookCaller } from '../../src/webhooks/caller.js';
 import { startFaultReceiver, type FaultReceiver } from '../support/receivers.js';
 

@@ -1,6 +1,6 @@
 // validate-jwt: tokens of our service (its JWKS, issuer and organization) or of a third-party issuer, checked
-// before the upstream sees the request; OPTIONS passes unvalidated, as the original's plugin does. A token
-// bound to a key (RFC 9449 cnf.jkt) passes only as `Authorization: DPoP` with a fresh proof of that key.
+// before the upstream sees the request; OPTIONS is validated too unless skip_options lets CORS preflights through.
+// A token bound to a key (RFC 9449 cnf.jkt) passes only as `Authorization: DPoP` with a fresh proof of that key.
 import { decodeProtectedHeader, importJWK, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import { parseDuration } from '../../domain/webhook-rules.js';
 import type { Counter } from '../../lib/metrics.js';
@@ -14,7 +14,7 @@ import { checkParameters, param, tokenOf, type Decision, type GateRequest, type 
 const PARAMS = [
   'service_base_url', 'service_org_id', 'service_issuer', 'required_groups', 'groups_claim', 'allow_anonymous',
   'header_with_token', 'cookie_with_token', 'forward_person_id', 'jwks_url', 'issuer', 'audience', 'algorithms',
-  'jwks_refetch_interval', 'jwks_max_age', 'clock_leeway', 'verified_cache_size', 'verified_cache_ttl', 'revocation_check',
+  'jwks_refetch_interval', 'jwks_max_age', 'clock_leeway', 'verified_cache_size', 'verified_cache_ttl', 'revocation_check', 'skip_options',
 ] as const;
 
 const ASYMMETRIC = ['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA', 'Ed25519'];
@@ -61,6 +61,7 @@ export function createValidateJwt(config: PluginConfig, service: ServiceRef | un
   const cookie = param<string>(config, 'cookie_with_token', 'string');
   if (header !== undefined && cookie !== undefined) throw new Error(`gate.plugins.${config.index}: header_with_token and cookie_with_token exclude each other`);
   const forwardPersonId = param<boolean>(config, 'forward_person_id', 'boolean') ?? false;
+  const skipOptions = param<boolean>(config, 'skip_options', 'boolean') ?? false;
   const refetchMs = parseDuration(param<string>(config, 'jwks_refetch_interval', 'string') ?? '5s', 'jwks_refetch_interval');
   const maxAgeMs = parseDuration(param<string>(config, 'jwks_max_age', 'string') ?? '10m', 'jwks_max_age');
   const leewaySec = parseDuration(param<string>(config, 'clock_leeway', 'string') ?? '5s', 'clock_leeway') / 1000;
@@ -129,7 +130,7 @@ export function createValidateJwt(config: PluginConfig, service: ServiceRef | un
   const plugin: Plugin = {
     config,
     handle(req, http) {
-      if (req.method === 'OPTIONS') return { action: 'continue', metadata: { decision: 'skip', reason: 'OPTIONS requests are not validated' } };
+      if (skipOptions && req.method === 'OPTIONS') return { action: 'continue', metadata: { decision: 'skip', reason: 'OPTIONS requests are not validated' } };
       const dpopToken = header === undefined && cookie === undefined ? dpopTokenOf(req) : undefined;
       const token = dpopToken ?? tokenOf(req, header, cookie);
       if (token === undefined) return unauthorized('no token', true);

@@ -2,7 +2,7 @@
 // to a fresh password shown once, and start a password reset by mail. No answer carries a hash.
 import { randomBytes } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
-import { isPasswordHash, type PasswordHasher } from '../../auth/password-hash.js';
+import { checkImportedHash, type PasswordHasher } from '../../auth/password-hash.js';
 import type { PasswordResets } from '../../auth/password-reset.js';
 import { exportedCredentials, type ExportedCredential } from '../../domain/credentials.js';
 import { requirePerson } from '../../domain/lookup.js';
@@ -15,10 +15,13 @@ import { execute, type HandlerDeps } from './deps.js';
 const Credential = Type.Object({
   id: Type.String(),
   type: Type.Literal('password'),
-  params: Type.Object({ algorithm: Type.String({ description: 'the hashing algorithm (scrypt); the hash itself is never returned' }) }),
+  params: Type.Object({ algorithm: Type.String({ description: 'the hashing algorithm (scrypt, or an imported hash not yet replaced: bcrypt, pbkdf2, argon2i, argon2id); the hash itself is never returned' }) }),
 });
 
-/** The original's body; only password credentials exist here, given as a hash in the scrypt$logN$r$p$salt$key form. */
+/**
+ * The original's body; only password credentials exist here, given as a hash: this service's scrypt form, or
+ * bcrypt, pbkdf2 or argon2 from another system (re-hashed to scrypt at the person's first sign-in).
+ */
 const CredentialBody = Type.Object(
   {
     type: Type.String({ description: 'password (public-key and totp are not supported)' }),
@@ -49,7 +52,7 @@ export function credentialRoutes(deps: HandlerDeps, auth: { passwords: PasswordH
     route<Static<typeof CredentialBody>>({
       method: 'post',
       path: '/persons/{person_id}/credentials',
-      summary: 'Import a password credential as its scrypt hash (emits PasswordChanged, initiated by AdminAPI); a person holds one password',
+      summary: 'Import a password credential as its hash: scrypt, bcrypt, pbkdf2-sha256/sha512, argon2i or argon2id, each under its cost ceiling (emits PasswordChanged, initiated by AdminAPI); a person holds one password',
       tag: 'authentication',
       auth: 'key',
       body: CredentialBody,
@@ -58,7 +61,8 @@ export function credentialRoutes(deps: HandlerDeps, auth: { passwords: PasswordH
       handler: async (req) => {
         if (req.body.type !== 'password') throw badRequest(`type: only password credentials can be added, not ${JSON.stringify(req.body.type.slice(0, 32))}`);
         const hash = req.body.params.password_hash;
-        if (hash === undefined || !isPasswordHash(hash)) throw badRequest('params.password_hash: must be a scrypt hash of the form scrypt$logN$r$p$salt$key (base64url salt, 32-byte key)');
+        if (hash === undefined) throw badRequest('params.password_hash: required for a password credential');
+        checkImportedHash(hash, 'params.password_hash');
         const credential = await execute<ExportedCredential>(deps, req, { kind: 'AddPasswordCredential', person_id: personOf(req.params), password_hash: hash });
         return { status: 201, result: credential };
       },

@@ -9,7 +9,7 @@ import { route, type Request, type Response, type Route } from '../route.js';
 const PUBLIC: Principal = Object.freeze({ kind: 'public' });
 
 /** A browser: no credentials but its cookies, which the use case reads (the session and the form's check). */
-const browser: Authenticator = {
+export const browser: Authenticator = {
   headers: ['cookie'],
   crossOrigin: false,
   client: true,
@@ -50,12 +50,13 @@ const SignInFields = Type.Object(
   { additionalProperties: true },
 );
 
-function answer(a: AuthorizeAnswer): Response {
+/** A page or a redirect of the hosted pages, as the front writes it. */
+export function answer(a: AuthorizeAnswer): Response {
   if (a.kind === 'redirect') return { status: 302, text: '', contentType: 'text/plain', headers: { ...a.headers, Location: a.location, 'Cache-Control': 'no-store' } };
   return { status: a.status, text: a.html, contentType: 'text/html; charset=utf-8', headers: { ...PAGE_HEADERS, ...a.headers } };
 }
 
-const caller = (req: Request<unknown, unknown>): Caller => ({ cookie: req.headers['cookie'], ip: req.ip, origin: req.origin, userAgent: req.userAgent, consistency: req.consistency });
+export const caller = (req: Request<unknown, unknown>): Caller => ({ cookie: req.headers['cookie'], ip: req.ip, origin: req.origin, userAgent: req.userAgent, consistency: req.consistency });
 
 export function oauthAuthorizeRoutes(authorize: Authorize): Route[] {
   const start = {

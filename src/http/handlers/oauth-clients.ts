@@ -1,7 +1,7 @@
 // OAuth 2.0 clients of the organization's authorization server: create (the secret shown once), list, get,
 // change, delete, and a new secret. Management routes: API key, envelope.
 import { Type, type Static } from '@sinclair/typebox';
-import { ACCESS_TOKEN_DURATION, MAX_CLIENT_KEYS, MAX_OAUTH_SCOPES, MAX_REDIRECT_URIS, MAX_RESOURCES, OAUTH_GRANT_TYPES, REFRESH_TOKEN_DURATION, TOKEN_ENDPOINT_AUTH_METHODS, oauthClientView, requireOAuthClient, type OAuthClientInput, type OAuthClientPatch } from '../../domain/oauth-clients.js';
+import { ACCESS_TOKEN_DURATION, MAX_CLIENT_KEYS, MAX_EXCHANGE_AUDIENCES, MAX_EXCHANGE_SUBJECT_CLIENTS, MAX_OAUTH_SCOPES, MAX_REDIRECT_URIS, MAX_RESOURCES, OAUTH_GRANT_TYPES, REFRESH_TOKEN_DURATION, TOKEN_ENDPOINT_AUTH_METHODS, oauthClientView, requireOAuthClient, type OAuthClientInput, type OAuthClientPatch } from '../../domain/oauth-clients.js';
 import { pageOfMap, PagingQuery, PaginationMeta, type PagingParams } from '../paging.js';
 import { route, type Request, type Route } from '../route.js';
 import { execute, type HandlerDeps } from './deps.js';
@@ -20,7 +20,7 @@ export const JwksUri = Type.String({ minLength: 1, maxLength: 2048, description:
 const Fields = {
   client_name: Type.String({ minLength: 1, maxLength: 256 }),
   scopes: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: MAX_OAUTH_SCOPES, description: 'the scopes the client may ask for (RFC 6749 3.3 scope tokens)' }),
-  grant_types: Type.Array(GrantType, { minItems: 1, maxItems: 3 }),
+  grant_types: Type.Array(GrantType, { minItems: 1, maxItems: OAUTH_GRANT_TYPES.length }),
   redirect_uris: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: MAX_REDIRECT_URIS, description: 'exact-match redirect URIs: absolute, no fragment; http only for loopback' }),
   resources: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: MAX_RESOURCES, description: 'RFC 8707 resources (absolute URIs, no fragment) its client_credentials tokens may name as their audience; default none, so only the issuer' }),
   access_token_duration: Type.Integer({ minimum: ACCESS_TOKEN_DURATION.min, maximum: ACCESS_TOKEN_DURATION.max, description: `seconds, default ${ACCESS_TOKEN_DURATION.default}` }),
@@ -29,6 +29,14 @@ const Fields = {
   jwks: Type.Union([Jwks, Type.Null()]),
   jwks_uri: Type.Union([JwksUri, Type.Null()]),
   require_pushed_authorization_requests: Type.Boolean({ description: 'RFC 9126 6: its authorization requests must be pushed (POST /oauth2/par) first; default false' }),
+  token_exchange: Type.Object(
+    {
+      audiences: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: MAX_EXCHANGE_AUDIENCES, description: 'the audience (or resource) values its exchanged tokens may be for' }),
+      subject_clients: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: MAX_EXCHANGE_SUBJECT_CLIENTS, description: 'the clients whose access tokens it may exchange (subject or actor token)' }),
+      identity_tokens: Type.Optional(Type.Boolean({ description: "whether it may exchange identity tokens of the organization's persons; default false" })),
+    },
+    { additionalProperties: false, description: 'RFC 8693 token exchange policy; needs the token-exchange grant type' },
+  ),
 };
 const CreateBody = Type.Object(
   {
@@ -44,6 +52,7 @@ const CreateBody = Type.Object(
     jwks: Type.Optional(Jwks),
     jwks_uri: Type.Optional(JwksUri),
     require_pushed_authorization_requests: Type.Optional(Fields.require_pushed_authorization_requests),
+    token_exchange: Type.Optional(Fields.token_exchange),
   },
   { additionalProperties: false },
 );
@@ -65,6 +74,7 @@ const Client = Type.Object({
   require_pushed_authorization_requests: Type.Boolean(),
   registration_token_id: Type.Optional(Type.String({ description: 'a client that registered itself (RFC 7591): the initial access token it used' })),
   created_at: Type.String(),
+  token_exchange: Type.Optional(Type.Object({ audiences: Type.Array(Type.String()), subject_clients: Type.Array(Type.String()), identity_tokens: Type.Boolean() })),
 });
 const Created = Type.Composite([Client, Type.Object({ client_secret: Type.Optional(Type.String({ description: 'shown only here; absent for a public client and for private_key_jwt' })) })]);
 /** The original's hosted-UI configuration: these fields typed, any others kept as given. */

@@ -25,14 +25,14 @@ const NO_STORE = Object.freeze({ 'Cache-Control': 'no-store', Pragma: 'no-cache'
 
 const Param = (description: string) => Type.Optional(Type.String({ maxLength: 4096, description }));
 /** RFC 7523 2.2: private_key_jwt's form parameters */
-const AssertionParams = {
+export const AssertionParams = {
   client_assertion_type: Param('private_key_jwt: urn:ietf:params:oauth:client-assertion-type:jwt-bearer'),
   client_assertion: Type.Optional(Type.String({ maxLength: 16_384, description: 'private_key_jwt: a JWT signed with a key the client registered; iss and sub its client_id, aud the issuer, a fresh jti' })),
 };
 /** Unknown parameters are ignored (RFC 6749 3.2), so the object stays open. */
 const TokenForm = Type.Object(
   {
-    grant_type: Type.String({ minLength: 1, maxLength: 256, description: 'client_credentials, authorization_code or refresh_token' }),
+    grant_type: Type.String({ minLength: 1, maxLength: 256, description: 'client_credentials, authorization_code, refresh_token, urn:ietf:params:oauth:grant-type:token-exchange or urn:ietf:params:oauth:grant-type:device_code' }),
     scope: Param('space-delimited; within the client\'s scopes'),
     resource: Param('RFC 8707: the absolute URI of the resource the token is for (its aud); default the issuer'),
     client_id: Param('client_secret_post and none; optional with private_key_jwt'),
@@ -42,6 +42,12 @@ const TokenForm = Type.Object(
     redirect_uri: Param('authorization_code'),
     code_verifier: Param('authorization_code (PKCE)'),
     refresh_token: Param('refresh_token'),
+    audience: Param('token exchange (RFC 8693): the target the new token is for'),
+    subject_token: Type.Optional(Type.String({ maxLength: 16_384, description: 'token exchange: the token exchanged' })),
+    subject_token_type: Param('token exchange: urn:ietf:params:oauth:token-type:access_token or :id_token'),
+    actor_token: Type.Optional(Type.String({ maxLength: 16_384, description: 'token exchange: the token of the party acting for the subject (claim act)' })),
+    actor_token_type: Param('token exchange: the actor token\'s type'),
+    requested_token_type: Param('token exchange: urn:ietf:params:oauth:token-type:access_token, the only one issued'),
   },
   { additionalProperties: true },
 );
@@ -52,6 +58,7 @@ const TokenDocument = Type.Object({
   scope: Type.String(),
   id_token: Type.Optional(Type.String()),
   refresh_token: Type.Optional(Type.String()),
+  issued_token_type: Type.Optional(Type.String({ description: 'token exchange (RFC 8693 2.2.1)' })),
 });
 
 /** RFC 7662 2.1 and RFC 7009 2.1: the token, a hint of its type, and the client's own credentials. */

@@ -3,6 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { SuborganizationRet } from '../../domain/organizations.js';
 import type { OrgState } from '../../domain/state.js';
 import { organizationView } from '../../domain/views.js';
+import type { OrgDeletions } from '../../org/deletion.js';
 import { route, type Route } from '../route.js';
 import { Strings } from '../schemas.js';
 import { execute, type HandlerDeps } from './deps.js';
@@ -20,7 +21,7 @@ const Organization = Type.Object({
 /** The name of the organization at the top of `state`'s hierarchy. */
 export const tenantName = (deps: HandlerDeps, state: OrgState): string => deps.registry.get(state.root_id)?.state.org_name ?? state.org_name;
 
-export function organizationRoutes(deps: HandlerDeps): Route[] {
+export function organizationRoutes(deps: HandlerDeps, deletions: Pick<OrgDeletions, 'delete'>): Route[] {
   return [
     route({
       method: 'get',
@@ -31,6 +32,19 @@ export function organizationRoutes(deps: HandlerDeps): Route[] {
       success: { status: 200, result: Organization },
       errors: [400, 401, 403, 404],
       handler: (req) => ({ status: 200, result: organizationView(req.org.state, tenantName(deps, req.org.state)) }),
+    }),
+    route({
+      method: 'delete',
+      path: '/organizations',
+      summary: 'Delete the caller\'s organization and every suborganization below it; the root organization cannot be deleted',
+      tag: 'organizations',
+      auth: 'key',
+      success: { status: 204 },
+      errors: [400, 401, 403, 404],
+      handler: async (req) => {
+        await deletions.delete(req.org.id);
+        return { status: 204 };
+      },
     }),
     route<Static<typeof SubOrgBody>>({
       method: 'post',

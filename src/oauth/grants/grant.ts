@@ -1,8 +1,11 @@
 // What a grant of the token endpoint is: a function from the authenticated client and the form to the token
 // response. The table of grants (index.ts) maps grant_type to one; each grant is its own file.
 import type { Consistency } from '../../regions/consistency.js';
+import type { Identified, Verdict } from '../../tokens/validate.js';
 import type { AccessTokenIssuer } from '../access-tokens.js';
 import type { AuthenticatedClient } from '../client-auth.js';
+import type { ActiveToken } from '../introspect.js';
+import type { PollPacer } from '../device-polls.js';
 import type { UserTokens } from '../user-tokens.js';
 
 /** The token endpoint's form: RFC 6749 4.x parameters; unknown ones are ignored, as 3.2 requires. */
@@ -28,15 +31,29 @@ export interface TokenResponse {
   scope: string;
   id_token?: string;
   refresh_token?: string;
+  /** RFC 8693 2.2.1: the token exchange's answer names what it issued */
+  issued_token_type?: string;
 }
 
-/** What grants are built from; a grant that needs more (codes, refresh families, the sign-in pipeline) adds it here. */
+/** The service's own tokens presented back to it (token exchange), each checked by its own kind's validator. */
+export interface OwnTokens {
+  /** an active access token (introspect.ts): its claims and organization */
+  accessToken(token: string): Promise<ActiveToken | undefined>;
+  /** an identity token (tokens/validate.ts): its person and claims when valid, else the verdict */
+  identityToken(token: string): Promise<Identified | Verdict>;
+}
+
+/** What grants are built from; a grant that needs more adds it here. */
 export interface GrantDeps {
   accessTokens: AccessTokenIssuer;
   /** the deployment's issuer URL, read per use */
   issuer(): string;
-  /** a person's grants: authorization codes and refresh tokens (user-tokens.ts) */
+  /** a person's grants: beginning one, and issuing its tokens (user-tokens.ts) */
   users: UserTokens;
+  ownTokens: OwnTokens;
+  /** the pace of device_code polls (RFC 8628 3.5) */
+  devicePolls: PollPacer;
+  nowMs(): number;
 }
 
 /** RFC 9449 6.1: the access token's confirmation of the key it is bound to */

@@ -1,6 +1,7 @@
-// Which addresses webhook calls may connect to. The check runs on the resolved address right before the
-// connection is made, and the connection goes to exactly that address, so a name that resolves somewhere
-// else later (DNS rebinding) or an IP literal cannot reach loopback, private or link-local networks.
+// Which addresses the service's outbound connections made on a tenant's behalf (webhooks, cloud providers, SSO
+// discovery) may go to. The check runs on the resolved address right before the connection is made, and the
+// connection goes to exactly that address, so a name that resolves somewhere else later (DNS rebinding) or an
+// IP literal cannot reach loopback, private or link-local networks.
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
@@ -17,7 +18,7 @@ export const systemResolver: Resolver = (hostname) => lookup(hostname, { all: tr
 export class ForbiddenAddressError extends Error {
   override name = 'ForbiddenAddressError';
   constructor(hostname: string, addresses: readonly string[]) {
-    super(`webhook target ${hostname} has no public address (resolved: ${addresses.join(', ') || 'nothing'})`);
+    super(`target ${hostname} has no public address (resolved: ${addresses.join(', ') || 'nothing'})`);
   }
 }
 
@@ -64,6 +65,8 @@ export interface AddressGuard {
   /** The address to connect to for hostname: the first public one, or any when insecure targets are allowed. */
   resolve(hostname: string): Promise<string>;
   isForbidden(address: string): boolean;
+  /** SERVICE_WEBHOOK_ALLOW_INSECURE: every address is allowed */
+  readonly allowInsecure: boolean;
 }
 
 export function createAddressGuard(options: { allowInsecure: boolean; resolver?: Resolver }): AddressGuard {
@@ -76,6 +79,7 @@ export function createAddressGuard(options: { allowInsecure: boolean; resolver?:
   };
   return {
     isForbidden,
+    allowInsecure: options.allowInsecure,
     async resolve(hostname) {
       const bare = hostname.replace(/^\[|\]$/g, '');
       const addresses = isIP(bare) !== 0 ? [bare] : (await resolver(bare)).map((a) => a.address);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ForbiddenAddressError, createAddressGuard, type Resolver } from '../../src/webhooks/address-guard.js';
+import { ForbiddenAddressError, createAddressGuard, type Resolver } from '../../src/lib/address-guard.js';
 
 const FORBIDDEN = [
   '127.0.0.1', '127.255.255.254', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '100.127.255.255',
