@@ -45,6 +45,8 @@ export interface Config {
   wsMaxBuffer: number;
   /** SERVICE_WEBHOOK_ALLOW_INSECURE: http, loopback and private webhook targets are allowed (tests, local development) */
   webhookAllowInsecure: boolean;
+  /** RFC 9449 9: DPoP proofs must carry a nonce this server issued (SERVICE_OAUTH_DPOP_NONCE) */
+  dpopNonce: boolean;
   /** event webhook deliveries: back-off base and cap in ms, and attempts per event before it is dead-lettered */
   webhookRetry: WebhookRetry;
   /** repeated failed sign-ins per handle and per client IP, counted in a sliding window */
@@ -211,6 +213,7 @@ export function loadConfig(env: Env): Config {
     // At least 64 KiB, so that one large event frame always fits an empty buffer.
     wsMaxBuffer: integer(env, 'SERVICE_WS_MAX_BUFFER', 4 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
     webhookAllowInsecure: flag(env, 'SERVICE_WEBHOOK_ALLOW_INSECURE'),
+    dpopNonce: flag(env, 'SERVICE_OAUTH_DPOP_NONCE'),
     webhookRetry: webhookRetry(env),
     authThrottle: {
       windowMs: integer(env, 'SERVICE_AUTH_THROTTLE_WINDOW', 300, 1, 86_400) * 1000,

@@ -1,5 +1,5 @@
 // Builds the whole service from a configuration: store, WAL, organizations, front. main.ts and the tests use it.
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { createPasswordHasher } from './auth/password-hash.js';
 import { createIssuePipeline, type IssuePipeline } from './auth/issue.js';
 import { createSignIn } from './auth/sign-in.js';
@@ -75,7 +75,15 @@ import { domainAllows } from './domain/domains.js';
 import { oauthClientAuthenticator } from './http/oauth-client-auth.js';
 import { ACCESS_TOKEN_DURATION } from './domain/oauth-clients.js';
 import { createAccessTokenIssuer } from './oauth/access-tokens.js';
-import { createClientAuthenticator } from './oauth/client-auth.js';
+import { createClientAuthenticator, type AssertionDeps } from './oauth/client-auth.js';
+import { createReplayGuard } from './lib/replay-guard.js';
+import { createDpop, createDpopNonces } from './oauth/dpop.js';
+import { createDpopProofVerifier } from './tokens/dpop-proof.js';
+import { createPushedRequests } from './oauth/pushed-requests.js';
+import { oauthParRoutes } from './http/handlers/oauth-par.js';
+import { oauthRegistrationRoutes } from './http/handlers/oauth-registration.js';
+import { initialAccessTokenAuthenticator, registrationAccessTokenAuthenticator } from './http/registration-auth.js';
+import { createClientAssertionVerifier } from './tokens/client-assertion.js';
 import { createClientIndex } from './oauth/client-index.js';
 import { createTokenEndpoint } from './oauth/token-endpoint.js';
 import { createPollPacer } from './oauth/device-polls.js';
@@ -676,8 +684,17 @@ function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cu
   return { signIn, providerTokens };
 }
 
+/** private_key_jwt: assertions verified against registered keys (jwks_uri fetched through the address guard), each jti once. */
+function clientAssertions(clock: Clock, issuer: () => string, guard: AddressGuard): AssertionDeps {
+  return {
+    verifier: createClientAssertionVerifier({ clock, fetch: guardedFetch(guard), startedS: Math.floor(clock.nowMs() / 1000) }),
+    replays: createReplayGuard(clock),
+    issuer,
+  };
+}
+
 /** The authorization server's machine side: the client index, client authentication, the token endpoint. */
-function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline) {
+function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline, cursorSecret: Buffer) {
   const clients = createClientIndex(registry, commits);
   // Access tokens share the identity tokens' keys and signer; only their typ header (and lifetime) differ.
   const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });
@@ -688,22 +705,29 @@ function buildOAuth({ clock, ids, issuer }: Base, { registry, commits }: Organiz
   const ownTokens = { accessToken: (t: string) => active.active(t), identityToken: (t: string) => tokens.validator.identify(t) };
   return {
     clients,
-    clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients)),
+    clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients, clientAssertions(clock, issuer, guard))),
     tokens: createTokenEndpoint({ accessTokens, issuer, users, ownTokens, devicePolls: createPollPacer(clock), nowMs: () => clock.nowMs() }),
     users,
     accessTokens: active,
+    dpop: createDpop({
+      verifier: createDpopProofVerifier(clock),
+      replays: createReplayGuard(clock),
+      // the nonce key: the service's secret specialised, so that it signs nothing else
+      nonces: config.dpopNonce ? createDpopNonces(createHmac('sha256', cursorSecret).update('dpop nonces').digest(), clock) : undefined,
+      issuer,
+    }),
   };
 }
 
-/** The authorization server's person side: the authorization endpoint with its hosted sign-in page, RP-initiated logout, userinfo, and the device authorization grant's endpoint and user code pages. */
+/** The authorization server's person side: the authorization endpoint with its hosted sign-in page and pushed requests, RP-initiated logout, userinfo, and the device authorization grant's endpoint and user code pages. */
 function buildOAuthUser({ clock, ids, issuer }: Base, storage: Storage, registry: Registry, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>, tokens: Tokens): Route[] {
   const sealer = createSessionSealer(storage.cursorSecret);
   const newSessionId = () => ids.uuid();
-  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, issuer, newSessionId });
+  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, issuer, newSessionId, pushed: createPushedRequests(clock) });
   const endSession = createEndSession({ clients: oauth.clients, org: (id) => registry.get(id), hints: createIdTokenHintVerifier({ keys: tokens.keys, issuer }), sealer, clock, issuer });
-  const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer });
+  const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer, dpop: oauth.dpop });
   const device = createDeviceFlow({ sealer, clock, signIn, issuer, newSessionId, orgs: () => registry.all() });
-  return [...oauthAuthorizeRoutes(authorize), ...oauthLogoutRoutes(endSession), ...oauthUserInfoRoutes(userinfo), ...oauthDeviceRoutes(device, oauth.clientAuth)];
+  return [...oauthAuthorizeRoutes(authorize), ...oauthParRoutes({ clientAuth: oauth.clientAuth, authorize }), ...oauthLogoutRoutes(endSession), ...oauthUserInfoRoutes(userinfo), ...oauthDeviceRoutes(device, oauth.clientAuth)];
 }
 
 /** Back-channel logout: logout tokens POSTed to the clients of each session that ends, through the webhooks' caller. */
@@ -775,7 +799,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
   });
   const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
   const sso = buildSso(base, storage.cursorSecret, storage.store, pipeline, registry, orgs.commits, sealer);
-  const oauth = buildOAuth(base, orgs, tokens, pipeline);
+  const oauth = buildOAuth(base, orgs, tokens, pipeline, storage.cursorSecret);
   const resets = createPasswordResets({
     registry,
     clock: base.clock,
@@ -833,7 +857,15 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     ...ssoCredentialRoutes(deps, { allowInsecure: config.webhookAllowInsecure, sealer }),
     ...ssoSignInRoutes(sso.signIn, anonymous),
     ...ssoTokenRoutes(deps, { tokens: sso.providerTokens, validator: tokens.validator }),
-    ...oauthClientRoutes(deps),
+    ...oauthClientRoutes(deps, { allowInsecure: config.webhookAllowInsecure }),
+    ...oauthRegistrationRoutes({
+      handlers: deps,
+      initialAccessToken: initialAccessTokenAuthenticator(base.clock),
+      registrationAccessToken: registrationAccessTokenAuthenticator(oauth.clients),
+      issuer,
+      allowInsecure: config.webhookAllowInsecure,
+      clock: base.clock,
+    }),
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
     ...buildOAuthUser(base, storage, registry, oauth, signIn, tokens),
     ...sessionRoutes(deps, personAuthenticator(tokens.validator), base.clock),

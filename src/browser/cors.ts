@@ -11,10 +11,12 @@ export const CORS_ALLOW_HEADERS = [
   'Service-Required-Consistency',
   'Service-Required-Consistency-Timeout',
   'Service-Consistency-Token',
+  // RFC 9449: a browser client's proof at the token endpoint and userinfo
+  'DPoP',
 ].join(', ');
 
 /** Response headers a page may read besides the safelisted ones. */
-export const CORS_EXPOSE_HEADERS = 'Service-Consistency-Token, Retry-After';
+export const CORS_EXPOSE_HEADERS = 'Service-Consistency-Token, Retry-After, DPoP-Nonce, WWW-Authenticate';
 
 /** How long a browser may cache a preflight answer, seconds. */
 export const CORS_MAX_AGE = '600';

@@ -379,6 +379,9 @@ export function apply(state: OrgState, change: Change): OrgState {
     case 'OAuthClientDeleted':
       state.oauth_clients.delete(change.client_id);
       return state;
+    case 'OAuthRegistrationTokensSet':
+      state.oauth_registration_tokens = change.tokens;
+      return state;
     case 'AccessTokenRevoked':
       withRevoked(state.oauth_revoked, change.jti, change.exp, change.now);
       return state;

@@ -1,6 +1,6 @@
 // Changes: the facts a WAL entry records, past tense. apply() is the only code that turns them into state.
 import type { OrgConfig } from './org-config.js';
-import type { AttributeSet, DirectId, GdprConsent, Handle, HandleVerification, MitmToken, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
+import type { AttributeSet, DirectId, GdprConsent, Handle, HandleVerification, MitmToken, OAuthClient, OrgGenesis, OwedTwin, Permission, Person, RegistrationToken, Role, SsoCredential, Webhook, WebhookSettings, WebhookTrigger } from './state.js';
 import type { TotpCredential } from './totp.js';
 import type { PersonWebauthn } from './passkeys.js';
 import type { OAuthCode, OAuthGrant, SignInFacts } from './oauth-grants.js';
@@ -91,6 +91,8 @@ export type Change =
   | { t: 'OAuthClientUpdated'; client: OAuthClient }
   | { t: 'OAuthClientSecretSet'; client_id: string; secret_hash: string }
   | { t: 'OAuthClientDeleted'; client_id: string }
+  /** the organization's initial access tokens after an issue or a revocation, whole */
+  | { t: 'OAuthRegistrationTokensSet'; tokens: RegistrationToken[] }
   /** now: seconds at the decision; revocations whose tokens expired by then are dropped */
   | { t: 'AccessTokenRevoked'; jti: string; exp: number; now: number }
   // OAuth authorization codes and grants (oauth-grants.ts)

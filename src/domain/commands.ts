@@ -7,6 +7,7 @@ import type { SdkEventInput } from './sdk-events.js';
 import type { MitmDetection, MitmTokenInput } from './mitm.js';
 import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
 import type { PersonSession, SessionEndReason } from './sessions.js';
+import type { RegistrationTokenInput } from './client-registration.js';
 import type { DecideDeviceCodeInput, IssueDeviceCodeInput, RedeemDeviceCodeInput } from './device-codes.js';
 import type { IssueCodeInput, MintGrantInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 import type { PasswordReset } from './credentials.js';
@@ -227,8 +228,9 @@ export type Command =
   /** PUT /organizations/config/token-template: content checked against sample persons by tokens/token-template.ts; '' removes it */
   | { kind: 'SetTokenTemplate'; content: string }
   // The OAuth 2.0 authorization server
-  | { kind: 'CreateOAuthClient'; input: OAuthClientInput }
-  | { kind: 'UpdateOAuthClient'; client_id: string; patch: OAuthClientPatch }
+  /** allow_insecure: the deployment's SERVICE_WEBHOOK_ALLOW_INSECURE, for a jwks_uri as for a webhook's URL */
+  | { kind: 'CreateOAuthClient'; input: OAuthClientInput; allow_insecure?: boolean }
+  | { kind: 'UpdateOAuthClient'; client_id: string; patch: OAuthClientPatch; allow_insecure?: boolean }
   | { kind: 'DeleteOAuthClient'; client_id: string }
   | { kind: 'RotateOAuthClientSecret'; client_id: string }
   /** an access token of this organization, already verified: jti and exp are its own */
@@ -261,6 +263,10 @@ export type Command =
   | { kind: 'RevokeOAuthGrants'; client_id: string; person_id: string; until_ms: number }
   /** ui: the hosted UI's configuration, replaced whole */
   | { kind: 'SetOAuthClientUiConfiguration'; client_id: string; ui: Record<string, unknown> }
+  /** RFC 7591: initial access tokens, and a client registered with one (its SHA-256) */
+  | { kind: 'IssueOAuthRegistrationToken'; input: RegistrationTokenInput }
+  | { kind: 'RevokeOAuthRegistrationToken'; id: string }
+  | { kind: 'RegisterOAuthClient'; input: OAuthClientInput; initial_token_hash: string; allow_insecure?: boolean }
   // Cloud identities (cloud.ts): the connection tested and its credentials sealed by src/cloud/
   | { kind: 'CreateCloudConnection'; connection: Omit<CloudConnection, 'created'> }
   /** the whole connection after a PATCH */

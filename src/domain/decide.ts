@@ -19,6 +19,7 @@ import { createMitmToken, deleteMitmToken, recordMitmDetection } from './mitm.js
 import { recordToken, revokeIdentityToken } from './tokens.js';
 import type { OrgState } from './state.js';
 import { setOrgConfig } from './org-config.js';
+import { issueRegistrationToken, registerOAuthClient, revokeRegistrationToken } from './client-registration.js';
 import { createOAuthClient, deleteOAuthClient, revokeAccessToken, rotateOAuthClientSecret, setOAuthClientUiConfiguration, updateOAuthClient } from './oauth-clients.js';
 import { emitOwedTwins, withTwins } from './twins.js';
 import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from './sso-credentials.js';
@@ -163,9 +164,9 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
     case 'SetTokenTemplate':
       return command.content === state.token_template ? decision(null) : decision(null, [{ t: 'TokenTemplateSet', content: command.content }]);
     case 'CreateOAuthClient':
-      return createOAuthClient(state, command.input, ctx);
+      return createOAuthClient(state, command.input, ctx, command.allow_insecure);
     case 'UpdateOAuthClient':
-      return updateOAuthClient(state, command.client_id, command.patch);
+      return updateOAuthClient(state, command.client_id, command.patch, command.allow_insecure);
     case 'DeleteOAuthClient':
       return deleteOAuthClient(state, command.client_id);
     case 'RotateOAuthClientSecret':
@@ -203,6 +204,12 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return mintOAuthGrant(state, command.input, ctx);
     case 'RevokeOAuthGrants':
       return revokeOAuthGrants(state, command.client_id, command.person_id, command.until_ms);
+    case 'IssueOAuthRegistrationToken':
+      return issueRegistrationToken(state, command.input, ctx);
+    case 'RevokeOAuthRegistrationToken':
+      return revokeRegistrationToken(state, command.id);
+    case 'RegisterOAuthClient':
+      return registerOAuthClient(state, command.input, command.initial_token_hash, ctx, command.allow_insecure);
     case 'SetOAuthClientUiConfiguration':
       return setOAuthClientUiConfiguration(state, command.client_id, command.ui);
     case 'CreateCloudConnection':

@@ -1,7 +1,9 @@
 // Decisions about the organization's OAuth 2.0 clients and the access tokens revoked before they expire, and
 // the shape the API returns for a client. The secret is decided here (ctx.secret()), returned once in the
 // reply, and stored only as its SHA-256 (ctx.hashKey): never in a change, an event or a view.
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { ServiceError, badRequest, notFound, quote } from '../errors.js';
+import { checkTargetUrl } from './webhook-rules.js';
 import { decision, type DecideContext, type Decision } from './decision.js';
 import type { OAuthClient, OrgState, TokenExchangePolicy } from './state.js';
 
@@ -15,6 +17,13 @@ export const MAX_OAUTH_CLIENTS = 1000;
 export const MAX_OAUTH_SCOPES = 100;
 export const MAX_REDIRECT_URIS = 16;
 export const MAX_RESOURCES = 16;
+/** RFC 7591 2 token_endpoint_auth_method values this server answers */
+export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'] as const;
+export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
+/** keys of a registered JWK Set, and its JSON size: enough for a rotation's overlap, small enough to keep in state */
+export const MAX_CLIENT_KEYS = 8;
+export const MAX_JWKS_BYTES = 16 * 1024;
+export type ClientJwks = { keys: Array<Record<string, unknown>> };
 /** the audiences and subject clients a token-exchange policy may list */
 export const MAX_EXCHANGE_AUDIENCES = 16;
 export const MAX_EXCHANGE_SUBJECT_CLIENTS = 100;
@@ -37,6 +46,11 @@ export interface OAuthClientInput {
   public?: boolean;
   access_token_duration?: number;
   refresh_token_duration?: number;
+  token_endpoint_auth_method?: TokenEndpointAuthMethod;
+  /** private_key_jwt: the client's public keys, or the https URL that serves them; null (PATCH) removes */
+  jwks?: ClientJwks | null;
+  jwks_uri?: string | null;
+  require_pushed_authorization_requests?: boolean;
   token_exchange?: TokenExchangePolicy;
   post_logout_redirect_uris?: string[];
   /** '' removes it */
@@ -62,8 +76,18 @@ export interface OAuthClientRet {
   post_logout_redirect_uris?: string[];
   backchannel_logout_uri?: string;
   backchannel_logout_session_required?: boolean;
+  token_endpoint_auth_method: TokenEndpointAuthMethod;
+  jwks?: ClientJwks;
+  jwks_uri?: string;
+  require_pushed_authorization_requests: boolean;
+  registration_token_id?: string;
   created_at: string;
   token_exchange?: TokenExchangePolicy;
+}
+
+/** A client that named no method (or was stored before methods were named): either secret method, or none. */
+export function authMethodOf(c: OAuthClient): TokenEndpointAuthMethod {
+  return c.token_endpoint_auth_method ?? (c.public ? 'none' : 'client_secret_basic');
 }
 
 export function oauthClientView(c: OAuthClient): OAuthClientRet {
@@ -83,6 +107,13 @@ export function oauthClientView(c: OAuthClient): OAuthClientRet {
     ...(c.post_logout_redirect_uris !== undefined && { post_logout_redirect_uris: [...c.post_logout_redirect_uris] }),
     ...(c.backchannel_logout_uri !== undefined && { backchannel_logout_uri: c.backchannel_logout_uri }),
     ...(c.backchannel_logout_session_required !== undefined && { backchannel_logout_session_required: c.backchannel_logout_session_required }),
+    token_endpoint_auth_method: authMethodOf(c),
+    // public keys: nothing secret in them
+    ...(c.jwks !== undefined && { jwks: c.jwks }),
+    ...(c.jwks_uri !== undefined && { jwks_uri: c.jwks_uri }),
+    require_pushed_authorization_requests: c.require_pushed_authorization_requests === true,
+    // a client that registered itself (RFC 7591): the initial access token it used
+    ...(c.registration_token_id !== undefined && { registration_token_id: c.registration_token_id }),
     created_at: c.created,
     ...(c.token_exchange !== undefined && { token_exchange: { ...c.token_exchange, audiences: [...c.token_exchange.audiences], subject_clients: [...c.token_exchange.subject_clients] } }),
   };
@@ -159,8 +190,61 @@ function checkDuration(v: number | undefined, field: string, bounds: { default: 
   return v;
 }
 
+/** JWK members that only a private (or symmetric) key has: registering one would hand out the client's secret. */
+const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+
+/** RFC 7517 5: a JWK Set of public signing keys (RSA, EC, OKP), each one that node:crypto can load. */
+function checkJwks(jwks: ClientJwks): ClientJwks {
+  if (typeof jwks !== 'object' || jwks === null || !Array.isArray(jwks.keys)) throw badRequest('jwks: must be a JWK Set, {"keys": [...]}');
+  const bytes = Buffer.byteLength(JSON.stringify(jwks), 'utf8');
+  if (bytes > MAX_JWKS_BYTES) throw badRequest(`jwks: ${bytes} bytes of JSON; at most ${MAX_JWKS_BYTES}`);
+  if (jwks.keys.length === 0 || jwks.keys.length > MAX_CLIENT_KEYS) throw badRequest(`jwks.keys: 1-${MAX_CLIENT_KEYS} keys`);
+  const kids = new Set<string>();
+  jwks.keys.forEach((key, i) => {
+    const at = `jwks.keys[${i}]`;
+    if (typeof key !== 'object' || key === null || Array.isArray(key)) throw badRequest(`${at}: must be a JWK object`);
+    if (!['RSA', 'EC', 'OKP'].includes(key['kty'] as string)) throw badRequest(`${at}.kty: must be RSA, EC or OKP (a public signing key)`);
+    const secret = PRIVATE_JWK_MEMBERS.find((m) => m in key);
+    if (secret !== undefined) throw badRequest(`${at}: has the private member ${quote(secret)}; register the public key only`);
+    if (key['use'] !== undefined && key['use'] !== 'sig') throw badRequest(`${at}.use: must be sig when given`);
+    try {
+      createPublicKey({ key: key as JsonWebKey, format: 'jwk' });
+    } catch {
+      throw badRequest(`${at}: not a valid public key`);
+    }
+    const kid = key['kid'];
+    if (kid !== undefined) {
+      if (typeof kid !== 'string' || kid.length > 256) throw badRequest(`${at}.kid: must be a string of at most 256 characters`);
+      if (kids.has(kid)) throw badRequest(`${at}.kid: ${quote(kid)} is given more than once`);
+      kids.add(kid);
+    }
+  });
+  return { keys: jwks.keys.map((k) => ({ ...k })) };
+}
+
+type AuthSettings = Pick<OAuthClient, 'token_endpoint_auth_method' | 'jwks' | 'jwks_uri'>;
+
+/** RFC 7591 2: the method, and the keys private_key_jwt checks assertions with (jwks or jwks_uri, never both). */
+function authSettings(input: Pick<OAuthClientInput, 'token_endpoint_auth_method' | 'jwks' | 'jwks_uri'>, isPublic: boolean, allowInsecure: boolean): AuthSettings {
+  const method = input.token_endpoint_auth_method;
+  if (method !== undefined && !(TOKEN_ENDPOINT_AUTH_METHODS as readonly string[]).includes(method)) throw badRequest(`token_endpoint_auth_method: must be one of ${TOKEN_ENDPOINT_AUTH_METHODS.join(', ')}, got ${quote(String(method))}`);
+  if (isPublic && method !== undefined && method !== 'none') throw badRequest('token_endpoint_auth_method: a public client has no credentials, so its method is none');
+  if (!isPublic && method === 'none') throw badRequest('token_endpoint_auth_method: none is for public clients; a confidential client authenticates');
+  const jwks = input.jwks ?? undefined;
+  const jwksUri = input.jwks_uri ?? undefined;
+  if (jwks !== undefined && jwksUri !== undefined) throw badRequest('jwks, jwks_uri: give one or the other, not both (RFC 7591 2)');
+  if (isPublic && (jwks !== undefined || jwksUri !== undefined)) throw badRequest('jwks: a public client has no keys to register');
+  if (method === 'private_key_jwt' && jwks === undefined && jwksUri === undefined) throw badRequest('private_key_jwt needs the client\'s public keys: jwks or jwks_uri');
+  return {
+    // each left out when not given, so a client stored before reads the same
+    ...(method !== undefined && { token_endpoint_auth_method: method }),
+    ...(jwks !== undefined && { jwks: checkJwks(jwks) }),
+    ...(jwksUri !== undefined && { jwks_uri: checkTargetUrl(jwksUri, allowInsecure, 'jwks_uri') }),
+  };
+}
+
 /** The settings a client would have, checked as a whole (the rules span fields). */
-function settled(input: Omit<OAuthClientInput, 'public'> & { redirect_uris: string[] }, isPublic: boolean): Omit<OAuthClient, 'client_id' | 'public' | 'secret_hash' | 'created'> {
+function settled(input: Omit<OAuthClientInput, 'public'> & { redirect_uris: string[] }, isPublic: boolean, allowInsecure: boolean): Omit<OAuthClient, 'client_id' | 'public' | 'secret_hash' | 'created'> {
   const resources = input.resources ?? [];
   if (resources.length > MAX_RESOURCES) throw badRequest(`resources: at most ${MAX_RESOURCES}`);
   const client_name = input.client_name.trim();
@@ -189,6 +273,9 @@ function settled(input: Omit<OAuthClientInput, 'public'> & { redirect_uris: stri
     ...(resources.length > 0 && { resources: uniqueList(resources, 'resources', checkResource) }),
     access_token_duration: checkDuration(input.access_token_duration, 'access_token_duration', ACCESS_TOKEN_DURATION),
     refresh_token_duration: checkDuration(input.refresh_token_duration, 'refresh_token_duration', REFRESH_TOKEN_DURATION),
+    ...authSettings(input, isPublic, allowInsecure),
+    // kept only when true, so a client stored before reads the same
+    ...(input.require_pushed_authorization_requests === true && { require_pushed_authorization_requests: true }),
     ...(exchange !== undefined && { token_exchange: exchange }),
     ...logoutSettings(input),
   };
@@ -230,11 +317,12 @@ function createdEvent(c: OAuthClient) {
 }
 
 /** The client ID is a fresh UUIDv7: unique across the deployment without asking the other organizations. */
-export function createOAuthClient(state: OrgState, input: OAuthClientInput, ctx: DecideContext): Decision<OAuthClientRet & { client_secret?: string }> {
+export function createOAuthClient(state: OrgState, input: OAuthClientInput, ctx: DecideContext, allowInsecure = false): Decision<OAuthClientRet & { client_secret?: string }> {
   if (state.oauth_clients.size >= MAX_OAUTH_CLIENTS) throw badRequest(`an organization may have at most ${MAX_OAUTH_CLIENTS} OAuth clients`);
   const isPublic = input.public === true;
-  const settings = settled({ ...input, redirect_uris: input.redirect_uris ?? [] }, isPublic);
-  const secret = isPublic ? undefined : ctx.secret();
+  const settings = settled({ ...input, redirect_uris: input.redirect_uris ?? [] }, isPublic, allowInsecure);
+  // A client that signs its assertions gets no secret it would never use.
+  const secret = isPublic || settings.token_endpoint_auth_method === 'private_key_jwt' ? undefined : ctx.secret();
   const client: OAuthClient = {
     client_id: ctx.uuid(),
     ...settings,
@@ -246,14 +334,21 @@ export function createOAuthClient(state: OrgState, input: OAuthClientInput, ctx:
   return decision(secret === undefined ? view : { ...view, client_secret: secret }, [{ t: 'OAuthClientCreated', client }], [createdEvent(client)]);
 }
 
-export function updateOAuthClient(state: OrgState, clientId: string, patch: OAuthClientPatch): Decision<OAuthClientRet> {
+export function updateOAuthClient(state: OrgState, clientId: string, patch: OAuthClientPatch, allowInsecure = false): Decision<OAuthClientRet> {
   const current = requireOAuthClient(state, clientId);
-  // settled leaves resources out when there are none: an emptied list must not keep the current one
-  const { resources: _held, token_exchange: policy, post_logout_redirect_uris: _uris, backchannel_logout_uri: _bc, backchannel_logout_session_required: _sr, ...kept } = current;
+  // settled leaves these out when there are none: an emptied list or a removed key source must not keep the current one
+  const { resources: _held, token_exchange: policy, token_endpoint_auth_method: _method, jwks: _jwks, jwks_uri: _jwksUri, require_pushed_authorization_requests: _par, post_logout_redirect_uris: _uris, backchannel_logout_uri: _bc, backchannel_logout_session_required: _sr, ...kept } = current;
+  const given = stripUndefined(patch);
+  // jwks and jwks_uri exclude each other: giving one replaces the other
+  if (given.jwks != null && given.jwks_uri === undefined) given.jwks_uri = null;
+  if (given.jwks_uri != null && given.jwks === undefined) given.jwks = null;
   // a client no longer registered for token exchange loses its policy with the grant type
   const keptPolicy = patch.grant_types !== undefined && !patch.grant_types.includes(TOKEN_EXCHANGE_GRANT) ? undefined : policy;
-  const { token_exchange: _policy, ...given } = current;
-  const next: OAuthClient = { ...kept, ...settled({ ...given, ...(keptPolicy !== undefined && { token_exchange: keptPolicy }), ...stripUndefined(patch) }, current.public) };
+  const { token_exchange: _policy, ...held } = current;
+  const next: OAuthClient = { ...kept, ...settled({ ...held, ...(keptPolicy !== undefined && { token_exchange: keptPolicy }), ...given }, current.public, allowInsecure) };
+  if (!next.public && next.secret_hash === '' && authMethodOf(next) !== 'private_key_jwt') {
+    throw badRequest(`token_endpoint_auth_method: OAuth client ${quote(clientId)} has no secret; give it one first (PUT /oauth2/clients/{id}/secret)`);
+  }
   if (JSON.stringify(next) === JSON.stringify(current)) return decision(oauthClientView(current));
   return decision(oauthClientView(next), [{ t: 'OAuthClientUpdated', client: next }]);
 }

@@ -221,6 +221,20 @@ export interface OAuthClient {
   backchannel_logout_uri?: string;
   /** the client requires sid in its logout tokens (they always carry it) */
   backchannel_logout_session_required?: boolean;
+  /**
+   * RFC 7591 2: how it authenticates at the token endpoint. Absent on clients stored before, and for a client
+   * with a secret that did not name one: either secret method then, and none for a public client.
+   */
+  token_endpoint_auth_method?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
+  /** private_key_jwt: its public keys (RFC 7517 JWK Set), or where to fetch them; never both */
+  jwks?: { keys: Array<Record<string, unknown>> };
+  jwks_uri?: string;
+  /** RFC 9126 6: authorization requests only through the pushed request endpoint; absent (false) on clients stored before */
+  require_pushed_authorization_requests?: boolean;
+  /** RFC 7592: a dynamically registered client's registration access token, SHA-256 (hex); absent for one the management API created */
+  registration_access_token_hash?: string;
+  /** the initial access token it was registered with */
+  registration_token_id?: string;
 }
 
 /** A one-time sign-in value of POST /persons/{id}/direct-id, kept only by the SHA-256 of the value. */
@@ -291,6 +305,21 @@ export interface OrgState extends OrgGenesis {
   cloud_snapshots: CloudSnapshot[];
   /** the latest billing count per region and window (cloud.ts billingKey), by publication order */
   billing_rows: Map<string, BillingRow>;
+  /**
+   * RFC 7591 initial access tokens (client-registration.ts), replaced whole on change. A plain optional field,
+   * so snapshots carry it in `org` and those written before read as none.
+   */
+  oauth_registration_tokens?: RegistrationToken[];
+}
+
+/** An initial access token of dynamic client registration, kept only by the SHA-256 (hex) of its value. */
+export interface RegistrationToken {
+  id: string;
+  token_hash: string;
+  description?: string;
+  created: string;
+  /** milliseconds since the epoch; absent: until revoked */
+  expires_at_ms?: number;
 }
 
 /** A MITM detection token: views of its image from hosts outside allowed_domains are detections. */

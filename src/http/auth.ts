@@ -41,7 +41,11 @@ export type Principal =
   /** a person, by their own identity token (Authorization: Bearer); the organization is the token's (src/http/person-auth.ts) */
   | { readonly kind: 'person'; readonly org: OrgActor; readonly person_id: string; readonly claims: Readonly<Record<string, unknown>> }
   /** an OAuth 2.0 client of the organization, authenticated as RFC 6749 2.3 says (src/http/oauth-client-auth.ts) */
-  | { readonly kind: 'oauth_client'; readonly org: OrgActor; readonly client: OAuthClient; readonly method: 'client_secret_basic' | 'client_secret_post' | 'none' };
+  | { readonly kind: 'oauth_client'; readonly org: OrgActor; readonly client: OAuthClient; readonly method: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none' }
+  /** whoever holds one of the organization's initial access tokens (RFC 7591 3): may register a client (src/http/registration-auth.ts) */
+  | { readonly kind: 'registrar'; readonly org: OrgActor; readonly token_hash: string }
+  /** a dynamically registered client, by its registration access token (RFC 7592 1): may read, replace or delete itself */
+  | { readonly kind: 'registered_client'; readonly org: OrgActor; readonly client: OAuthClient };
 
 /** What authenticators may consult; built once per front. */
 export interface AuthContext {
@@ -97,7 +101,7 @@ export interface Authenticator {
    * A second step for credentials that travel in the body (OAuth's client_secret_post): the front calls it
    * with the first step's principal once the body is decoded and valid, and the request gets what it returns.
    */
-  authenticateBody?(principal: Principal, body: unknown, ctx: AuthContext): Principal;
+  authenticateBody?(principal: Principal, body: unknown, ctx: AuthContext): Principal | Promise<Principal>;
 }
 
 const PUBLIC: Principal = Object.freeze({ kind: 'public' });

@@ -1,6 +1,6 @@
 // The OAuth client as a caller: the authenticator of the token, introspection and revocation routes. The
-// Basic header is checked first; client_secret_post and none need the form, so they run as the second
-// step, on the decoded body. One authenticator for all three methods keeps the "exactly one method" rule
+// Basic header is checked first; client_secret_post, private_key_jwt and none need the form, so they run as
+// the second step, on the decoded body. One authenticator for all three methods keeps the "exactly one method" rule
 // (RFC 6749 2.3) in one place, and the handlers receive an authenticated client like any other principal.
 import type { AuthenticatedClient, ClientAuthenticator } from '../oauth/client-auth.js';
 import { oauthError } from '../oauth/errors.js';
@@ -38,11 +38,15 @@ export function oauthClientAuthenticator(clients: ClientAuthenticator): Authenti
       return principalOf(clients.basic(authorization));
     },
     authenticateBody(principal, body) {
-      const form = (body ?? {}) as { client_id?: string; client_secret?: string };
+      const form = (body ?? {}) as { client_id?: string; client_secret?: string; client_assertion?: string; client_assertion_type?: string };
       if (principal.kind === 'oauth_client') {
-        if (form.client_secret !== undefined) throw oauthError('invalid_request', 'a client authenticates with one method only: Authorization: Basic or client_secret in the form, not both');
+        if (form.client_secret !== undefined || form.client_assertion !== undefined) throw oauthError('invalid_request', 'a client authenticates with one method only: Authorization: Basic, client_secret or client_assertion, not two');
         if (form.client_id !== undefined && form.client_id !== principal.client.client_id) throw oauthError('invalid_request', 'client_id: differs from the client of the Authorization header');
         return principal;
+      }
+      if (form.client_assertion !== undefined) {
+        if (form.client_secret !== undefined) throw oauthError('invalid_request', 'a client authenticates with one method only: client_secret or client_assertion, not both');
+        return clients.assertion({ client_id: form.client_id, client_assertion_type: form.client_assertion_type, client_assertion: form.client_assertion }).then(principalOf);
       }
       return principalOf(clients.post(form.client_id, form.client_secret));
     },

@@ -102,7 +102,7 @@ export function buildRequest(parts: RouteParts, copied: Copied, raw: Buffer | un
   return readRequest(parts, copied, raw, principal, ctx);
 }
 
-function readRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined, principal: Principal, ctx: AuthContext): Request {
+function readRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined, principal: Principal, ctx: AuthContext): Request | Promise<Request> {
   const { route } = parts;
   const headers = copied.headers;
   const params: Record<string, string> = {};
@@ -136,8 +136,7 @@ function readRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined,
     parts.codec.checkType(headers['content-type']);
     body = parts.body(parts.codec.decode(bytes, headers['content-type']));
   }
-  if (parts.authenticator.authenticateBody) principal = parts.authenticator.authenticateBody(principal, body, ctx);
-  return {
+  const made = (principal: Principal): Request => ({
     params,
     query,
     body,
@@ -148,5 +147,8 @@ function readRequest(parts: RouteParts, copied: Copied, raw: Buffer | undefined,
     origin: headers['origin'] ?? '',
     userAgent: headers['user-agent'] ?? '',
     headers,
-  };
+  });
+  // A body credential may need a fetch (a client's jwks_uri) or a signature check: then the request waits for it.
+  const after = parts.authenticator.authenticateBody ? parts.authenticator.authenticateBody(principal, body, ctx) : principal;
+  return after instanceof Promise ? after.then(made) : made(after);
 }

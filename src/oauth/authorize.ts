@@ -1,7 +1,8 @@
 // The authorization endpoint's use case (RFC 6749 4.1, RFC 7636, OpenID Connect Core 3.1.2): checking the
 // request, the hosted sign-in (a password sign-in verified as any, so hooks, events and throttling are those
 // of any sign-in, but recorded without a token: the client's tokens are the token endpoint's), the browser
-// session, and the single-use code it ends with.
+// session, and the single-use code it ends with. Pushed requests (RFC 9126) are checked here too, when
+// pushed, and redeemed by their request_uri.
 import { createHash, randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import type { Consistency, IssuingOrg } from '../auth/issue.js';
@@ -14,6 +15,7 @@ import { readCookie, type Sealer } from '../lib/signed.js';
 import { CSRF_COOKIE, FORM_TTL_S, SESSION_TTL_S, newCsrf, readSession, sessionCookie, sessionCurrent, sessionPassword, setCookie, type Session } from './session.js';
 import { personScope } from './scopes.js';
 import { errorPage, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
+import type { PushedParams, PushedRequests } from './pushed-requests.js';
 
 /** What the authorization endpoint needs of a client (the clients' own module owns the rest). */
 export interface AuthorizeClient {
@@ -23,6 +25,8 @@ export interface AuthorizeClient {
   scopes: readonly string[];
   public: boolean;
   redirect_uris: readonly string[];
+  /** RFC 9126 6: its authorization requests come only through the pushed authorization request endpoint */
+  require_pushed_authorization_requests?: boolean;
 }
 
 export interface ClientFinder {
@@ -45,6 +49,8 @@ export interface AuthorizationRequest {
   code_challenge?: string;
   max_age?: number;
   login_hint?: string;
+  /** it came through a pushed authorization request (RFC 9126) */
+  pushed?: true;
   csrf: string;
 }
 
@@ -60,6 +66,7 @@ export interface AuthorizeDeps {
   signIn: Pick<SignInService, 'verify'>;
   issuer(): string;
   newSessionId(): string;
+  pushed: PushedRequests;
 }
 
 export interface SignInForm {
@@ -80,6 +87,8 @@ export interface Caller {
 
 export interface Authorize {
   start(query: Record<string, unknown>, caller: Caller): Promise<AuthorizeAnswer>;
+  /** RFC 9126 2: the authenticated client's request, checked as the authorization endpoint would; refusals in RFC 6749 5.2's form */
+  push(clientId: string, params: Record<string, unknown>): { request_uri: string; expires_in: number };
   signIn(form: Partial<SignInForm>, caller: Caller): Promise<AuthorizeAnswer>;
 }
 
@@ -181,6 +190,9 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
   const secure = () => deps.issuer().startsWith('https:');
 
   const badPage = (error: string, description: string): AuthorizeAnswer => ({ kind: 'page', status: 400, html: errorPage(error, description) });
+  /** A refusal before a redirect_uri is known: a page at the authorization endpoint, JSON at the push endpoint. */
+  type Refused = { kind: 'refused'; error: string; description: string };
+  const refused = (error: string, description: string): Refused => ({ kind: 'refused', error, description });
 
   function back(redirectUri: string, params: Record<string, string | undefined>, headers?: Record<string, string>): AuthorizeAnswer {
     const url = new URL(redirectUri);
@@ -191,26 +203,26 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
   }
 
   /** Steps that cannot redirect: the client and its redirect_uri. Undefined: the page to show instead. */
-  function clientOf(query: Record<string, unknown>): { found: NonNullable<ReturnType<ClientFinder['find']>>; redirect_uri: string } | AuthorizeAnswer {
+  function clientOf(query: Record<string, unknown>): { found: NonNullable<ReturnType<ClientFinder['find']>>; redirect_uri: string } | Refused {
     const clientId = query['client_id'];
-    if (typeof clientId !== 'string' || clientId === '') return badPage('invalid_request', 'client_id is required');
+    if (typeof clientId !== 'string' || clientId === '') return refused('invalid_request', 'client_id is required');
     const found = deps.clients.find(clientId);
-    if (!found) return badPage('invalid_client', 'no such client');
+    if (!found) return refused('invalid_client', 'no such client');
     const given = query['redirect_uri'];
     let redirect_uri: string;
     if (given === undefined || given === '') {
       // RFC 6749 3.1.2.3: optional only when exactly one is registered.
-      if (found.client.redirect_uris.length !== 1) return badPage('invalid_request', 'redirect_uri is required');
+      if (found.client.redirect_uris.length !== 1) return refused('invalid_request', 'redirect_uri is required');
       redirect_uri = found.client.redirect_uris[0] as string;
     } else if (typeof given !== 'string' || !found.client.redirect_uris.includes(given)) {
       // Exact string comparison (RFC 9700 4.1.3): never a prefix, never a pattern, so no open redirect.
-      return badPage('invalid_request', 'redirect_uri is not one of the client\'s registered redirect URIs');
+      return refused('invalid_request', 'redirect_uri is not one of the client\'s registered redirect URIs');
     } else redirect_uri = given;
     return { found, redirect_uri };
   }
 
   /** The remaining checks; their refusals redirect. */
-  function check(query: Record<string, unknown>, client: AuthorizeClient, redirect_uri: string): { request: AuthorizationRequest; prompts: string[] } {
+  function check(query: Record<string, unknown>, client: AuthorizeClient, redirect_uri: string, pushed: boolean): { request: AuthorizationRequest; prompts: string[] } {
     const text = (name: string): string | undefined => {
       const v = query[name];
       if (v === undefined || v === '') return undefined;
@@ -218,7 +230,8 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       return v;
     };
     if (query['request'] !== undefined) throw new RedirectError('request_not_supported', 'request objects are not supported');
-    if (query['request_uri'] !== undefined) throw new RedirectError('request_uri_not_supported', 'request_uri is not supported');
+    if (query['request_uri'] !== undefined) throw new RedirectError('invalid_request', 'request_uri is only for a pushed authorization request\'s reference, and is not pushed itself');
+    if (!pushed && client.require_pushed_authorization_requests === true) throw new RedirectError('invalid_request', 'this client must push its authorization requests (RFC 9126): POST them to /oauth2/par and send request_uri');
     const responseType = text('response_type');
     if (responseType === undefined) throw new RedirectError('invalid_request', 'response_type is required');
     if (responseType !== 'code') throw new RedirectError('unsupported_response_type', 'only response_type=code is supported');
@@ -255,6 +268,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       ...(challenge !== undefined && { code_challenge: challenge }),
       ...(maxAgeText !== undefined && { max_age: Number(maxAgeText) }),
       ...(loginHint !== undefined && { login_hint: loginHint.slice(0, 256) }),
+      ...(pushed && { pushed: true as const }),
       csrf: '',
     };
     return { request, prompts };
@@ -292,9 +306,13 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     const csrf = newCsrf();
     const sealed = deps.sealer.seal('authorize-request', { ...request, csrf }, now() + FORM_TTL_S);
     const again = new URL('/oauth2/authorize', deps.issuer());
+    const params: PushedParams = {};
     for (const [k, v] of Object.entries({ response_type: 'code', client_id: request.client_id, redirect_uri: request.redirect_uri, scope: request.scope.join(' '), state: request.state, nonce: request.nonce, code_challenge: request.code_challenge, code_challenge_method: request.code_challenge && 'S256' })) {
-      if (v !== undefined && v !== '') again.searchParams.set(k, v);
+      if (v !== undefined && v !== '') params[k] = v;
     }
+    // A pushed request comes back from an SSO sign-in through a reference of its own, as the form lives.
+    const pushedAgain = request.pushed ? deps.pushed.push(request.client_id, params, FORM_TTL_S) : undefined;
+    for (const [k, v] of Object.entries(pushedAgain ? { client_id: request.client_id, request_uri: pushedAgain.request_uri } : params)) again.searchParams.set(k, v);
     const hint = request.login_hint;
     return {
       kind: 'page',
@@ -314,13 +332,44 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
   }
 
   return {
-    async start(query, caller) {
+    push(clientId, params) {
+      const refuse = (error: string, description: string) => new ServiceError('ERR_BAD_REQUEST', description, { oauth: error });
+      if (params['client_id'] !== undefined && params['client_id'] !== clientId) throw refuse('invalid_request', 'client_id: differs from the authenticated client');
+      const query = { ...params, client_id: clientId };
       const resolved = clientOf(query);
-      if ('kind' in resolved) return resolved;
+      if ('kind' in resolved) throw refuse(resolved.error, resolved.description);
+      try {
+        check(query, resolved.found.client, resolved.redirect_uri, true);
+      } catch (error) {
+        if (error instanceof RedirectError) throw refuse(error.error, error.description);
+        throw error;
+      }
+      const kept: PushedParams = {};
+      for (const [k, v] of Object.entries(query)) if (typeof v === 'string') kept[k] = v;
+      const pushed = deps.pushed.push(clientId, kept);
+      if (pushed === undefined) throw new ServiceError('ERR_TOO_MANY_REQUESTS', 'too many pushed authorization requests are waiting; retry shortly', { oauth: 'temporarily_unavailable', headers: { 'Retry-After': '5' } });
+      return pushed;
+    },
+
+    async start(query, caller) {
+      // RFC 9126 4: a request_uri stands for the whole pushed request; other parameters but client_id are ignored.
+      let pushed = false;
+      if (query['request_uri'] !== undefined) {
+        const clientId = query['client_id'];
+        const requestUri = query['request_uri'];
+        if (typeof clientId !== 'string' || clientId === '') return badPage('invalid_request', 'client_id is required with request_uri');
+        if (typeof requestUri !== 'string') return badPage('invalid_request_uri', 'request_uri must be a string');
+        const redeemed = deps.pushed.redeem(requestUri, clientId);
+        if (!redeemed.ok) return badPage('invalid_request_uri', redeemed.reason === 'expired' ? 'request_uri has expired; push the request again' : 'request_uri is unknown or was used already; push the request again');
+        query = redeemed.params;
+        pushed = true;
+      }
+      const resolved = clientOf(query);
+      if ('kind' in resolved) return badPage(resolved.error, resolved.description);
       const { found, redirect_uri } = resolved;
       let checked: ReturnType<typeof check>;
       try {
-        checked = check(query, found.client, redirect_uri);
+        checked = check(query, found.client, redirect_uri, pushed);
       } catch (error) {
         const state = query['state'];
         // The state goes back with the refusal too, unless it is the refusal.

@@ -16,7 +16,7 @@ export interface ActiveToken {
 
 export type IntrospectionResponse =
   | { active: false }
-  | { active: true; scope: string; client_id: string; sub: string; aud: unknown; iss: string; exp: number; iat: number; jti: string; token_type: 'Bearer' };
+  | { active: true; scope: string; client_id: string; sub: string; aud: unknown; iss: string; exp: number; iat: number; jti: string; token_type: 'Bearer' | 'DPoP'; cnf?: { jkt: string } };
 
 export interface AccessTokens {
   /** The token's claims and organization while it is active (userinfo uses this too). */
@@ -31,6 +31,13 @@ export interface AccessTokens {
 }
 
 const INACTIVE = Object.freeze({ active: false as const });
+
+/** RFC 9449 6.1: the thumbprint of the key a DPoP-bound token is bound to; undefined for a bearer token. */
+export function boundKey(claims: Record<string, unknown>): string | undefined {
+  const cnf = claims['cnf'];
+  const jkt = typeof cnf === 'object' && cnf !== null ? (cnf as { jkt?: unknown }).jkt : undefined;
+  return typeof jkt === 'string' ? jkt : undefined;
+}
 
 /**
  * RFC 7009 2.1: a refresh token of the caller revokes its whole grant (its access tokens too). Its form names
@@ -62,7 +69,10 @@ export function createAccessTokens(verifier: AccessTokenVerifier, clients: Clien
       const t = await active(token);
       if (!t || t.org.id !== caller.org.id) return INACTIVE;
       const c = t.claims;
-      return { active: true, scope: c.scope, client_id: c.client_id, sub: c.sub, aud: c.aud, iss: c.iss as string, exp: c.exp, iat: c.iat, jti: c.jti, token_type: 'Bearer' };
+      const jkt = boundKey(c);
+      const answer = { active: true as const, scope: c.scope, client_id: c.client_id, sub: c.sub, aud: c.aud, iss: c.iss as string, exp: c.exp, iat: c.iat, jti: c.jti };
+      // RFC 9449 6.2: a resource server learns the key the token is bound to, and checks the proof itself
+      return jkt === undefined ? { ...answer, token_type: 'Bearer' } : { ...answer, token_type: 'DPoP', cnf: { jkt } };
     },
     async revocation(caller, token) {
       const refresh = refreshRevocation(caller, token);

@@ -9,7 +9,7 @@ import type { OrgActor } from '../org/actor.js';
 import type { PendingToken } from '../tokens/sign.js';
 import { oauthError } from './errors.js';
 import { accessTokenProfile, idTokenProfile, type GrantContext } from './id-token.js';
-import type { TokenResponse } from './grants/grant.js';
+import type { TokenBinding, TokenResponse } from './grants/grant.js';
 
 /** What a person's grants need of a client. */
 export interface UserTokenClient {
@@ -39,14 +39,22 @@ export interface NewGrant {
   grant_ttl_ms: number;
 }
 
+/** What a grant's tokens carry besides the grant: the code's nonce, the refresh token handed out, the DPoP key. */
+export interface IssueExtras {
+  nonce?: string | undefined;
+  refresh_token?: string | undefined;
+  binding?: TokenBinding | undefined;
+}
+
 export interface UserTokens {
   /** A grant's new ID, with a refresh token when `refresh`. */
   begin(client: UserTokenClient, refresh: boolean): NewGrant;
   /**
    * The grant's access token, then its ID token (scope openid) naming the access token in at_hash, and the
-   * refresh token given. A person deleted or deactivated since the sign-in gets nothing: invalid_grant.
+   * refresh token given; with a binding, the access token is DPoP-bound to that key (RFC 9449 6.1). A person
+   * deleted or deactivated since the sign-in gets nothing: invalid_grant.
    */
-  issue(org: OrgActor, client: UserTokenClient, grant: OAuthGrant, consistency: Consistency, extras: { nonce?: string | undefined; refresh_token?: string | undefined }): Promise<TokenResponse>;
+  issue(org: OrgActor, client: UserTokenClient, grant: OAuthGrant, consistency: Consistency, extras: IssueExtras): Promise<TokenResponse>;
   /**
    * POST /oauth2/tokens/mint: a grant the organization begins for a person, without a sign-in (amr ["api"]);
    * a refresh token with scope offline_access, an ID token with openid. custom_claims already admitted.
@@ -67,7 +75,7 @@ export const sha256 = (value: string): string => createHash('sha256').update(val
 export const newRefreshToken = (grantId: string): string => `${grantId}.${randomBytes(32).toString('base64url')}`;
 
 export function createUserTokens(deps: UserTokenDeps): UserTokens {
-  async function issue(org: OrgActor, client: UserTokenClient, grant: OAuthGrant, consistency: Consistency, extras: { nonce?: string | undefined; refresh_token?: string | undefined }): Promise<TokenResponse> {
+  async function issue(org: OrgActor, client: UserTokenClient, grant: OAuthGrant, consistency: Consistency, extras: IssueExtras): Promise<TokenResponse> {
     if (org.state.persons.get(grant.person_id)?.active !== true) throw oauthError('invalid_grant', 'the person of this grant is no longer active');
     const g: GrantContext = { client_id: client.client_id, scope: grant.scope, grant_id: grant.grant_id, facts: grant };
     // Both tokens are of the grant's sign-in, recorded when it happened: its methods, its authentications.
@@ -75,9 +83,9 @@ export function createUserTokens(deps: UserTokenDeps): UserTokens {
     const access = await deps.pipeline.issue(org, {
       ...ofSignIn,
       profile: accessTokenProfile(g, deps.issuer()),
-      sign: (claims) => deps.signAccessToken(claims, client.access_token_duration),
+      sign: (claims) => deps.signAccessToken(extras.binding === undefined ? claims : { ...claims, cnf: { jkt: extras.binding.jkt } }, client.access_token_duration),
     });
-    const response: TokenResponse = { access_token: access.token, token_type: 'Bearer', expires_in: access.exp - access.iat, scope: grant.scope.join(' ') };
+    const response: TokenResponse = { access_token: access.token, token_type: extras.binding === undefined ? 'Bearer' : 'DPoP', expires_in: access.exp - access.iat, scope: grant.scope.join(' ') };
     if (grant.scope.includes('openid')) {
       const person = org.state.persons.get(grant.person_id);
       const id = await deps.pipeline.issue(org, { ...ofSignIn, profile: idTokenProfile(g, { person: person ?? { handles: [] }, nonce: extras.nonce, access_token: access.token }) });

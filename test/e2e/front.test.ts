@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { expectBare, expectError, expectNoContent, expectResult, offsets, unchanged } from '../support/expect.js';
-import { CONSOLE_ROUTES, END_USER_ROUTES, FACTOR_ENROLLMENT_ROUTES, PERSON_SESSION_ROUTES, PERSON_TOKEN_ROUTES, mutating, OAUTH_CLIENT_ROUTES, ORGANIZATION_DELETE_ROUTES, SSO_TOKEN_ROUTES, OAUTH_PERSON_ROUTES, OPERATOR_ROUTES, PUBLIC_ROUTES, routeCases, type RouteCase } from '../support/routes.js';
+import { CONSOLE_ROUTES, END_USER_ROUTES, FACTOR_ENROLLMENT_ROUTES, PERSON_SESSION_ROUTES, PERSON_TOKEN_ROUTES, mutating, OAUTH_CLIENT_ROUTES, ORGANIZATION_DELETE_ROUTES, SSO_TOKEN_ROUTES, OAUTH_PERSON_ROUTES, OPERATOR_ROUTES, PUBLIC_ROUTES, REGISTRATION_ROUTES, routeCases, type RouteCase } from '../support/routes.js';
 import { email, startTestServer, type Client, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -194,7 +194,7 @@ describe('consistency headers', () => {
 
   test('a bad level or timeout is a 400 naming the header, on every mutating route, and nothing changes', async () => {
     const routes = cases.filter(mutating);
-    assert.equal(routes.length, 88);
+    assert.equal(routes.length, 90);
     await sweep(routes, async (r) => {
       for (const [header, value, mention] of bad) {
         expectError(await c.request(r.method, r.path, r.body, { [header]: value }), 400, mention, value);
@@ -250,7 +250,7 @@ describe('public routes', () => {
     assert.equal(doc.openapi, '3.1.0');
     const served = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
     // WS /events is served by the WebSocket upgrade, not the route table: it appears as its upgrade request.
-    const expected = [...cases.map((x) => `${x.method} ${x.route}`), ...PUBLIC_ROUTES, ...END_USER_ROUTES, ...OPERATOR_ROUTES, ...OAUTH_CLIENT_ROUTES, ...OAUTH_PERSON_ROUTES, ...PERSON_TOKEN_ROUTES, ...FACTOR_ENROLLMENT_ROUTES, ...PERSON_SESSION_ROUTES, ...ORGANIZATION_DELETE_ROUTES, ...SSO_TOKEN_ROUTES, ...CONSOLE_ROUTES, 'GET /events'];
+    const expected = [...cases.map((x) => `${x.method} ${x.route}`), ...PUBLIC_ROUTES, ...END_USER_ROUTES, ...OPERATOR_ROUTES, ...OAUTH_CLIENT_ROUTES, ...OAUTH_PERSON_ROUTES, ...PERSON_TOKEN_ROUTES, ...FACTOR_ENROLLMENT_ROUTES, ...PERSON_SESSION_ROUTES, ...ORGANIZATION_DELETE_ROUTES, ...SSO_TOKEN_ROUTES, ...CONSOLE_ROUTES, ...REGISTRATION_ROUTES, 'GET /events'];
     assert.deepEqual(served.sort(), expected.sort());
     const events = doc.paths['/events'].get;
     assert.deepEqual(events.parameters.map((p: { name: string }) => p.name).sort(), ['access_token', 'api_key', 'consistency_token', 'format', 'from', 'org_id', 'types']);

@@ -99,6 +99,7 @@ async function sweep(actor: Client, setActor: (c: Client) => void, victim: Clien
     else if (r.route === '/oauth2/tokens/mint') expectError(res, 404, target.oauthClient);
     else if (r.route.startsWith('/oauth2/clients/')) expectError(res, 404, target.oauthClient);
     else if (r.route === '/organizations/mitm-tokens/{token}') expectError(res, 404, target.mitmToken);
+    else if (r.route === '/oauth2/registration-tokens/{token_id}') expectError(res, 404, 'registration token');
     else if (r.route.includes('{oauth_client_id}')) expectError(res, 404, target.credential);
     else assert.ok(res.status < 300, `${where}: ${res.status} ${res.text}`);
     // a 404 echoes what was asked for; anything else must hold nothing of the other organization

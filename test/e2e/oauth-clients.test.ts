@@ -33,7 +33,7 @@ describe('OAuth 2.0 clients', () => {
     assert.match(client_id, /^[0-9a-f-]{36}$/);
     assert.ok(typeof client_secret === 'string' && client_secret.length >= 43, 'a high-entropy secret');
     assert.ok(!Number.isNaN(Date.parse(created_at)));
-    assert.deepEqual(rest, { ...machine, response_types: [['code']], public: false, redirect_uris: [], resources: [], access_token_duration: 3600, refresh_token_duration: 2_592_000 });
+    assert.deepEqual(rest, { ...machine, response_types: [['code']], public: false, redirect_uris: [], resources: [], access_token_duration: 3600, refresh_token_duration: 2_592_000, token_endpoint_auth_method: 'client_secret_basic', require_pushed_authorization_requests: false });
 
     const got = await org.admin.get(`${PATH}/${client_id}`);
     assert.equal(got.status, 200);

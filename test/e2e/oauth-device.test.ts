@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLocalJWKSet, jwtVerify } from 'jose';
+import { randomUUID } from 'node:crypto';
+import { calculateJwkThumbprint, createLocalJWKSet, decodeJwt, exportJWK, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import type { BrowserContext } from 'playwright-core';
 import { expectResult } from '../support/expect.js';
@@ -199,6 +200,21 @@ describe('device authorization grant (RFC 8628)', () => {
     wait();
     assert.match(await pollError(cli, device.device_code, 'invalid_grant'), /already used/);
     assert.equal(await introspect(), false);
+  });
+
+  test('a poll with a DPoP proof gets an access token bound to the proof\'s key (RFC 9449 5)', async () => {
+    const device = await start(cli, 'openid');
+    assert.match((await answer(device.user_code, 'allow')).html, /Device connected/);
+    wait();
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const jwk = await exportJWK(publicKey);
+    const url = `${server.base}/oauth2/tokens`;
+    const proof = await new SignJWT({ jti: randomUUID(), htm: 'POST', htu: url, iat: Math.floor(clock.nowMs() / 1000) }).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk }).sign(privateKey);
+    const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...auth(cli), DPoP: proof }, body: form(cli, { grant_type: GRANT, device_code: device.device_code }) });
+    const body = (await res.json()) as { access_token: string; token_type: string };
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.equal(body.token_type, 'DPoP');
+    assert.deepEqual(decodeJwt(body.access_token)['cnf'], { jkt: await calculateJwkThumbprint(jwk) });
   });
 
   test('past its expiry the code is expired_token, and the page no longer takes it', async () => {

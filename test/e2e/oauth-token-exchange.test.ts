@@ -4,7 +4,8 @@
 // of the wrong kind, a revoked or foreign subject, a wider scope, a client without a policy.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
+import { randomUUID } from 'node:crypto';
+import { calculateJwkThumbprint, createLocalJWKSet, decodeJwt, exportJWK, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { expectResult } from '../support/expect.js';
 import { movableClock } from '../support/clock.js';
@@ -223,7 +224,28 @@ describe('token exchange (RFC 8693)', () => {
     assert.match(noGrant.text, /token_exchange: needs/);
     const c = expectResult(await org.admin.post('/oauth2/clients', { client_name: 'y', scopes: [], grant_types: ['client_credentials', GRANT], token_exchange: { audiences: [ORDERS], subject_clients: [] } }), 201);
     assert.deepEqual(c.token_exchange, { audiences: [ORDERS], subject_clients: [], identity_tokens: false });
+    // a change of how it authenticates keeps the policy
+    const { publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const signing = expectResult(await org.admin.patch(`/oauth2/clients/${c.client_id}`, { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [await exportJWK(publicKey)] } }), 200);
+    assert.deepEqual([signing.token_endpoint_auth_method, signing.token_exchange], ['private_key_jwt', { audiences: [ORDERS], subject_clients: [], identity_tokens: false }]);
     const patched = expectResult(await org.admin.patch(`/oauth2/clients/${c.client_id}`, { grant_types: ['client_credentials'] }), 200);
     assert.equal(patched.token_exchange, undefined);
+  });
+
+  test('with a DPoP proof the exchanged token is bound to the proof\'s key (RFC 9449 5), as every grant\'s token is', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const jwk = await exportJWK(publicKey);
+    const url = `${server.base}/oauth2/tokens`;
+    // the proof's iat on the server's clock, which earlier tests moved
+    const proof = await new SignJWT({ jti: randomUUID(), htm: 'POST', htu: url, iat: Math.floor(clock.nowMs() / 1000) }).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk }).sign(privateKey);
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Basic ${Buffer.from(`${gateway.client_id}:${gateway.client_secret}`).toString('base64')}`, DPoP: proof },
+      body: new URLSearchParams({ grant_type: GRANT, subject_token: await personToken(['orders.read']), subject_token_type: ACCESS, audience: ORDERS }).toString(),
+    });
+    const body = (await res.json()) as { access_token: string; token_type: string };
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.equal(body.token_type, 'DPoP');
+    assert.deepEqual(decodeJwt(body.access_token)['cnf'], { jkt: await calculateJwkThumbprint(jwk) });
   });
 });

@@ -62,7 +62,7 @@ describe('OAuth 2.0 token endpoint: client credentials, introspection, revocatio
     assert.deepEqual(doc.subject_types_supported, ['public']);
     assert.deepEqual(doc.code_challenge_methods_supported, ['S256']);
     assert.ok(doc.grant_types_supported.includes('client_credentials'));
-    assert.deepEqual(doc.token_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post', 'none']);
+    assert.deepEqual(doc.token_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none']);
     assert.deepEqual(doc.id_token_signing_alg_values_supported, ['ES256']);
     assert.ok(Array.isArray(doc.scopes_supported) && doc.scopes_supported.includes('openid'));
     assert.ok(Array.isArray(doc.claims_supported));

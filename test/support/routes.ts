@@ -174,6 +174,9 @@ export function routeCases(t: Targets): RouteCase[] {
     c('PUT', '/oauth2/clients/{oauth_client_id}/secret', `/oauth2/clients/${oc}/secret`),
     c('GET', '/oauth2/clients/{oauth_client_id}/ui-configuration', `/oauth2/clients/${oc}/ui-configuration`),
     c('PUT', '/oauth2/clients/{oauth_client_id}/ui-configuration', `/oauth2/clients/${oc}/ui-configuration`, { pageTitle: 'sample' }),
+    c('POST', '/oauth2/registration-tokens', '/oauth2/registration-tokens', { description: 'sample' }),
+    c('GET', '/oauth2/registration-tokens', '/oauth2/registration-tokens'),
+    c('DELETE', '/oauth2/registration-tokens/{token_id}', '/oauth2/registration-tokens/00000000-0000-7000-8000-000000000000'),
     c('POST', '/oauth2/tokens/mint', '/oauth2/tokens/mint', { person_id: t.person, client_id: t.oauthClient ?? '00000000-0000-7000-8000-000000000000' }),
     // phishing detection
     c('POST', '/organizations/mitm-tokens', '/organizations/mitm-tokens', { allowed_domains: ['shop.example'], tag: 'sample' }),
@@ -217,7 +220,10 @@ export const PERSON_TOKEN_ROUTES = ['GET /consent/gdpr', 'PUT /consent/gdpr', 'P
 export const FACTOR_ENROLLMENT_ROUTES = ['POST /register/totp', 'POST /register/totp/confirm', 'POST /register/totp/recovery-codes', 'POST /register/webauthn/options', 'POST /register/webauthn'];
 
 /** OAuth 2.0 endpoints that authenticate the client as RFC 6749 2.3 says: no organization header, no API key. */
-export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke', 'POST /oauth2/tokens/revoke-all', 'POST /oauth2/device_authorization'];
+export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/introspect', 'POST /oauth2/tokens/revoke', 'POST /oauth2/tokens/revoke-all', 'POST /oauth2/par', 'POST /oauth2/device_authorization'];
+
+/** Dynamic client registration (RFC 7591/7592): bearer initial or registration access tokens, no organization header. */
+export const REGISTRATION_ROUTES = ['POST /oauth2/register', 'GET /oauth2/register/{client_id}', 'PUT /oauth2/register/{client_id}', 'DELETE /oauth2/register/{client_id}'];
 
 /** OAuth 2.0 endpoints a person's browser or an access token reaches: the hosted sign-in and userinfo. */
 export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/authorize', 'POST /oauth2/authorize/sign-in', 'GET /oauth2/userinfo', 'POST /oauth2/userinfo', 'GET /oauth2/logout', 'POST /oauth2/logout', 'POST /oauth2/logout/confirm', 'GET /oauth2/device', 'POST /oauth2/device/sign-in', 'POST /oauth2/device/confirm'];

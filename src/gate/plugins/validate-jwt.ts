@@ -1,11 +1,14 @@
 // validate-jwt: tokens of our service (its JWKS, issuer and organization) or of a third-party issuer, checked
 // before the upstream sees the request; OPTIONS is validated too unless skip_options lets CORS preflights through.
+// A token bound to a key (RFC 9449 cnf.jkt) passes only as `Authorization: DPoP` with a fresh proof of that key.
 import { decodeProtectedHeader, importJWK, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import { parseDuration } from '../../domain/webhook-rules.js';
 import type { Counter } from '../../lib/metrics.js';
 import type { PluginConfig } from '../config.js';
 import type { HttpCaller } from '../round-trip.js';
 import { isIdentityToken } from '../../tokens/validate.js';
+import { DPOP_MAX_AGE_S, DPOP_SKEW_S, DpopProofError, createDpopProofVerifier } from '../../tokens/dpop-proof.js';
+import { createReplayGuard } from '../../lib/replay-guard.js';
 import { checkParameters, param, tokenOf, type Decision, type GateRequest, type Plugin } from './types.js';
 
 const PARAMS = [
@@ -27,11 +30,11 @@ interface KeySet {
   fetchedAt: number;
 }
 
-function unauthorized(reason: string, noToken = false): Decision {
+function unauthorized(reason: string, noToken = false, challenge?: string): Decision {
   return {
     action: 'answer',
     status: 401,
-    headers: { 'www-authenticate': noToken ? 'Bearer' : 'Bearer error="invalid_token"' },
+    headers: { 'www-authenticate': challenge ?? (noToken ? 'Bearer' : 'Bearer error="invalid_token"') },
     body: JSON.stringify({ errors: [{ httpcode: 401, message: noToken ? 'a bearer token is required' : 'the token is not valid' }] }),
     metadata: { decision: 'deny', reason },
   };
@@ -120,24 +123,63 @@ export function createValidateJwt(config: PluginConfig, service: ServiceRef | un
     return jwk;
   };
 
+  // RFC 9449 7: proofs of DPoP-bound tokens, each used once while it could be accepted
+  const proofs = createDpopProofVerifier({ nowMs: now });
+  const usedProofs = createReplayGuard({ nowMs: now });
+
   const plugin: Plugin = {
     config,
     handle(req, http) {
       if (skipOptions && req.method === 'OPTIONS') return { action: 'continue', metadata: { decision: 'skip', reason: 'OPTIONS requests are not validated' } };
-      const token = tokenOf(req, header, cookie);
+      const dpopToken = header === undefined && cookie === undefined ? dpopTokenOf(req) : undefined;
+      const token = dpopToken ?? tokenOf(req, header, cookie);
       if (token === undefined) return unauthorized('no token', true);
       const hit = verified.get(token);
       if (hit !== undefined) {
-        if (hit.until > now()) return admit(req, hit.payload, true);
+        if (hit.until > now()) return bound(req, token, hit.payload, dpopToken !== undefined, true);
         verified.delete(token);
       }
-      return verify(req, token, http);
+      return verify(req, token, http, dpopToken !== undefined);
     },
   };
   return plugin;
 
+  /** `Authorization: DPoP <token>`: RFC 9449 7.1's scheme for a bound token. */
+  function dpopTokenOf(req: GateRequest): string | undefined {
+    const m = /^DPoP\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+    return m ? m[1] : undefined;
+  }
+
+  /**
+   * A token bound to a key (cnf.jkt) passes only with a proof of that key for this request, checked on every
+   * request (a proof is not cached); an unbound token only as a bearer token.
+   */
+  async function boundCheck(req: GateRequest, token: string, payload: JWTPayload, asDpop: boolean): Promise<string | undefined> {
+    const cnf = payload['cnf'] as { jkt?: unknown } | undefined;
+    const jkt = typeof cnf?.jkt === 'string' ? cnf.jkt : undefined;
+    if (jkt === undefined) return asDpop ? 'DPoP scheme for a token not bound to a key' : undefined;
+    if (!asDpop) return 'a DPoP-bound token presented as a bearer token';
+    const proof = req.headers['dpop'];
+    if (typeof proof !== 'string') return 'no DPoP proof';
+    try {
+      const verified = await proofs.verify(proof, { method: req.method, url: `${req.url.origin}${req.url.pathname}`, accessToken: token });
+      if (verified.jkt !== jkt) return 'DPoP proof of another key';
+      if (!usedProofs.firstUse(`${verified.jkt}\u0000${verified.jti}`, verified.iat + DPOP_MAX_AGE_S + DPOP_SKEW_S)) return 'DPoP proof used already';
+    } catch (error) {
+      if (error instanceof DpopProofError) return error.message;
+      throw error;
+    }
+    return undefined;
+  }
+
+  function bound(req: GateRequest, token: string, payload: JWTPayload, asDpop: boolean, cached: boolean): Decision | Promise<Decision> {
+    // a bearer token that is not bound needs no proof: the common path stays synchronous
+    if (!asDpop && payload['cnf'] === undefined) return admit(req, payload, cached);
+    return boundCheck(req, token, payload, asDpop).then((refused) => (refused === undefined ? admit(req, payload, cached) : unauthorized(refused, false, 'DPoP error="invalid_token"')));
+  }
+
   /** A token not in the cache of verified ones: header, key (fetched if new), signature and claims. */
-  async function verify(req: GateRequest, token: string, http: HttpCaller): Promise<Decision> {
+  async function verify(req: GateRequest, token: string, http: HttpCaller, asDpop: boolean): Promise<Decision> {
     let kid: string | undefined;
     let alg: string | undefined;
     let typ: string | undefined;
@@ -189,7 +231,7 @@ export function createValidateJwt(config: PluginConfig, service: ServiceRef | un
       verified.set(token, { payload, until: Math.min(now() + cacheTtlMs, (payload.exp as number) * 1000 + leewaySec * 1000) });
       if (verified.size > cacheSize) verified.delete(verified.keys().next().value as string);
     }
-    return admit(req, payload, false);
+    return bound(req, token, payload, asDpop, false);
   }
 
   /** Whether the service still holds the token valid (revoked, person deactivated): a reason to refuse, or

@@ -22,7 +22,7 @@ const optional = (description: string) => Type.Optional(Type.String({ descriptio
 
 // RFC 6749 3.1: unrecognized parameters are ignored, so the schema allows them; the use case checks the rest,
 // because its refusals go back to the client's redirect_uri, not into an envelope.
-const AuthorizationParams = Type.Object(
+export const AuthorizationParams = Type.Object(
   {
     response_type: optional('code'),
     client_id: optional('the OAuth client'),

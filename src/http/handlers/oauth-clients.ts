@@ -1,7 +1,7 @@
 // OAuth 2.0 clients of the organization's authorization server: create (the secret shown once), list, get,
 // change, delete, and a new secret. Management routes: API key, envelope.
 import { Type, type Static } from '@sinclair/typebox';
-import { ACCESS_TOKEN_DURATION, MAX_EXCHANGE_AUDIENCES, MAX_EXCHANGE_SUBJECT_CLIENTS, MAX_OAUTH_SCOPES, MAX_REDIRECT_URIS, MAX_RESOURCES, OAUTH_GRANT_TYPES, REFRESH_TOKEN_DURATION, oauthClientView, requireOAuthClient, type OAuthClientInput, type OAuthClientPatch } from '../../domain/oauth-clients.js';
+import { ACCESS_TOKEN_DURATION, MAX_CLIENT_KEYS, MAX_EXCHANGE_AUDIENCES, MAX_EXCHANGE_SUBJECT_CLIENTS, MAX_OAUTH_SCOPES, MAX_REDIRECT_URIS, MAX_RESOURCES, OAUTH_GRANT_TYPES, REFRESH_TOKEN_DURATION, TOKEN_ENDPOINT_AUTH_METHODS, oauthClientView, requireOAuthClient, type OAuthClientInput, type OAuthClientPatch } from '../../domain/oauth-clients.js';
 import { pageOfMap, PagingQuery, PaginationMeta, type PagingParams } from '../paging.js';
 import { route, type Request, type Route } from '../route.js';
 import { execute, type HandlerDeps } from './deps.js';
@@ -11,6 +11,12 @@ const WRITE_ERRORS = [400, 401, 403, 404, 408];
 const READ_ERRORS = [400, 401, 403, 404];
 
 const GrantType = Type.Union(OAUTH_GRANT_TYPES.map((g) => Type.Literal(g)));
+const AuthMethod = Type.Union(TOKEN_ENDPOINT_AUTH_METHODS.map((m) => Type.Literal(m)), {
+  description: 'RFC 7591 2: none for a public client; private_key_jwt (RFC 7523) with jwks or jwks_uri; unnamed, a client with a secret may use client_secret_basic or client_secret_post',
+});
+/** Public keys only; the domain checks each key (kty, no private members, loadable). */
+export const Jwks = Type.Object({ keys: Type.Array(Type.Record(Type.String(), Type.Unknown()), { minItems: 1, maxItems: MAX_CLIENT_KEYS }) }, { description: 'RFC 7517 JWK Set of the public keys that verify its client assertions (private_key_jwt)' });
+export const JwksUri = Type.String({ minLength: 1, maxLength: 2048, description: 'https URL of its JWK Set, fetched through the same address guard as webhook calls; instead of jwks' });
 const Fields = {
   client_name: Type.String({ minLength: 1, maxLength: 256 }),
   scopes: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: MAX_OAUTH_SCOPES, description: 'the scopes the client may ask for (RFC 6749 3.3 scope tokens)' }),
@@ -22,6 +28,10 @@ const Fields = {
   post_logout_redirect_uris: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: MAX_REDIRECT_URIS, description: 'OpenID RP-Initiated Logout: exact-match URIs the end-session endpoint may send the browser back to; default none' }),
   backchannel_logout_uri: Type.String({ maxLength: 2048, description: "OpenID Back-Channel Logout: where logout tokens are POSTed when a session the client received tokens in ends; '' removes it" }),
   backchannel_logout_session_required: Type.Boolean({ description: 'the client needs sid in logout tokens (always sent); default false' }),
+  token_endpoint_auth_method: AuthMethod,
+  jwks: Type.Union([Jwks, Type.Null()]),
+  jwks_uri: Type.Union([JwksUri, Type.Null()]),
+  require_pushed_authorization_requests: Type.Boolean({ description: 'RFC 9126 6: its authorization requests must be pushed (POST /oauth2/par) first; default false' }),
   token_exchange: Type.Object(
     {
       audiences: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: MAX_EXCHANGE_AUDIENCES, description: 'the audience (or resource) values its exchanged tokens may be for' }),
@@ -44,11 +54,15 @@ const CreateBody = Type.Object(
     post_logout_redirect_uris: Type.Optional(Fields.post_logout_redirect_uris),
     backchannel_logout_uri: Type.Optional(Fields.backchannel_logout_uri),
     backchannel_logout_session_required: Type.Optional(Fields.backchannel_logout_session_required),
+    token_endpoint_auth_method: Type.Optional(Fields.token_endpoint_auth_method),
+    jwks: Type.Optional(Jwks),
+    jwks_uri: Type.Optional(JwksUri),
+    require_pushed_authorization_requests: Type.Optional(Fields.require_pushed_authorization_requests),
     token_exchange: Type.Optional(Fields.token_exchange),
   },
   { additionalProperties: false },
 );
-const PatchBody = Type.Partial(Type.Object(Fields), { additionalProperties: false, description: 'client_id and public never change' });
+const PatchBody = Type.Partial(Type.Object(Fields), { additionalProperties: false, description: 'client_id and public never change; jwks and jwks_uri replace each other, null removes one' });
 const Client = Type.Object({
   client_id: Type.String(),
   client_name: Type.String(),
@@ -63,10 +77,15 @@ const Client = Type.Object({
   post_logout_redirect_uris: Type.Optional(Type.Array(Type.String(), { description: 'present once set' })),
   backchannel_logout_uri: Type.Optional(Type.String({ description: 'present once set' })),
   backchannel_logout_session_required: Type.Optional(Type.Boolean({ description: 'present once set' })),
+  token_endpoint_auth_method: AuthMethod,
+  jwks: Type.Optional(Jwks),
+  jwks_uri: Type.Optional(Type.String()),
+  require_pushed_authorization_requests: Type.Boolean(),
+  registration_token_id: Type.Optional(Type.String({ description: 'a client that registered itself (RFC 7591): the initial access token it used' })),
   created_at: Type.String(),
   token_exchange: Type.Optional(Type.Object({ audiences: Type.Array(Type.String()), subject_clients: Type.Array(Type.String()), identity_tokens: Type.Boolean() })),
 });
-const Created = Type.Composite([Client, Type.Object({ client_secret: Type.Optional(Type.String({ description: 'shown only here; absent for a public client' })) })]);
+const Created = Type.Composite([Client, Type.Object({ client_secret: Type.Optional(Type.String({ description: 'shown only here; absent for a public client and for private_key_jwt' })) })]);
 /** The original's hosted-UI configuration: these fields typed, any others kept as given. */
 const UiConfiguration = Type.Object(
   {
@@ -93,7 +112,7 @@ function given<T extends object>(fields: T): T {
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as T;
 }
 
-export function oauthClientRoutes(deps: HandlerDeps): Route[] {
+export function oauthClientRoutes(deps: HandlerDeps, options: { allowInsecure: boolean }): Route[] {
   const id = (req: Request<unknown, unknown>) => req.params['oauth_client_id'] as string;
   return [
     route({
@@ -126,7 +145,7 @@ export function oauthClientRoutes(deps: HandlerDeps): Route[] {
       body: CreateBody,
       success: { status: 201, result: Created },
       errors: WRITE_ERRORS,
-      handler: async (req) => ({ status: 201, result: await execute(deps, req, { kind: 'CreateOAuthClient', input: given(req.body) as OAuthClientInput }) }),
+      handler: async (req) => ({ status: 201, result: await execute(deps, req, { kind: 'CreateOAuthClient', input: given(req.body) as OAuthClientInput, allow_insecure: options.allowInsecure }) }),
     }),
     route<unknown, PagingParams>({
       method: 'get',
@@ -161,7 +180,7 @@ export function oauthClientRoutes(deps: HandlerDeps): Route[] {
       body: PatchBody,
       success: { status: 200, result: Client },
       errors: WRITE_ERRORS,
-      handler: async (req) => ({ status: 200, result: await execute(deps, req, { kind: 'UpdateOAuthClient', client_id: id(req), patch: given(req.body) as OAuthClientPatch }) }),
+      handler: async (req) => ({ status: 200, result: await execute(deps, req, { kind: 'UpdateOAuthClient', client_id: id(req), patch: given(req.body) as OAuthClientPatch, allow_insecure: options.allowInsecure }) }),
     }),
     route({
       method: 'delete',

@@ -4,7 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { DEVICE_AUTHORIZATION_PATH, DEVICE_CONFIRM_PATH, DEVICE_PATH, DEVICE_SIGN_IN_PATH, type DeviceFlow } from '../../oauth/device.js';
 import type { Authenticator } from '../auth.js';
 import { route, type Route } from '../route.js';
-import { callerOf } from './oauth-tokens.js';
+import { AssertionParams, callerOf } from './oauth-tokens.js';
 import { answer, browser, caller } from './oauth-authorize.js';
 
 const Param = (description: string) => Type.Optional(Type.String({ maxLength: 4096, description }));
@@ -12,8 +12,9 @@ const Param = (description: string) => Type.Optional(Type.String({ maxLength: 40
 const DeviceAuthorizationForm = Type.Object(
   {
     scope: Param('space-delimited: openid, email, phone, or among the client\'s scopes'),
-    client_id: Param('the client (none, client_secret_post)'),
+    client_id: Param('the client (none, client_secret_post; optional with private_key_jwt)'),
     client_secret: Param('client_secret_post'),
+    ...AssertionParams,
   },
   { additionalProperties: true },
 );

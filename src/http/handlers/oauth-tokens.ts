@@ -11,24 +11,33 @@ import { STANDARD_SCOPES } from '../../oauth/discovery.js';
 import { admitCustomClaims } from '../../tokens/claims.js';
 import { groupsClaimName } from '../../domain/org-config.js';
 import { requireOAuthClient } from '../../domain/oauth-clients.js';
-import { badRequest, quote } from '../../errors.js';
+import { ServiceError, badRequest, quote } from '../../errors.js';
+import { DpopRefusal, type Dpop } from '../../oauth/dpop.js';
 import { oauthError } from '../../oauth/errors.js';
 import type { Authenticator, Principal } from '../auth.js';
 import { route, type Request, type Route } from '../route.js';
 import { execute, type HandlerDeps } from './deps.js';
 
+const TOKEN_PATH = '/oauth2/tokens';
+
 /** RFC 6749 5.1: token responses (and so errors, and introspection answers) must not be cached. */
 const NO_STORE = Object.freeze({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
 
 const Param = (description: string) => Type.Optional(Type.String({ maxLength: 4096, description }));
+/** RFC 7523 2.2: private_key_jwt's form parameters */
+export const AssertionParams = {
+  client_assertion_type: Param('private_key_jwt: urn:ietf:params:oauth:client-assertion-type:jwt-bearer'),
+  client_assertion: Type.Optional(Type.String({ maxLength: 16_384, description: 'private_key_jwt: a JWT signed with a key the client registered; iss and sub its client_id, aud the issuer, a fresh jti' })),
+};
 /** Unknown parameters are ignored (RFC 6749 3.2), so the object stays open. */
 const TokenForm = Type.Object(
   {
     grant_type: Type.String({ minLength: 1, maxLength: 256, description: 'client_credentials, authorization_code, refresh_token, urn:ietf:params:oauth:grant-type:token-exchange or urn:ietf:params:oauth:grant-type:device_code' }),
     scope: Param('space-delimited; within the client\'s scopes'),
     resource: Param('RFC 8707: the absolute URI of the resource the token is for (its aud); default the issuer'),
-    client_id: Param('client_secret_post and none'),
+    client_id: Param('client_secret_post and none; optional with private_key_jwt'),
     client_secret: Param('client_secret_post'),
+    ...AssertionParams,
     code: Param('authorization_code'),
     redirect_uri: Param('authorization_code'),
     code_verifier: Param('authorization_code (PKCE)'),
@@ -44,7 +53,7 @@ const TokenForm = Type.Object(
 );
 const TokenDocument = Type.Object({
   access_token: Type.String(),
-  token_type: Type.Literal('Bearer'),
+  token_type: Type.Union([Type.Literal('Bearer'), Type.Literal('DPoP')], { description: 'DPoP when the request carried a DPoP proof (RFC 9449 5)' }),
   expires_in: Type.Integer(),
   scope: Type.String(),
   id_token: Type.Optional(Type.String()),
@@ -59,6 +68,7 @@ const TokenOnlyForm = Type.Object(
     token_type_hint: Param('access_token or refresh_token; a hint only'),
     client_id: Param('client_secret_post'),
     client_secret: Param('client_secret_post'),
+    ...AssertionParams,
   },
   { additionalProperties: true },
 );
@@ -73,7 +83,8 @@ const Introspection = Type.Object(
     exp: Type.Optional(Type.Integer()),
     iat: Type.Optional(Type.Integer()),
     jti: Type.Optional(Type.String()),
-    token_type: Type.Optional(Type.Literal('Bearer')),
+    token_type: Type.Optional(Type.Union([Type.Literal('Bearer'), Type.Literal('DPoP')])),
+    cnf: Type.Optional(Type.Object({ jkt: Type.String() }, { description: 'RFC 9449 6.2: a DPoP-bound token\'s key thumbprint' })),
   },
   { description: 'only {active: false} for a token that is invalid, expired, revoked, of a deleted client or of another organization' },
 );
@@ -86,6 +97,8 @@ export interface OAuthTokenRouteDeps {
   accessTokens: AccessTokens;
   /** a person's grants: POST /oauth2/tokens/mint begins one */
   users: UserTokens;
+  /** DPoP proofs at the token endpoint (RFC 9449 5) */
+  dpop: Dpop;
 }
 
 /** The original's MintOAuth2TokensRequest. */
@@ -106,6 +119,7 @@ const RevokeAllForm = Type.Object(
     until: Type.Optional(Type.String({ maxLength: 64, description: 'RFC 3339: grants begun after it are kept; default now' })),
     client_id: Param('client_secret_post'),
     client_secret: Param('client_secret_post'),
+    ...AssertionParams,
   },
   { additionalProperties: false },
 );
@@ -176,18 +190,29 @@ export function oauthTokenRoutes(deps: OAuthTokenRouteDeps): Route[] {
     }),
     route<Static<typeof TokenForm>>({
       method: 'post',
-      path: '/oauth2/tokens',
+      path: TOKEN_PATH,
       summary: 'OAuth 2.0 token endpoint (RFC 6749): client_credentials, and the grants of the authorization code flow',
       tag: 'oauth2',
       auth: deps.clientAuth,
       codec: 'form',
       body: TokenForm,
       errorFormat: 'oauth',
+      headers: ['dpop'],
       success: { status: 200, document: TokenDocument },
       errors: [400, 401],
-      handler: (req) => {
-        const request: GrantRequest = { caller: callerOf(req), params: req.body as TokenParams, consistency: req.consistency };
-        return deps.tokens.exchange(request).then((document) => ({ status: 200, document, headers: NO_STORE }));
+      handler: async (req) => {
+        let jkt: string | undefined;
+        try {
+          jkt = await deps.dpop.check(req.headers['dpop'], 'POST', TOKEN_PATH);
+        } catch (error) {
+          if (!(error instanceof DpopRefusal)) throw error;
+          // RFC 9449 7.1, 8: in the token endpoint's error form, with the nonce to retry with
+          throw new ServiceError('ERR_BAD_REQUEST', error.message, { oauth: error.error, ...(error.nonce !== undefined && { headers: { 'DPoP-Nonce': error.nonce } }) });
+        }
+        const request: GrantRequest = { caller: callerOf(req), params: req.body as TokenParams, consistency: req.consistency, ...(jkt !== undefined && { dpop: { jkt } }) };
+        const nonce = deps.dpop.nonce();
+        const document = await deps.tokens.exchange(request);
+        return { status: 200, document, headers: nonce === undefined ? NO_STORE : { ...NO_STORE, 'DPoP-Nonce': nonce } };
       },
     }),
     route<Static<typeof TokenOnlyForm>>({

@@ -9,7 +9,7 @@ import type { Grant } from './grant.js';
 /** RFC 7636 4.1 */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
-export const authorizationCode: Grant = async ({ caller, params, consistency }, deps) => {
+export const authorizationCode: Grant = async ({ caller, params, consistency, dpop }, deps) => {
   const { org, client } = caller;
   if (!params.code) throw oauthError('invalid_request', 'code is required');
   // RFC 6749 4.1.3: required when the authorization request had it; it could omit it only for a client with
@@ -29,5 +29,5 @@ export const authorizationCode: Grant = async ({ caller, params, consistency }, 
     },
   });
   if (!reply.ok) throw oauthError(reply.error, reply.description);
-  return deps.users.issue(org, client, reply.grant, consistency, { nonce: reply.code?.nonce, refresh_token });
+  return deps.users.issue(org, client, reply.grant, consistency, { nonce: reply.code?.nonce, refresh_token, binding: dpop });
 };

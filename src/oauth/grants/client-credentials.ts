@@ -28,12 +28,12 @@ function audienceFor(resource: string | undefined, registered: readonly string[]
 }
 
 export const clientCredentials: Grant = (request, deps) => {
-  const { caller, params } = request;
+  const { caller, params, dpop } = request;
   // A public client cannot keep a secret, so it has no credentials to grant on (also refused at registration).
   if (caller.method === 'none') throw oauthError('unauthorized_client', 'client_credentials needs a confidential client');
   const scope = grantScope(params.scope, caller.client.scopes);
   const aud = audienceFor(params.resource, caller.client.resources, deps.issuer());
-  const pending = deps.accessTokens.issue(aud === undefined ? { client: caller.client, sub: caller.client.client_id, scope } : { client: caller.client, sub: caller.client.client_id, scope, aud });
+  const pending = deps.accessTokens.issue({ client: caller.client, sub: caller.client.client_id, scope, ...(aud !== undefined && { aud }), ...(dpop !== undefined && { extra: { cnf: { jkt: dpop.jkt } } }) });
   const expires_in = pending.exp - pending.iat;
-  return pending.token.then((access_token) => ({ access_token, token_type: 'Bearer', expires_in, scope }));
+  return pending.token.then((access_token) => ({ access_token, token_type: dpop === undefined ? 'Bearer' : 'DPoP', expires_in, scope }));
 };

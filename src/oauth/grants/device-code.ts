@@ -6,7 +6,7 @@ import { oauthError } from '../errors.js';
 import { sha256 } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 
-export const deviceCode: Grant = async ({ caller, params, consistency }, deps) => {
+export const deviceCode: Grant = async ({ caller, params, consistency, dpop }, deps) => {
   const { org, client } = caller;
   const presented = params['device_code'];
   if (!presented) throw oauthError('invalid_request', 'device_code is required');
@@ -19,5 +19,5 @@ export const deviceCode: Grant = async ({ caller, params, consistency }, deps) =
   const { refresh_token, ...fresh } = deps.users.begin(client, client.grant_types.includes('refresh_token'));
   const { reply } = await org.execute<DeviceOutcome>({ kind: 'RedeemOAuthDeviceCode', input: { ...fresh, device_code_hash: hash, client_id: client.client_id } });
   if (!reply.ok) throw oauthError(reply.error, reply.description);
-  return deps.users.issue(org, client, reply.grant, consistency, { refresh_token });
+  return deps.users.issue(org, client, reply.grant, consistency, { refresh_token, binding: dpop });
 };

@@ -24,7 +24,8 @@ export interface TokenParams {
 /** RFC 6749 5.1 */
 export interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  /** DPoP when the access token is bound to the key of the request's DPoP proof (RFC 9449 5) */
+  token_type: 'Bearer' | 'DPoP';
   /** seconds */
   expires_in: number;
   scope: string;
@@ -55,10 +56,18 @@ export interface GrantDeps {
   nowMs(): number;
 }
 
+/** RFC 9449 6.1: the access token's confirmation of the key it is bound to */
+export interface TokenBinding {
+  /** the JWK SHA-256 thumbprint (RFC 7638) of the request's DPoP proof key */
+  jkt: string;
+}
+
 export interface GrantRequest {
   caller: AuthenticatedClient;
   params: TokenParams;
   consistency: Consistency;
+  /** the request came with a valid DPoP proof: its tokens are bound to that key */
+  dpop?: TokenBinding;
 }
 
 export type Grant = (request: GrantRequest, deps: GrantDeps) => Promise<TokenResponse>;

@@ -5,7 +5,7 @@ import { oauthError } from '../errors.js';
 import { newRefreshToken, sha256 } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 
-export const refreshToken: Grant = async ({ caller, params, consistency }, deps) => {
+export const refreshToken: Grant = async ({ caller, params, consistency, dpop }, deps) => {
   const { org, client } = caller;
   const presented = params.refresh_token;
   if (!presented) throw oauthError('invalid_request', 'refresh_token is required');
@@ -27,5 +27,5 @@ export const refreshToken: Grant = async ({ caller, params, consistency }, deps)
     input: { grant_id: grantId, presented_hash: sha256(presented), client_id: client.client_id, next_hash: sha256(next), grant_ttl_ms: client.refresh_token_duration * 1000 },
   });
   if (!reply.ok) throw oauthError(reply.error, reply.description);
-  return deps.users.issue(org, client, { ...reply.grant, scope: scope ?? reply.grant.scope }, consistency, { refresh_token: next });
+  return deps.users.issue(org, client, { ...reply.grant, scope: scope ?? reply.grant.scope }, consistency, { refresh_token: next, binding: dpop });
 };

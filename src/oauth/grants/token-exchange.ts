@@ -66,7 +66,7 @@ function targetOf(audience: string | undefined, resource: string | undefined, po
   return target;
 }
 
-export const tokenExchange: Grant = async ({ caller, params }, deps) => {
+export const tokenExchange: Grant = async ({ caller, params, dpop }, deps) => {
   const { org, client } = caller;
   const policy = client.token_exchange ?? NO_POLICY;
   const requested = params['requested_token_type'];
@@ -84,11 +84,13 @@ export const tokenExchange: Grant = async ({ caller, params }, deps) => {
   else if (subject.act !== undefined) extra['act'] = subject.act;
   // The person's grant it descends from: revoking that grant ends this token too (introspect.ts checks sid).
   if (subject.sid !== undefined) extra['sid'] = subject.sid;
+  // RFC 9449 5: bound to the key of this request's proof, as every grant's token; never to the subject token's key
+  if (dpop !== undefined) extra['cnf'] = { jkt: dpop.jkt };
   // It never outlives the token it was exchanged for.
   const left = Math.min(subject.exp, actor?.exp ?? Infinity) - Math.floor(deps.nowMs() / 1000);
   if (left <= 0) throw oauthError('invalid_request', 'subject_token: expired');
   const lifetime = Math.min(client.access_token_duration, left);
   const pending = deps.accessTokens.issue({ client: { ...client, access_token_duration: lifetime }, sub: subject.sub, scope, aud, extra });
   const access_token = await pending.token;
-  return { access_token, issued_token_type: TOKEN_TYPE.access_token, token_type: 'Bearer', expires_in: pending.exp - pending.iat, scope };
+  return { access_token, issued_token_type: TOKEN_TYPE.access_token, token_type: dpop === undefined ? 'Bearer' : 'DPoP', expires_in: pending.exp - pending.iat, scope };
 };
