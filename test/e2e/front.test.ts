@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { expectBare, expectError, expectNoContent, expectResult, offsets, unchanged } from '../support/expect.js';
-import { END_USER_ROUTES, PERSON_TOKEN_ROUTES, mutating, OAUTH_CLIENT_ROUTES, OAUTH_PERSON_ROUTES, OPERATOR_ROUTES, PUBLIC_ROUTES, routeCases, type RouteCase } from '../support/routes.js';
+import { END_USER_ROUTES, FACTOR_ENROLLMENT_ROUTES, PERSON_TOKEN_ROUTES, mutating, OAUTH_CLIENT_ROUTES, OAUTH_PERSON_ROUTES, OPERATOR_ROUTES, PUBLIC_ROUTES, routeCases, type RouteCase } from '../support/routes.js';
 import { email, startTestServer, type Client, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -246,7 +246,7 @@ describe('public routes', () => {
     assert.equal(doc.openapi, '3.1.0');
     const served = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
     // WS /events is served by the WebSocket upgrade, not the route table: it appears as its upgrade request.
-    const expected = [...cases.map((x) => `${x.method} ${x.route}`), ...PUBLIC_ROUTES, ...END_USER_ROUTES, ...OPERATOR_ROUTES, ...OAUTH_CLIENT_ROUTES, ...OAUTH_PERSON_ROUTES, ...PERSON_TOKEN_ROUTES, 'GET /events'];
+    const expected = [...cases.map((x) => `${x.method} ${x.route}`), ...PUBLIC_ROUTES, ...END_USER_ROUTES, ...OPERATOR_ROUTES, ...OAUTH_CLIENT_ROUTES, ...OAUTH_PERSON_ROUTES, ...PERSON_TOKEN_ROUTES, ...FACTOR_ENROLLMENT_ROUTES, 'GET /events'];
     assert.deepEqual(served.sort(), expected.sort());
     const events = doc.paths['/events'].get;
     assert.deepEqual(events.parameters.map((p: { name: string }) => p.name).sort(), ['api_key', 'consistency_token', 'format', 'from', 'org_id', 'types']);
