@@ -43,6 +43,8 @@ interface Ceremony {
   /** the person registering, or the one a second factor (or a handle) named; absent for a discoverable sign-in */
   person_id?: string;
   nonce: string;
+  /** seconds since the epoch: the seal's own expiry, kept with the used challenge until then */
+  exp: number;
 }
 
 export interface PasskeyAttempt extends SignInContext {
@@ -81,10 +83,10 @@ export function createPasskeys(deps: WebauthnDeps): PasskeyService {
   }
 
   /** A fresh challenge, as the bytes the authenticator signs: the sealed ceremony itself. */
-  function challengeFor(ceremony: Omit<Ceremony, 'nonce'>): { bytes: Uint8Array<ArrayBuffer>; exp_ms: number } {
+  function challengeFor(ceremony: Omit<Ceremony, 'nonce' | 'exp'>): Uint8Array<ArrayBuffer> {
     const exp = nowS() + CEREMONY_TTL_S;
-    const sealed = deps.ceremonies.seal(PURPOSE, { ...ceremony, nonce: randomBytes(16).toString('base64url') }, exp);
-    return { bytes: new Uint8Array(Buffer.from(sealed, 'utf8')), exp_ms: exp * 1000 };
+    const sealed = deps.ceremonies.seal(PURPOSE, { ...ceremony, nonce: randomBytes(16).toString('base64url'), exp }, exp);
+    return new Uint8Array(Buffer.from(sealed, 'utf8'));
   }
 
   /** The ceremony a response's challenge (base64url of the sealed value) names, or undefined for one not made here, used elsewhere or expired. */
@@ -92,9 +94,7 @@ export function createPasskeys(deps: WebauthnDeps): PasskeyService {
     const sealed = Buffer.from(challenge, 'base64url').toString('utf8');
     const ceremony = deps.ceremonies.open<Ceremony>(PURPOSE, sealed, nowS());
     if (ceremony === undefined) return undefined;
-    // The seal's expiry is its own; the entry keeps the hash until then.
-    const body = JSON.parse(Buffer.from(sealed.slice(0, sealed.indexOf('.')), 'base64url').toString('utf8')) as { e: number };
-    return { ceremony, used: { hash: deps.hashKey(sealed), exp_ms: body.e * 1000 } };
+    return { ceremony, used: { hash: deps.hashKey(sealed), exp_ms: ceremony.exp * 1000 } };
   }
 
   const view = (p: Passkey): ExportedPasskey => ({
@@ -109,7 +109,7 @@ export function createPasskeys(deps: WebauthnDeps): PasskeyService {
       const person = org.state.persons.get(person_id);
       if (!person) throw notFound(`person ${person_id} not found`);
       const rp = relyingParty(org, origin);
-      const { bytes } = challengeFor({ org: org.id, kind: 'register', person_id });
+      const bytes = challengeFor({ org: org.id, kind: 'register', person_id });
       const name = contact(person)?.value ?? person_id;
       return generateRegistrationOptions({
         rpName: org.id,
@@ -167,7 +167,7 @@ export function createPasskeys(deps: WebauthnDeps): PasskeyService {
         const id = org.state.handles.get(handleKey(given.handle));
         person = id === undefined ? undefined : org.state.persons.get(id);
       }
-      const { bytes } = challengeFor({ org: org.id, kind: 'authenticate', ...(person && { person_id: person.person_id }) });
+      const bytes = challengeFor({ org: org.id, kind: 'authenticate', ...(person && { person_id: person.person_id }) });
       // An unknown handle gets discoverable options, as a known one without passkeys: nothing tells them apart.
       const allow = (person?.webauthn?.credentials ?? []).filter((c) => c.rp_id === rp.rpID);
       return generateAuthenticationOptions({

@@ -77,3 +77,23 @@ test('a factor out of its place is refused: totp first, password second, or a me
   assert.throws(() => decide(given({ allowed_factor_methods: ['password'] }), { kind: 'RecordSignIn', entry: withTotp({ totp_step: 101 }) }, ctx), notAllowed);
   assert.throws(() => decide(given({ first_factor_methods: ['oidc'] }), { kind: 'RecordSignIn', entry: withTotp({ totp_step: 101 }) }, ctx), notAllowed);
 });
+
+test('a passkey assertion: the counter must move forward and the challenge is used once; the new counter and backup state are stored', () => {
+  const passkey = { id: 'k-1', webauthn_credential_id: 'cred', public_key: 'pk', counter: 5, transports: [], aaguid: 'a', attestation_type: 'none', rp_id: 'shop.example', backup_eligible: true, backup_state: false, created: '2027-01-01T00:00:00.000Z' };
+  const state = apply(given(), { t: 'PersonWebauthnSet', person_id: 'p-1', webauthn: { v: 1, credentials: [passkey], used_challenges: [] } });
+  const assertion = (counter: number, hash = 'c-1'): SignInEntry => ({
+    person_id: 'p-1',
+    authentications: [auth('webauthn')],
+    sign_in: { handle, method: 'webauthn', client_ip_address: '203.0.113.7', webauthn_credential_id: 'cred', webauthn_counter: counter, webauthn_backup_state: true, webauthn_challenge: { hash, exp_ms: ctx.nowMs + 60_000 } },
+  });
+  const d = decide(state, { kind: 'RecordSignIn', entry: assertion(6) }, ctx);
+  const after = d.changes.reduce(apply, state);
+  const stored = after.persons.get('p-1')?.webauthn;
+  assert.equal(stored?.credentials[0]?.counter, 6);
+  assert.equal(stored?.credentials[0]?.backup_state, true);
+  assert.deepEqual(stored?.used_challenges.map((c) => c.hash), ['c-1']);
+  // The same challenge again, even with a later counter; a counter that did not move (a clone).
+  assert.throws(() => decide(after, { kind: 'RecordSignIn', entry: assertion(7) }, ctx), refusedWith(401));
+  assert.throws(() => decide(after, { kind: 'RecordSignIn', entry: assertion(6, 'c-2') }, ctx), refusedWith(401));
+  assert.equal(decide(after, { kind: 'RecordSignIn', entry: assertion(7, 'c-2') }, ctx).reply, RECORDED);
+});

@@ -167,4 +167,27 @@ describe('passkeys in chromium', () => {
     expectNoContent(await org.admin.delete(`/persons/${person}/credentials/${passkey['id']}`));
     expectResult<{ token: string }>(await signIn(org, 'ada@example.com', 'correct horse battery'), 200);
   });
+
+  test('the browser client: registers a passkey for the person it holds, and signs in with it after logging out (@simplewebauthn/browser)', async (t) => {
+    await personWithPassword(org, 'bo@example.com', 'correct horse battery');
+    const a = await openPage('shop-a.localhost');
+    const result = await a.page.evaluate(
+      async ([api, orgId]) => {
+        const { ServiceSDK } = await import(`${api}/sdk/service-sdk.js`);
+        const sdk = new ServiceSDK({ baseUrl: api, orgId });
+        await sdk.signIn({ handle: { type: 'email_address', value: 'bo@example.com' }, password: 'correct horse battery' });
+        const registered = await sdk.registerPasskey({ label: 'sdk' });
+        await sdk.logout();
+        const held = await sdk.signInWithPasskey();
+        (globalThis as any).document.getElementById('status').textContent = `signed in with the SDK: ${held.authenticated_methods.join(', ')}`;
+        return { registered, person: held };
+      },
+      [server.base, org.id] as const,
+    );
+    assert.equal(result.registered.type, 'public-key');
+    assert.equal(result.registered.label, 'sdk');
+    assert.deepEqual(result.person.authenticated_methods, ['webauthn']);
+    assert.deepEqual((await verifyIdentityToken(server, result.person.token))['authenticated_methods'], ['webauthn']);
+    await screenshot(t, a.page, join(dir, '6-sdk.png'));
+  });
 });

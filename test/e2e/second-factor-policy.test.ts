@@ -8,6 +8,8 @@ import { expectError, expectResult } from '../support/expect.js';
 import { removeDir, startTestServer, tempDir, type TestServer } from '../support/server.js';
 import { movableClock } from '../support/clock.js';
 import { newOrg, personWithPassword, recordEvents, signIn, verifyIdentityToken, type Org } from '../support/auth.js';
+import { Browser } from '../support/oauth-browser.js';
+import * as oidc from 'openid-client';
 
 const clock = movableClock();
 const dir = tempDir();
@@ -95,5 +97,26 @@ describe('second-factor policy', () => {
     await enrollWithMintedToken(org, person);
     await configure(org, { allowed_factor_methods: ['password', 'direct_id', 'oidc'] });
     expectResult<{ token: string }>(await signIn(org, 'bea@example.com', PASSWORD), 200);
+  });
+
+  test('the hosted OAuth page, which asks for no second factor yet, refuses a person who holds one (403, recorded), and still signs in one who does not', async () => {
+    const org = await newOrg(server, 'mfa-hosted');
+    const person = await personWithPassword(org, 'cid@example.com', PASSWORD);
+    await personWithPassword(org, 'dee@example.com', PASSWORD);
+    await enrollWithMintedToken(org, person);
+    const REDIRECT = 'https://app.example/cb';
+    const client = expectResult<{ client_id: string }>(await org.admin.post('/oauth2/clients', { client_name: 'Web app', scopes: ['openid'], grant_types: ['authorization_code'], redirect_uris: [REDIRECT], public: true }), 201);
+    const config = await oidc.discovery(new URL(server.service.issuer), client.client_id, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
+    const url = async () =>
+      oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid', state: oidc.randomState(), code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()), code_challenge_method: 'S256' });
+    const holder = new Browser();
+    const refused = await holder.signIn(await holder.get(await url()), server.base, 'cid@example.com', PASSWORD);
+    assert.equal(refused.status, 403, refused.html);
+    assert.equal(refused.location, undefined);
+    assert.equal((events(org.id, 'AuthenticationFailed_v1').at(-1) as Record<string, any>)['failure_reason'], 'second_factor_required');
+    const other = new Browser();
+    const done = await other.signIn(await other.get(await url()), server.base, 'dee@example.com', PASSWORD);
+    assert.equal(done.status, 302, done.html);
+    await Promise.all([holder.close(), other.close()]);
   });
 });

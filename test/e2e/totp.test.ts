@@ -11,11 +11,12 @@ import { join } from 'node:path';
 import { expectError, expectResult } from '../support/expect.js';
 import { removeDir, startTestServer, tempDir, type TestServer } from '../support/server.js';
 import { movableClock } from '../support/clock.js';
-import { newOrg, personWithPassword, recordEvents, signIn, verifyIdentityToken, type Org } from '../support/auth.js';
+import { newOrg, personWithPassword, recordEvents, sameOrgOn, signIn, verifyIdentityToken, type Org } from '../support/auth.js';
 import { TOTP_FAILURES_PER_WINDOW } from '../../src/auth/totp.js';
 
 const clock = movableClock();
 const dir = tempDir();
+const KEY = randomBytes(32).toString('hex');
 let server: TestServer;
 let events: ReturnType<typeof recordEvents>;
 
@@ -70,7 +71,7 @@ async function challenge(org: Org, email: string): Promise<Second> {
 }
 
 before(async () => {
-  server = await startTestServer({ SERVICE_SECRETS_KEY: randomBytes(32).toString('hex') }, { clock }, dir);
+  server = await startTestServer({ SERVICE_SECRETS_KEY: KEY }, { clock }, dir);
   events = recordEvents(server);
 });
 after(async () => {
@@ -181,5 +182,21 @@ describe('TOTP second factor', () => {
         if ((error as NodeJS.ErrnoException).code !== 'EISDIR') throw error;
       }
     }
+  });
+
+  test('after a restart the secret opens with the same key, a used step stays used and a used recovery code stays used', async () => {
+    let org = await newOrg(server, 'totp-restart');
+    const { secret, recovery } = await enrolled(org, 'gu@example.com');
+    clock.advance(30_000);
+    const code = oathtool(secret, clock.nowMs());
+    expectResult(await org.user.post('/authenticate/totp', { challenge: (await challenge(org, 'gu@example.com')).challenge, code }), 200);
+    expectResult(await org.user.post('/authenticate/totp', { challenge: (await challenge(org, 'gu@example.com')).challenge, recovery_code: recovery[0] }), 200);
+    await server.stop();
+    server = await startTestServer({ SERVICE_SECRETS_KEY: KEY }, { clock }, dir);
+    org = sameOrgOn(server, org);
+    expectError(await org.user.post('/authenticate/totp', { challenge: (await challenge(org, 'gu@example.com')).challenge, code }), 401);
+    expectError(await org.user.post('/authenticate/totp', { challenge: (await challenge(org, 'gu@example.com')).challenge, recovery_code: recovery[0] }), 401);
+    clock.advance(30_000);
+    expectResult(await org.user.post('/authenticate/totp', { challenge: (await challenge(org, 'gu@example.com')).challenge, code: oathtool(secret, clock.nowMs()) }), 200);
   });
 });

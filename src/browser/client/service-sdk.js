@@ -1,6 +1,8 @@
 // The service's browser client, served at /sdk/service-sdk.js: an ES module without dependencies. It reports
-// the SDK's analytics events to POST /actions/sdk, signs persons in and up with a password, holds anonymous
-// persons, and keeps the person's token in localStorage and the tab's correlation id in sessionStorage.
+// the SDK's analytics events to POST /actions/sdk, signs persons in and up with a password or a passkey,
+// answers second-factor challenges (TOTP, passkey), holds anonymous persons, and keeps the person's token in
+// localStorage and the tab's correlation id in sessionStorage. The passkey ceremonies load
+// @simplewebauthn/browser from /sdk/webauthn.js the first time they run.
 //
 //   import { ServiceSDK } from '<base_url>/sdk/service-sdk.js';
 //   const sdk = new ServiceSDK({ baseUrl, orgId, sdkVersion });
@@ -80,9 +82,45 @@ export class ServiceSDK {
     this.ready = this.person ? this._check() : Promise.resolve();
   }
 
-  /** Signs in with a handle and password; an anonymous person held is handed over (and deleted by the service). */
+  /**
+   * Signs in with a handle and password; an anonymous person held is handed over (and deleted by the service).
+   * For a person who holds a second factor: `{second_factor: {challenge, methods, expires_in}}`, to answer with
+   * answerTotp or signInWithPasskey({challenge}).
+   */
   async signIn({ handle, password }) {
     return this._authenticate('/authenticate/password', 200, { handle, password });
+  }
+
+  /** Answers a second-factor challenge with a TOTP code (or a recovery code). */
+  async answerTotp({ challenge, code, recovery_code }) {
+    return this._authenticate('/authenticate/totp', 200, { challenge, ...(code !== undefined && { code }), ...(recovery_code !== undefined && { recovery_code }) });
+  }
+
+  /** Signs in with a passkey: discoverable (no handle), or as the second factor `challenge` asks for. */
+  async signInWithPasskey({ challenge } = {}) {
+    const { startAuthentication } = await this._webauthn();
+    const r = await this._call('POST', '/authenticate/webauthn/options', challenge ? { challenge } : {}, { 'Service-OrgID': this.orgId });
+    if (r.status !== 200) throw new ServiceError(r.status, r.message);
+    const credential = await startAuthentication({ optionsJSON: r.body.result.options });
+    return this._authenticate('/authenticate/webauthn', 200, challenge ? { credential, challenge } : { credential });
+  }
+
+  /** Registers a passkey of this browser for the person held (on a page of the organization's allowed domains). */
+  async registerPasskey({ label } = {}) {
+    const { startRegistration } = await this._webauthn();
+    const options = await this.call('POST', '/register/webauthn/options', {});
+    const credential = await startRegistration({ optionsJSON: options.options });
+    return this.call('POST', '/register/webauthn', { credential, ...(label !== undefined && { label }) });
+  }
+
+  /** Begins TOTP enrollment for the person held: `{credential_id, key_uri, qr_code_svg}`, shown once. */
+  async enrollTotp() {
+    return this.call('POST', '/register/totp', {});
+  }
+
+  /** Confirms TOTP enrollment with a first code: the ten recovery codes, shown once. */
+  async confirmTotp({ credential_id, code }) {
+    return (await this.call('POST', '/register/totp/confirm', { credential_id, code })).recovery_codes;
   }
 
   /** Registers with a handle and password; an anonymous person held becomes that person. */
@@ -125,6 +163,10 @@ export class ServiceSDK {
     return r.body && r.body.result;
   }
 
+  _webauthn() {
+    return (this._webauthnModule ??= import(`${this.baseUrl}/sdk/webauthn.js`));
+  }
+
   async _authenticate(path, okStatus, body) {
     const headers = { 'Service-OrgID': this.orgId };
     if (this.person && this.person.person_type === 'anonymous') headers.Authorization = `Bearer ${this.person.token}`;
@@ -136,6 +178,8 @@ export class ServiceSDK {
       this._failed(body.handle, 'client_side_error', String(error), previous);
       throw error;
     }
+    // A first factor that is not enough: nothing is held yet, the caller answers the challenge.
+    if (r.status === okStatus && r.body && r.body.result && r.body.result.second_factor) return { second_factor: r.body.result.second_factor };
     if (r.status !== okStatus || !r.body || !r.body.result || !r.body.result.token) {
       const reason = r.status === 401 ? 'incorrect_password' : r.status === 400 && /password/i.test(r.message) ? 'invalid_password' : 'client_side_error';
       this._failed(body.handle, reason, r.message, previous);
@@ -144,12 +188,13 @@ export class ServiceSDK {
     const token = r.body.result.token;
     const claims = decodeClaims(token);
     this._hold(token, claims);
+    const methods = Array.isArray(claims.authenticated_methods) ? claims.authenticated_methods : ['password'];
     this._track({
       event_name: 'AuthenticationSucceeded_v1',
       person_id: this.person.person_id,
-      success_authn_method: 'password',
-      authenticated_methods: Array.isArray(claims.authenticated_methods) ? claims.authenticated_methods : ['password'],
-      handle: body.handle,
+      success_authn_method: methods[methods.length - 1] || 'password',
+      authenticated_methods: methods,
+      ...(body.handle && { handle: body.handle }),
     });
     return this.person;
   }

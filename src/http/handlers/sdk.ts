@@ -4,7 +4,7 @@ import { ServiceError, notFound } from '../../errors.js';
 import { createRateLimit, retryAfter } from '../../browser/rate.js';
 import { enrichSdkEvent, SDK_BODY_LIMIT, SDK_EVENT_DATA, SdkEventBody, type SdkEventName } from '../../browser/sdk-events.js';
 import type { Clock } from '../../lib/clock.js';
-import { loadClientSource } from '../../browser/client.js';
+import { loadClientSource, loadWebauthnSource } from '../../browser/client.js';
 import type { TokenValidator } from '../../tokens/validate.js';
 import { route, type Route } from '../route.js';
 import { compileValidator, type Validator } from '../validate.js';
@@ -35,7 +35,18 @@ export function sdkRoutes(deps: SdkDeps): Route[] {
   }
 
   const client = loadClientSource();
+  const webauthn = loadWebauthnSource();
   return [
+    route({
+      method: 'get',
+      path: '/sdk/webauthn.js',
+      summary: "@simplewebauthn/browser as an ES module: the browser client's passkey ceremonies",
+      tag: 'browser',
+      auth: 'none',
+      cors: false,
+      success: { status: 200, description: 'text/javascript' },
+      handler: () => ({ status: 200, text: webauthn, contentType: 'text/javascript; charset=utf-8', headers: { 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'no-cache' } }),
+    }),
     route({
       method: 'get',
       path: '/sdk/service-sdk.js',
