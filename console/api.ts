@@ -4,6 +4,8 @@
 export interface Session {
   org: string;
   token: string;
+  /** the console client the token was issued to: revoking the token names it */
+  client_id?: string;
 }
 
 export interface Answer<T> {
@@ -30,8 +32,13 @@ export function session(): Session | undefined {
   return raw === null ? undefined : (JSON.parse(raw) as Session);
 }
 
-export function signOut(): void {
+/** Ends the console's session: its access token is revoked (RFC 7009), then forgotten. */
+export async function signOut(): Promise<void> {
+  const s = session();
   sessionStorage.removeItem(SESSION);
+  if (s?.client_id) {
+    await fetch('/oauth2/tokens/revoke', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: s.token, client_id: s.client_id }) }).catch(() => undefined);
+  }
   location.assign('/console');
 }
 
@@ -50,7 +57,7 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const res = await fetch(path, { method, headers, ...(body !== undefined && { body: JSON.stringify(body) }) });
   // An expired or revoked token: back to the sign-in, which takes a moment with a live session on the hosted page.
-  if (res.status === 401) signOut();
+  if (res.status === 401) void signOut();
   return read<T>(res);
 }
 
@@ -94,5 +101,5 @@ export async function finishSignIn(query: URLSearchParams): Promise<void> {
   });
   const body = await res.json();
   if (!res.ok) throw new ApiError(res.status, body.error_description ?? body.error ?? 'the token endpoint refused the code');
-  sessionStorage.setItem(SESSION, JSON.stringify({ org: pending.org, token: body.access_token }));
+  sessionStorage.setItem(SESSION, JSON.stringify({ org: pending.org, token: body.access_token, client_id: pending.client_id }));
 }

@@ -20,12 +20,15 @@ async function main(): Promise<void> {
     console.log(`  Service-API-Key: ${service.root.api_key}`);
     if (service.root.console_link) console.log(`open this link once to become the first administrator in the console:\n  ${service.root.console_link}`);
   }
-  if (service.console) {
-    // Built now rather than on the first visit, so that its size is known and a broken build shows at once.
-    const bundle = await service.console.bundle();
-    console.log(`console at ${service.issuer}/console: ${(bundle.bytes / 1024).toFixed(1)} KB, ${(bundle.gzipBytes / 1024).toFixed(1)} KB gzip`);
-  }
   console.log(`listening on http://${config.host}:${service.port} (data in ${config.dataDir}, regions ${config.regions.join(', ')})`);
+  if (service.console) {
+    // Built now rather than on the first visit, so that its size is known and a broken build shows at once;
+    // not awaited: the service answers meanwhile, and a request for the console waits for this same build.
+    service.console.bundle().then(
+      (b) => console.log(`console at ${service.issuer}/console: ${(b.bytes / 1024).toFixed(1)} KB, ${(b.gzipBytes / 1024).toFixed(1)} KB gzip`),
+      (error: unknown) => console.warn(`warning: the console did not build: ${error instanceof Error ? error.message : String(error)}`),
+    );
+  }
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

@@ -877,7 +877,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     ...cloudBillingRoutes(base.clock),
   );
   // With the console off, the management routes keep their API-key authenticator untouched.
-  const consoleTokens = consoleWing && createConsoleTokens({ registry, verifier: createAccessTokenVerifier({ keys: tokens.keys, issuer, clock: base.clock }), issuer });
+  const consoleTokens = consoleWing && createConsoleTokens({ registry, active: oauth.accessTokens.active, issuer });
   if (consoleWing && consoleTokens) {
     routes.push(...consoleRoutes({ registry, bundle: consoleWing.bundle, issuer, passwords, firstAdministrator: consoleWing.firstAdministrator }));
     acceptConsoleTokens(routes, consoleTokens);

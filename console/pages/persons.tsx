@@ -124,6 +124,7 @@ export function PersonPage({ id }: { id: string }) {
   const permissions = useLoad(() => api<string[]>('GET', `${path}/permissions`), [id]);
   const attributes = useLoad(() => api<Record<string, unknown>>('GET', `${path}/attributes`), [id]);
   const credentials = useLoad(() => api<Array<Record<string, unknown>>>('GET', `${path}/credentials`), [id]);
+  const consents = useLoad(() => api<{ consents: Array<{ consent_level: string; created_at: string }> }>('GET', `${path}/consent/gdpr`), [id]);
   const groups = useLoad(() => api<string[]>('GET', '/groups'), []);
   const allRoles = useLoad(() => api<string[]>('GET', '/rbac/roles'), []);
   const p = person.data?.result;
@@ -144,6 +145,12 @@ export function PersonPage({ id }: { id: string }) {
           <dt>Region</dt>
           <dd>{p.region}</dd>
         </dl>
+      )}
+      {p && (
+        <ActionForm label={p.active ? 'Deactivate' : 'Activate'} confirm={p.active ? 'Deactivate this person? Their tokens stop working.' : undefined} onSubmit={async () => {
+          await api('PATCH', path, { active: !p.active });
+          reload();
+        }} />
       )}
       <Section title="Handles">
         <ul>{(p?.handles ?? []).map((h) => <li>{handleText(h)}</li>)}</ul>
@@ -185,6 +192,11 @@ export function PersonPage({ id }: { id: string }) {
       <Section title="Attributes">
         <Problem message={attributes.error} />
         <pre>{JSON.stringify(attributes.data?.result ?? {}, null, 2)}</pre>
+      </Section>
+      <Section title="Consents">
+        <Problem message={consents.error} />
+        <ul>{(consents.data?.result.consents ?? []).map((c) => <li>{c.consent_level} (since {c.created_at})</li>)}</ul>
+        {consents.data?.result.consents.length === 0 && <p>No consents.</p>}
       </Section>
       <Section title="Credentials">
         <Problem message={credentials.error} />

@@ -8,7 +8,7 @@ import { authenticators, orgIdOf, type AuthContext, type Authenticator } from '.
 import type { Route } from '../http/route.js';
 import type { OrgActor } from '../org/actor.js';
 import type { Registry } from '../org/registry.js';
-import type { AccessTokenVerifier } from '../tokens/access-token.js';
+import type { AccessTokens } from '../oauth/introspect.js';
 
 export const CONSOLE_PERMISSIONS = ['console.read', 'console.write', 'console.keys'] as const;
 export type ConsolePermission = (typeof CONSOLE_PERMISSIONS)[number];
@@ -46,19 +46,22 @@ export interface ConsoleTokens {
   check(orgId: string, token: string, permission: ConsolePermission): Promise<OrgActor>;
 }
 
-export function createConsoleTokens(deps: { registry: Registry; verifier: AccessTokenVerifier; issuer: () => string }): ConsoleTokens {
+/** `active`: the authorization server's own test of an access token (signature, expiry, client, revocation, grant). */
+export function createConsoleTokens(deps: { registry: Registry; active: AccessTokens['active']; issuer: () => string }): ConsoleTokens {
   return {
     async check(orgId, token, permission) {
       if (!deps.registry.get(orgId)) throw notFound(`organization ${orgId} not found`);
-      const claims = await deps.verifier.verify(token);
-      if (!claims) throw unauthorized('console access token is invalid or expired');
+      const found = await deps.active(token);
+      if (!found) throw unauthorized('console access token is invalid, expired or revoked');
       // Looked up after the wait: the organization may have changed (or gone) meanwhile.
       const org = deps.registry.get(orgId);
       if (!org) throw notFound(`organization ${orgId} not found`);
+      const { claims } = found;
       const state = org.state;
       const client = state.oauth_clients.get(claims.client_id);
-      if (claims.aud !== deps.issuer() || !client || !isConsoleClient(client, consoleRedirect(deps.issuer()))) throw unauthorized('the access token is not a console access token of this organization');
-      if (state.revoked_tokens.has(claims.jti)) throw unauthorized('console access token was revoked');
+      if (found.org.id !== org.id || claims.aud !== deps.issuer() || !client || !isConsoleClient(client, consoleRedirect(deps.issuer()))) {
+        throw unauthorized('the access token is not a console access token of this organization');
+      }
       const person = state.persons.get(claims.sub);
       if (!person || !person.active) throw unauthorized('console access token: its person is deleted or inactive');
       if (!effectivePermissions(state, person).includes(permission)) throw new ServiceError('ERR_FORBIDDEN', `the administrator lacks the permission ${permission}`);

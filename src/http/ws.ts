@@ -29,7 +29,14 @@ export interface EventSocketDeps {
 interface SocketData {
   request: SubscriptionRequest;
   subscription?: Subscription;
+  /** an access token's check still running: the subscription starts once it passes */
+  admitted?: Promise<unknown>;
+  closed?: boolean;
 }
+
+/** An access token refused after the upgrade: 4001 not a valid console token, 4003 lacking console.read. */
+export const CLOSE_TOKEN_REFUSED = 4001;
+export const CLOSE_TOKEN_FORBIDDEN = 4003;
 
 const KNOWN_EVENTS = new Set(EVENT_MESSAGE_NAMES);
 
@@ -42,7 +49,8 @@ export const EVENTS_OPERATION = {
   description:
     'Upgrade to a WebSocket. Each text frame (format=json) is {"offset", "event"} with the event in proto3 JSON; each binary frame (format=protobuf) ' +
     'is a StreamFrame message of events.proto. Events come in offset order, replay from `from` joining live delivery without a gap or a duplicate. ' +
-    `Close codes: ${CLOSE_SLOW_CONSUMER} the subscriber read too slowly, ${CLOSE_KEY_ROTATED} the API key was rotated or the organization deleted, ${CLOSE_GOING_AWAY} the service is stopping.`,
+    `Close codes: ${CLOSE_SLOW_CONSUMER} the subscriber read too slowly, ${CLOSE_KEY_ROTATED} the API key was rotated or the organization deleted, ${CLOSE_GOING_AWAY} the service is stopping. ` +
+    `An access_token is checked just after the upgrade, before any event is sent: refused, the socket closes with ${CLOSE_TOKEN_REFUSED} (not a valid console access token) or ${CLOSE_TOKEN_FORBIDDEN} (its administrator lacks console.read), the reason saying why.`,
   tags: ['events'],
   operationId: 'getEventsWebSocket',
   security: [{ orgId: [], apiKey: [] }],
@@ -91,6 +99,8 @@ export function parseSubscription(registry: Registry, headers: Record<string, st
   if (accessToken === undefined || key !== undefined) {
     const auth = registry.authenticate(orgId, key);
     if (!auth.ok) throw auth.error;
+  } else if (!registry.get(orgId)) {
+    throw new ServiceError('ERR_NOT_FOUND', `organization ${orgId} not found`);
   }
 
   let types: Set<string> | undefined;
@@ -166,11 +176,18 @@ export function eventSocketBehavior(deps: EventSocketDeps): WebSocketBehavior<So
       const rawQuery = queryOf(req);
       let request: SubscriptionRequest;
       let ready: Promise<void> | undefined;
+      let admitted: Promise<unknown> | undefined;
       try {
         const { accessToken, ...parsed } = parseSubscription(deps.registry, headers, rawQuery, deps.accessToken !== undefined);
         request = parsed;
         ready = readyFor(deps.consistency, request.org, headers, rawQuery);
-        if (accessToken !== undefined && deps.accessToken) ready = Promise.all([deps.accessToken(request.org, accessToken), ready]).then(() => {});
+        // Checked while the upgrade goes on, not before it: an upgrade answered later than its request, after
+        // a check that resolves on another turn of the loop, is at times dropped by uWebSockets.js (1006).
+        if (accessToken !== undefined && deps.accessToken) {
+          admitted = deps.accessToken(request.org, accessToken);
+          // Answered in open(); until then a refusal must not count as unhandled (the upgrade may fail first).
+          admitted.catch(() => {});
+        }
       } catch (error) {
         if (error instanceof ServiceError) return refuse(res, error);
         throw error;
@@ -182,7 +199,7 @@ export function eventSocketBehavior(deps: EventSocketDeps): WebSocketBehavior<So
           // What the log holds right now: a client asking for an older `from` learns here what it missed.
           res.writeHeader('Service-Events-Oldest-Offset', String(deps.log.oldest(request.org)));
           res.writeHeader('Service-Events-Head-Offset', String(head));
-          res.upgrade<SocketData>({ request }, key, protocol, extensions, context);
+          res.upgrade<SocketData>(admitted ? { request, admitted } : { request }, key, protocol, extensions, context);
         });
       };
       if (!ready) return accept();
@@ -198,7 +215,20 @@ export function eventSocketBehavior(deps: EventSocketDeps): WebSocketBehavior<So
 
     open(ws) {
       const data = ws.getUserData();
-      data.subscription = deps.stream.subscribe(data.request, sinkOf(ws, deps.publish));
+      if (!data.admitted) {
+        data.subscription = deps.stream.subscribe(data.request, sinkOf(ws, deps.publish));
+        return;
+      }
+      data.admitted.then(
+        () => {
+          if (!data.closed) data.subscription = deps.stream.subscribe(data.request, sinkOf(ws, deps.publish));
+        },
+        (error: unknown) => {
+          if (data.closed) return;
+          const refused = error instanceof ServiceError ? error : new ServiceError('ERR_INTERNAL', String(error));
+          ws.end(refused.status === 403 ? CLOSE_TOKEN_FORBIDDEN : CLOSE_TOKEN_REFUSED, refused.message.slice(0, 120));
+        },
+      );
     },
 
     drain(ws) {
@@ -206,7 +236,9 @@ export function eventSocketBehavior(deps: EventSocketDeps): WebSocketBehavior<So
     },
 
     close(ws) {
-      ws.getUserData().subscription?.closed();
+      const data = ws.getUserData();
+      data.closed = true;
+      data.subscription?.closed();
     },
   };
 }

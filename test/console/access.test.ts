@@ -125,6 +125,17 @@ describe('the console', () => {
     assert.equal(made.status, 403, made.text);
   });
 
+  test('a revoked console access token (signing out) is refused with 401', async () => {
+    const revoke = await fetch(`${server.base}/oauth2/tokens/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: readerToken, client_id: clientId }),
+    });
+    assert.equal(revoke.status, 200, await revoke.text());
+    const after = await asToken(readerToken).get('/groups', bearer(readerToken));
+    assert.equal(after.status, 401, after.text);
+  });
+
   test('what is not a console access token of the organization is refused with 401', async () => {
     const other = asToken('');
     for (const value of [`Bearer ${adminToken.slice(0, -4)}AAAA`, 'Bearer not.a.token', 'Basic dXNlcjpwYXNz']) {
@@ -137,12 +148,18 @@ describe('the console', () => {
     assert.equal(foreign.status, 401, foreign.text);
   });
 
-  test('the event stream takes a console access token in the query, as a browser sends it', async () => {
+  test('the event stream takes a console access token in the query, as a browser sends it; a bad one closes it before any event', async () => {
     const sub = await Subscriber.open(server.base, { key: '', query: { org_id: ROOT_ORG, access_token: adminToken, types: 'PersonCreated_v1' } });
+    const bad = await Subscriber.open(server.base, { key: '', query: { org_id: ROOT_ORG, access_token: 'not.a.token' } });
+    const closed = await bad.closed;
+    assert.equal(closed.code, 4001, closed.reason);
     expectResult(await server.client.post('/persons', { handles: [emailHandle('watched@example.com')] }), 201);
     await sub.waitForCount(1);
+    assert.equal(bad.frames.length, 0);
     sub.socket.close();
-    await assert.rejects(Subscriber.open(server.base, { key: '', query: { org_id: ROOT_ORG, access_token: 'not.a.token' } }), (e: { status?: number }) => e.status === 401);
+    const reader = await Subscriber.open(server.base, { key: '', query: { org_id: ROOT_ORG, access_token: readerToken } });
+    assert.equal((await reader.closed).code, 4001, 'the revoked token');
+    await assert.rejects(Subscriber.open(server.base, { org: 'no-such-org', key: '', query: { access_token: adminToken } }), (e: { status?: number }) => e.status === 404);
   });
 });
 

@@ -165,9 +165,13 @@ describe('the console in chromium', () => {
     assert.equal((await server.client.put(`/persons/${reader.person_id}/credentials/password`, { password: PASSWORD })).status, 204);
     assert.equal((await server.client.post('/rbac/roles', { name: 'console-reader', permissions: ['console.read'] })).status, 204);
     assert.ok((await server.client.put(`/persons/${reader.person_id}/roles`, { roles: ['console-reader'] })).status < 300);
+    const sessionToken = async () => (JSON.parse(String(await page.evaluate("sessionStorage.getItem('console.session')"))) as { token: string }).token;
+    const adminToken = await sessionToken();
     await page.click('button:text-is("Sign out")');
     await browser.clearCookies();
     await page.waitForSelector('h1:text-is("Sign in to the console")');
+    const signedOut = await server.client.as(ROOT_ORG, '').get('/persons', { Authorization: `Bearer ${adminToken}` });
+    assert.equal(signedOut.status, 401, 'signing out revoked the token');
     assert.equal(await page.inputValue('#f-org'), ROOT_ORG, 'the organization is remembered');
     await page.click('button:text-is("Sign in")');
     await hostedSignIn(READER);
@@ -177,7 +181,7 @@ describe('the console in chromium', () => {
     assert.match((await page.textContent('[role="alert"]')) ?? '', /lacks the permission console\.write/);
     assert.equal((await server.client.get('/groups/readers')).status, 404);
     // The API refuses the reader's own token just the same.
-    const token = (JSON.parse(String(await page.evaluate("sessionStorage.getItem('console.session')"))) as { token: string }).token;
+    const token = await sessionToken();
     const direct = await server.client.as(ROOT_ORG, '').post('/groups', { name: 'readers' }, { Authorization: `Bearer ${token}` });
     assert.equal(direct.status, 403, direct.text);
     await page.setViewportSize({ width: 360, height: 740 });
