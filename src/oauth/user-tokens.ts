@@ -17,6 +17,8 @@ export interface UserTokenClient {
   /** seconds */
   access_token_duration: number;
   refresh_token_duration: number;
+  /** a public client's refresh tokens are bound to its DPoP key (RFC 9449 5); a confidential one authenticates instead */
+  public?: boolean;
 }
 
 export type RefusalCode = 'invalid_request' | 'invalid_grant' | 'unauthorized_client' | 'invalid_scope';
@@ -116,6 +118,7 @@ export function createUserTokens(deps: UserTokenDeps): UserTokens {
           grant_id: grantId,
           ...(refresh !== undefined && { refresh_hash: sha256(refresh) }),
           grant_ttl_ms: ttl,
+          ...(refresh !== undefined && binding !== undefined && client.public === true && { jkt: binding.jkt }),
         },
       });
       if (!reply.ok) throw deps.refuse(reply.error, reply.description);
@@ -160,7 +163,7 @@ export function createUserTokens(deps: UserTokenDeps): UserTokens {
       const next = newRefreshToken(grantId);
       const { reply } = await org.execute<GrantOutcome>({
         kind: 'RotateOAuthRefresh',
-        input: { grant_id: grantId, presented_hash: sha256(presented), client_id: client.client_id, next_hash: sha256(next), grant_ttl_ms: client.refresh_token_duration * 1000 },
+        input: { grant_id: grantId, presented_hash: sha256(presented), client_id: client.client_id, next_hash: sha256(next), grant_ttl_ms: client.refresh_token_duration * 1000, ...(binding !== undefined && { jkt: binding.jkt }) },
       });
       if (!reply.ok) throw deps.refuse(reply.error, reply.description);
       requirePerson(org, reply.grant);
