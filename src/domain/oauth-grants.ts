@@ -60,6 +60,8 @@ export interface OAuthGrant extends SignInFacts {
   /** hashes of refresh tokens already rotated away, newest last: presenting one revokes the grant */
   rotated: string[];
   revoked: boolean;
+  /** RFC 9449 5: a public client's refresh token bound to its DPoP key (JWK thumbprint); absent: unbound, and on grants stored before */
+  jkt?: string;
 }
 
 export type IssueCodeInput = Omit<OAuthCode, 'expires_at_ms' | 'redeemed_grant'>;
@@ -74,6 +76,8 @@ export interface RedeemCodeInput {
   refresh_hash?: string;
   /** how long the grant (its refresh token) lives */
   grant_ttl_ms: number;
+  /** the DPoP key its refresh token is bound to */
+  jkt?: string;
 }
 
 export interface RotateRefreshInput {
@@ -83,6 +87,8 @@ export interface RotateRefreshInput {
   next_hash: string;
   /** the client's refresh-token lifetime: each rotation extends the grant by it */
   grant_ttl_ms: number;
+  /** the key of the request's DPoP proof, if it had one */
+  jkt?: string;
 }
 
 /** An OAuth refusal is a reply, not a thrown error: a refusal may still commit (a replay revokes). */
@@ -136,7 +142,7 @@ export function redeemOAuthCode(state: OrgState, input: RedeemCodeInput, ctx: De
 /** A grant begun by a person's sign-in (a redeemed authorization or device code): its tokens are of that sign-in, and it belongs to the sign-in's session. */
 export function startedGrant(
   signIn: SignInFacts,
-  start: { grant_id: string; client_id: string; scope: string[]; refresh_hash?: string | undefined; grant_ttl_ms: number },
+  start: { grant_id: string; client_id: string; scope: string[]; refresh_hash?: string | undefined; grant_ttl_ms: number; jkt?: string | undefined },
   nowMs: number,
 ): OAuthGrant {
   return {
@@ -154,6 +160,7 @@ export function startedGrant(
     ...(start.refresh_hash !== undefined && { refresh_hash: start.refresh_hash }),
     rotated: [],
     revoked: false,
+    ...(start.jkt !== undefined && { jkt: start.jkt }),
   };
 }
 
@@ -172,6 +179,8 @@ export function rotateOAuthRefresh(state: OrgState, input: RotateRefreshInput, c
   }
   if (grant.refresh_hash !== input.presented_hash) return decision(refused('the refresh token is unknown or expired'));
   if (grant.expires_at_ms <= ctx.nowMs) return decision(refused('the refresh token expired'));
+  // RFC 9449 5: a bound refresh token is used with a proof of its key; without one it is only refused, since its holder may be the client
+  if (grant.jkt !== undefined && input.jkt !== grant.jkt) return decision(refused('the refresh token is bound to a DPoP key: present a DPoP proof of that key'));
   const rotated = [...grant.rotated, grant.refresh_hash].slice(-ROTATED_KEPT);
   const next: OAuthGrant = { ...grant, refresh_hash: input.next_hash, rotated, expires_at_ms: ctx.nowMs + input.grant_ttl_ms };
   return decision({ ok: true, grant: next }, [{ t: 'OAuthRefreshRotated', grant_id: grant.grant_id, refresh_hash: input.next_hash, rotated, expires_at_ms: next.expires_at_ms }, ...usingSession(state, next, ctx.nowMs)]);

@@ -19,6 +19,8 @@ export interface UserTokenClient {
   /** seconds */
   access_token_duration: number;
   refresh_token_duration: number;
+  /** a public client's refresh tokens are bound to its DPoP key (RFC 9449 5); a confidential one authenticates instead */
+  public?: boolean;
 }
 
 export interface UserTokenDeps {

@@ -130,6 +130,33 @@ describe('DPoP (RFC 9449)', () => {
     assert.equal(bearerAsDpop.status, 401);
   });
 
+  test("a public client's refresh token is bound to its DPoP key (RFC 9449 5): refreshed only with a proof of that key", async () => {
+    const spa = expectResult(await org.admin.post('/oauth2/clients', { client_name: 'spa', scopes: ['openid', 'email'], grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [REDIRECT], public: true }), 201);
+    const config = await oidc.discovery(new URL(server.base), spa.client_id, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
+    const pair = await oidc.randomDPoPKeyPair('ES256');
+    const dpop = oidc.getDPoPHandle(config, pair);
+    const tokens = await personToken(config, dpop);
+    const refresh = tokens.refresh_token as string;
+    const form = (token: string) => `grant_type=refresh_token&client_id=${spa.client_id}&refresh_token=${encodeURIComponent(token)}`;
+    const post = async (body: string, proofHeader?: string) => {
+      const res = await fetch(tokenUrl(), { method: 'POST', headers: { ...FORM, ...(proofHeader !== undefined && { DPoP: proofHeader }) }, body });
+      return { status: res.status, body: (await res.json()) as Record<string, string> };
+    };
+    const bare = await post(form(refresh));
+    assert.deepEqual([bare.status, bare.body['error']], [400, 'invalid_grant'], 'without a proof');
+    assert.match(bare.body['error_description'] ?? '', /bound to a DPoP key/);
+    const stranger = await post(form(refresh), await proof(await proofKey(), 'POST', tokenUrl()));
+    assert.deepEqual([stranger.status, stranger.body['error']], [400, 'invalid_grant'], "with another key's proof");
+    const own: ProofKey = { privateKey: pair.privateKey, jwk: await exportJWK(pair.publicKey), jkt: '' };
+    const renewed = await post(form(refresh), await proof(own, 'POST', tokenUrl()));
+    assert.equal(renewed.status, 200, JSON.stringify(renewed.body));
+    assert.equal(renewed.body['token_type'], 'DPoP');
+    // a confidential client's refresh token is not bound: it authenticates instead (RFC 9449 5)
+    const webConfig = await rp(web);
+    const webTokens = await personToken(webConfig, oidc.getDPoPHandle(webConfig, await oidc.randomDPoPKeyPair('ES256')));
+    assert.equal((await oidc.refreshTokenGrant(webConfig, webTokens.refresh_token as string)).token_type.toLowerCase(), 'bearer');
+  });
+
   test('userinfo checks the proof: ath, htm, htu, iat, and each proof once', async () => {
     const config = await rp(web);
     const handleKey = await oidc.randomDPoPKeyPair('ES256');

@@ -26,6 +26,8 @@ export const authorizationCode: Grant = async ({ caller, params, consistency, dp
       client_id: client.client_id,
       redirect_uri: redirectUri,
       verifier_challenge: params.code_verifier === undefined ? undefined : sha256(params.code_verifier),
+      // RFC 9449 5: a public client's refresh token is bound to the key of its proof; a confidential one authenticates
+      ...(refresh_token !== undefined && dpop !== undefined && client.public === true && { jkt: dpop.jkt }),
     },
   });
   if (!reply.ok) throw oauthError(reply.error, reply.description);

@@ -24,7 +24,7 @@ export const refreshToken: Grant = async ({ caller, params, consistency, dpop },
   const next = newRefreshToken(grantId);
   const { reply } = await org.execute<GrantOutcome>({
     kind: 'RotateOAuthRefresh',
-    input: { grant_id: grantId, presented_hash: sha256(presented), client_id: client.client_id, next_hash: sha256(next), grant_ttl_ms: client.refresh_token_duration * 1000 },
+    input: { grant_id: grantId, presented_hash: sha256(presented), client_id: client.client_id, next_hash: sha256(next), grant_ttl_ms: client.refresh_token_duration * 1000, ...(dpop !== undefined && { jkt: dpop.jkt }) },
   });
   if (!reply.ok) throw oauthError(reply.error, reply.description);
   return deps.users.issue(org, client, { ...reply.grant, scope: scope ?? reply.grant.scope }, consistency, { refresh_token: next, binding: dpop });
