@@ -5,6 +5,7 @@
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { Clock } from '../lib/clock.js';
 import type { GuardedFetch } from '../lib/guarded-connect.js';
+import { KEY_CARRYING_HEADERS } from './own-key.js';
 
 /** Asymmetric signatures only: a shared secret (HS*) is client_secret_jwt, which is not offered, and none never. */
 export const CLIENT_ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
@@ -39,7 +40,6 @@ export interface ClientAssertionVerifier {
 /** the most of a jwks_uri answer that is read: a published set far above what registration accepts is refused unread */
 export const MAX_JWKS_RESPONSE_BYTES = 64 * 1024;
 
-const KEY_CARRYING_HEADERS = ['jku', 'x5u', 'jwk', 'x5c'];
 /** jose's fetch options for a remote set: ours are the timeout (5 s), a refetch at most every 30 s for an unknown kid, and 10 min of cache */
 const REMOTE = { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 600_000 };
 

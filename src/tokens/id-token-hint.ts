@@ -1,8 +1,9 @@
 // The id_token_hint of RP-initiated logout (OpenID RP-Initiated Logout 1.0 §2): one of our own ID tokens,
 // checked as one (signature by a key we publish with its algorithm pinned, issuer, typ JWT, azp), but accepted
 // after its exp, since an RP logs out with the ID token it was given long ago (§4: the OP SHOULD accept it).
-import { decodeProtectedHeader, jwtVerify } from 'jose';
+import { jwtVerify } from 'jose';
 import type { KeyRing } from './keys.js';
+import { ownKey } from './own-key.js';
 
 export interface IdTokenHint {
   sub: string;
@@ -17,20 +18,12 @@ export interface IdTokenHintVerifier {
   verify(token: string): Promise<IdTokenHint | undefined>;
 }
 
-const KEY_CARRYING_HEADERS = ['jku', 'x5u', 'jwk', 'x5c'];
-
 export function createIdTokenHintVerifier(options: { keys: Pick<KeyRing, 'find'>; issuer: () => string }): IdTokenHintVerifier {
   return {
     async verify(token) {
-      let header;
-      try {
-        header = decodeProtectedHeader(token);
-      } catch {
-        return undefined;
-      }
-      if (KEY_CARRYING_HEADERS.some((h) => h in header) || header.typ !== 'JWT') return undefined;
-      const key = typeof header.kid === 'string' ? options.keys.find(header.kid) : undefined;
-      if (!key || header.alg !== key.alg) return undefined;
+      const own = ownKey(token, options.keys);
+      if (!own || own.header.typ !== 'JWT') return undefined;
+      const { key } = own;
       try {
         // exp is not checked: a date far past every token's life makes jose ignore it.
         const { payload } = await jwtVerify(token, key.publicKey, { algorithms: [key.alg], issuer: options.issuer(), requiredClaims: ['sub', 'sid', 'azp'], clockTolerance: Number.MAX_SAFE_INTEGER });

@@ -6,6 +6,7 @@
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../lib/clock.js';
 import type { KeyRing } from './keys.js';
+import { KEY_CARRYING_HEADERS } from './own-key.js';
 
 export type InvalidityReason = 'invalid_token_content' | 'expired' | 'invalid_issuer' | 'person_not_active';
 
@@ -57,9 +58,6 @@ export interface TokenValidatorOptions {
    */
   personType?(orgId: string, personId: string): string | undefined;
 }
-
-/** Header parameters that name a key by reference or by value; we only ever trust our own, by kid. */
-const KEY_CARRYING_HEADERS = ['jku', 'x5u', 'jwk', 'x5c'];
 
 /**
  * An identity token's kind: typ JWT (an access token's is at+jwt) and the organization as its audience (an
