@@ -101,7 +101,7 @@ interface Row {
   cpu_vs_none: number | null;
   /** --syscalls: the server's fdatasync calls in the phase, one per durable commit */
   fsyncs: number | null;
-  /** --syscalls: socket writes (sendto) to the subscribers per subscriber per durable commit; the README promises one */
+  /** --syscalls: socket writes (sendto) to the subscribers per subscriber per durable commit; docs/benchmarks.md promises one */
   writes_per_socket_per_fsync: number | null;
   /** --syscalls: frames per socket write to a subscriber */
   frames_per_write: number | null;

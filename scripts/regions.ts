@@ -239,7 +239,7 @@ async function up(dir: string, o: { regions: string[]; processes: number; nats: 
       const proxy = mine('proxy')[0];
       return {
         name: region,
-        // Each process answers for its region; the first is the one to send a region's traffic to (README).
+        // Each process answers for its region; the first is the one to send a region's traffic to (docs/regions.md).
         url: mine('service')[0]?.url,
         processes: mine('service').map((p) => ({ name: p.name, url: p.url, pid: p.pid, data_dir: p.data_dir })),
         nats: mine('nats').map((p) => ({ name: p.name, url: p.url, pid: p.pid })),

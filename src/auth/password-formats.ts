@@ -1,6 +1,6 @@
 // The password-hash formats the service reads: its own scrypt form, and the bcrypt, pbkdf2 and argon2 hashes a
 // team migrating from another system imports. Each is parsed once, against a ceiling on its cost, so no stored
-// hash can make one sign-in check cost more than a few of the service's own (README: Cost ceilings).
+// hash can make one sign-in check cost more than a few of the service's own (docs/security.md: Cost ceilings).
 import { pbkdf2, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { verify as argon2Verify } from '@node-rs/argon2';
 import { verify as bcryptVerify } from '@node-rs/bcrypt';

@@ -32,7 +32,7 @@ function unpack(box: string): SealedBytes {
 
 /**
  * Values written before a key was set stay plain, and values sealed with SERVICE_SECRETS_KEY_PREVIOUS keep
- * opening with it, until the secret is set again (the log cannot be rewritten; see the README).
+ * opening with it, until the secret is set again (the log cannot be rewritten; see docs/operations.md, Secrets at rest).
  */
 export function createSecretSealer(key: Buffer | undefined, previousKey?: Buffer): SecretSealer {
   return {

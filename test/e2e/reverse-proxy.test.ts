@@ -1,4 +1,4 @@
-// Debian's nginx in front of the service with the README's configuration: a sign-in with a sync hook, a mint
+// Debian's nginx in front of the service with the documented configuration (docs/operations.md): a sign-in with a sync hook, a mint
 // and a WS /events subscription through it, and the client address the hook and the events report.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import type { JWTPayload } from 'jose';
 import { Agent } from 'undici';
 import { startReceiver, type Receiver } from '../../scripts/webhook-receiver.js';
 import { emailHandle, newOrg, personWithPassword, type Org } from '../support/auth.js';
-import { nginxInstalled, readmeNginxConfig, startNginx, type Nginx } from '../support/nginx.js';
+import { nginxInstalled, documentedNginxConfig, startNginx, type Nginx } from '../support/nginx.js';
 import { Client, removeDir, startTestServer, type TestServer } from '../support/server.js';
 import { Subscriber } from '../support/ws.js';
 import { freePort } from '../support/free-port.js';
@@ -18,7 +18,7 @@ const PASSWORD = 'correct horse battery';
 const CLIENT_IP = '127.0.0.2';
 const DIRECT_IP = '127.0.0.3';
 
-describe('behind nginx, with the README configuration', { skip: nginxInstalled ? false : 'nginx is not installed' }, () => {
+describe('behind nginx, with the documented configuration', { skip: nginxInstalled ? false : 'nginx is not installed' }, () => {
   let server: TestServer;
   let nginx: Nginx;
   let org: Org;
@@ -46,7 +46,7 @@ describe('behind nginx, with the README configuration', { skip: nginxInstalled ?
   before(async () => {
     server = await startTestServer({ SERVICE_TRUSTED_PROXIES: '127.0.0.1', SERVICE_WEBHOOK_ALLOW_INSECURE: '1' });
     const listenPort = await freePort();
-    nginx = await startNginx(readmeNginxConfig(readFileSync(new URL('../../README.md', import.meta.url), 'utf8'), server.service.port, listenPort), listenPort);
+    nginx = await startNginx(documentedNginxConfig(readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8'), server.service.port, listenPort), listenPort);
     org = await newOrg(server, 'proxied');
     personId = await personWithPassword(org, 'ada@example.com', PASSWORD);
     receiver = await startReceiver({

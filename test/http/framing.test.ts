@@ -52,7 +52,7 @@ async function refusedWrite(fields: Array<[string, string]>, body: string, statu
 async function droppedWrite(fields: Array<[string, string]>, body: string): Promise<void> {
   const before = await groups();
   const r = await rawRequest(port, rawMessage('POST /groups HTTP/1.1', [...AUTH, ['Content-Type', 'application/json'], ...fields], body));
-  assert.equal(r.text, '', 'uWS answered: the README and this test change together');
+  assert.equal(r.text, '', 'uWS answered: docs/operations.md and this test change together');
   assert.equal(r.closed, true);
   assert.equal(await groups(), before, 'nothing changed');
 }
@@ -71,7 +71,7 @@ describe('Content-Length', () => {
   });
 
   // uWS 20.30 closes these connections itself, before our code runs: no answer, but nothing is read past the
-  // bad field either (README: "What the HTTP library leaves unanswered").
+  // bad field either (docs/operations.md: "What the HTTP library leaves unanswered").
   for (const bad of ['+16', '16, 16', '0x10', '-1', '1e2']) {
     it(`malformed ${JSON.stringify(bad)}: closed without an answer, nothing created`, async () => {
       await droppedWrite([['Content-Length', bad]], groupBody('malformed'));
@@ -106,9 +106,9 @@ describe('header fields a write reads', () => {
 });
 
 /**
- * uWebSockets.js 20.30 drops these connections without an answer (README: "What the HTTP library leaves
- * unanswered"). Each is pinned here so that a library that starts answering them is noticed: then the README
- * and these expectations change together.
+ * uWebSockets.js 20.30 drops these connections without an answer (docs/operations.md: "What the HTTP library
+ * leaves unanswered"). Each is pinned here so that a library that starts answering them is noticed: then that
+ * page and these expectations change together.
  */
 describe('left unanswered by the HTTP library', () => {
   const silent: Array<[string, string]> = [

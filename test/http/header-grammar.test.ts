@@ -82,7 +82,7 @@ describe('Service-OrgID', () => {
     await refused(() => remove([['Service-OrgID', ROOT_ORG], ['Service-OrgID', 'other-org'], ['Service-API-Key', ROOT_KEY]]), 400, /Service-OrgID: given more than once/);
   });
 
-  // The library's trimming, documented in the README: the value our code sees is the remainder, and only a
+  // The library's trimming, documented in docs/operations.md: the value our code sees is the remainder, and only a
   // remainder that is itself the organization's ID and key authenticates. When uWS stops trimming, this fails.
   it('bytes 0x80-0xFF at either end are trimmed by uWS before our code sees them (documented)', async () => {
     const r = await send('GET /groups HTTP/1.1', [['Service-OrgID', `${FF}${ROOT_ORG}${E_ACUTE}`], ['Service-API-Key', ROOT_KEY]]);

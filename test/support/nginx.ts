@@ -1,4 +1,4 @@
-// Debian's nginx in front of a test's service: the README's configuration, on loopback ports, under its own
+// Debian's nginx in front of a test's service: the documented configuration (docs/operations.md), on loopback ports, under its own
 // temporary prefix with its own pid file, stopped by that pid.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,14 +10,14 @@ const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
 
 export const nginxInstalled = NGINX !== undefined;
 
-/** The README's nginx block ("Behind a reverse proxy"), its upstream and listen addresses replaced. */
-export function readmeNginxConfig(readme: string, upstreamPort: number, listenPort: number): string {
-  const section = readme.slice(readme.indexOf('## Behind a reverse proxy'));
+/** The nginx block of docs/operations.md ("Behind a reverse proxy"), its upstream and listen addresses replaced. */
+export function documentedNginxConfig(operations: string, upstreamPort: number, listenPort: number): string {
+  const section = operations.slice(operations.indexOf('## Behind a reverse proxy'));
   const block = /```nginx\n([\s\S]*?)```/.exec(section)?.[1];
-  if (block === undefined) throw new Error('README: no nginx block under "Behind a reverse proxy"');
+  if (block === undefined) throw new Error('docs/operations.md: no nginx block under "Behind a reverse proxy"');
   const upstream = 'server 127.0.0.1:8080;';
   const listen = 'listen 80;';
-  if (!block.includes(upstream) || !block.includes(listen)) throw new Error(`README's nginx block no longer has "${upstream}" and "${listen}"`);
+  if (!block.includes(upstream) || !block.includes(listen)) throw new Error(`docs/operations.md's nginx block no longer has "${upstream}" and "${listen}"`);
   return block.replace(upstream, `server 127.0.0.1:${upstreamPort};`).replace(listen, `listen 127.0.0.1:${listenPort};`);
 }
 
