@@ -22,9 +22,9 @@ const TTL_MS = 2000;
 const agent = new Agent({ keepAliveTimeout: 1000 });
 const HEADERS = { 'Service-OrgID': ROOT_ORG, 'Service-API-Key': ROOT_KEY, 'Content-Type': 'application/json' };
 
-async function startProcess(name: string, urls: string[]): Promise<ServiceProcess> {
+async function startProcess(name: string, urls: string[], ttlMs = TTL_MS): Promise<ServiceProcess> {
   const port = await freePort();
-  const p = await spawnService({ SERVICE_PORT: String(port), SERVICE_REGIONS: 'europe-belgium', SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_NATS_URL: urls.join(','), SERVICE_NATS_REPLICAS: '3', SERVICE_PROCESS_NAME: name, SERVICE_PUBLIC_URL: `http://127.0.0.1:${port}`, SERVICE_LEASE_TTL: `${TTL_MS}ms`, SERVICE_LEASE_RENEW: '400ms', SERVICE_NATS_PING: '500ms' }, join(dir, name));
+  const p = await spawnService({ SERVICE_PORT: String(port), SERVICE_REGIONS: 'europe-belgium', SERVICE_REGION_TRANSPORT: 'jetstream', SERVICE_NATS_URL: urls.join(','), SERVICE_NATS_REPLICAS: '3', SERVICE_PROCESS_NAME: name, SERVICE_PUBLIC_URL: `http://127.0.0.1:${port}`, SERVICE_LEASE_TTL: `${ttlMs}ms`, SERVICE_LEASE_RENEW: '400ms', SERVICE_NATS_PING: '500ms' }, join(dir, name));
   running.push(p);
   return p;
 }
@@ -82,4 +82,24 @@ test('a writer cut off from its nats-servers stops acknowledging within the leas
   assert.equal(new Set(stored).size, stored.length, 'no person twice');
   for (const w of acked) assert.equal(stored.filter((id) => id === w.id).length, 1, `write acknowledged by ${w.by} stored once`);
   assert.equal((await health(other.base)).lease.writing, true);
+});
+
+test('a clean stop of the writer hands its lease back: the standby writes well before the lease TTL', { skip: natsAvailable ? false : 'nats-server is not on PATH', timeout: 120_000 }, async () => {
+  const TTL = 20_000;
+  const nats = await startNatsCluster('europe-belgium', join(dir, 'stop'));
+  for (const n of nats) running.push({ kill: () => n.kill() });
+  const urls = nats.map((n) => n.url);
+  const writer = await startProcess('stop-a', urls, TTL);
+  await waitFor(async () => (await health(writer.base)).lease.writing, 20_000, 'stop-a to write');
+  const standby = await startProcess('stop-b', urls, TTL);
+  assert.equal((await createPerson(writer.base, 'before-stop@example.com')).status, 201);
+  await writer.stop();
+  const stoppedAt = performance.now();
+  let served = false;
+  while (!served && performance.now() - stoppedAt < TTL) {
+    served = (await createPerson(standby.base, `after-stop-${performance.now()}@example.com`)).status === 201;
+    if (!served) await new Promise((r) => setTimeout(r, 50));
+  }
+  const tookMs = performance.now() - stoppedAt;
+  assert.ok(served && tookMs < TTL / 2, `the standby wrote ${Math.round(tookMs)} ms after the writer's clean stop (lease TTL ${TTL} ms)`);
 });
