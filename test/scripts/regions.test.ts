@@ -32,7 +32,7 @@ async function regions(...args: string[]): Promise<any> {
 async function createPerson(client: Client, handle: string, headers: Record<string, string>): Promise<number> {
   for (let attempt = 0; ; attempt++) {
     const res = await client.post('/persons', email(handle), headers);
-    if (res.status !== 503 || attempt >= 20) return res.status;
+    if (res.status !== 503 || attempt >= 60) return res.status;
     await new Promise((r) => setTimeout(r, 500));
   }
 }

@@ -286,6 +286,8 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
   async function watch(org: string): Promise<void> {
     const lease = await bucket.read(org);
     if (!lease) return take(org, 0, 1);
+    // Released by a clean stop: free at once, no TTL to wait out.
+    if (lease.holder === '') return take(org, lease.revision, lease.epoch + 1);
     const before = seen.get(org);
     if (!before || before.revision !== lease.revision) {
       seen.set(org, { ...lease, seenAt: now() });
@@ -341,7 +343,7 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
       if (writing(h)) return undefined;
       if (h) return unavailable(org, `is being taken over by this process (${options.process})`);
       const s = seen.get(org);
-      if (s && s.holder !== options.process && now() - s.seenAt < options.leaseTtlMs) {
+      if (s && s.holder !== '' && s.holder !== options.process && now() - s.seenAt < options.leaseTtlMs) {
         return new ServiceError('ERR_TEMPORARY_REDIRECT', `organization ${org} is written by ${s.holder} at ${s.url}`, { headers: { Location: s.url, 'Retry-After': '1', 'Service-Writer': s.holder } });
       }
       return unavailable(org, 'has no writer in the region at the moment');
@@ -407,6 +409,9 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
       stopped = true;
       if (ticker) clearInterval(ticker);
       await ticking;
+      // A clean stop hands its leases back (the actors are stopped, nothing more is written), so a standby
+      // takes over at its next renewal tick instead of after the TTL.
+      await Promise.all([...held].map(([org, h]) => bucket.write(org, { holder: '', url: '', epoch: h.epoch }, h.revision).catch(() => {})));
       held.clear();
       await consumer?.close();
       await following;
