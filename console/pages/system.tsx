@@ -57,7 +57,7 @@ export function RegionsPage() {
   const h = health.data?.result;
   return (
     <Section title="Region links">
-      <p>Each other region this one replicates with (GET /health), and how many entries it is behind.</p>
+      <p>Each other region this one replicates with (GET /health), and how many entries it is behind. The service's operator changes a link (PUT /ops/regions/{'{region}'} with the operator key).</p>
       <Problem message={health.error} />
       <table>
         <thead>

@@ -226,6 +226,22 @@ describe('the console in chromium', () => {
     await screenshot(t, page, join(dir, 'webhook-dead-letters-1440.png'));
   });
 
+  test('add an SSO provider credential: its secret is sent, never shown', async (t) => {
+    await open(t, 'sso', 'SSO providers');
+    await page.selectOption('#f-provider', 'github');
+    await page.fill('#f-client_id', 'gh-client');
+    await page.fill('#f-client_secret', 'gh-secret-0123456789');
+    await page.click('button:text-is("Add credential")');
+    await page.waitForSelector('td:text-is("gh-client")');
+    await page.reload();
+    await page.waitForSelector('td:text-is("gh-client")');
+    assert.ok(!(await page.content()).includes('gh-secret-0123456789'), 'the secret is not in the page');
+    const [stored] = expectResult(await client.get('/organizations/sso/oidc/provider-credentials'), 200) as Array<{ client_id: string; provider: string }>;
+    assert.deepEqual([stored?.client_id, stored?.provider], ['gh-client', 'github']);
+    assert.deepEqual(await accessibilityViolations(page), [], 'SSO page with a credential');
+    await screenshot(t, page, join(dir, 'sso-credential-1440.png'));
+  });
+
   test('rotate the API key by clicking: the new key shown once, the old one refused', async (t) => {
     await open(t, 'keys', 'API key');
     page.once('dialog', (d) => void d.accept());
