@@ -2,6 +2,8 @@
 // same run (the ceiling of one server core on this machine), as ratios to it.
 //   npm run bench -- http [--duration 2] [--warmup 1] [--connections 50] [--rate N] [--persons 1000] [--cases ...]
 //                         [--baseline-ref REF [--rounds 3]]
+// The console-on-off case runs two services at once, one with the console and one with SERVICE_CONSOLE=0, and
+// measures GET /persons/{id} on each in turn, round after round: the console must add nothing to that path.
 // Each server runs in a child process and the load generator in this one: on two cores that gives each its own
 // core, and a run where either shows ~100% CPU is bounded by that side (both are in the table).
 import { mkdirSync } from 'node:fs';
@@ -16,7 +18,7 @@ import { createPersons } from './lib/persons.js';
 import { cpuColumns, environment, environmentLine, formatTable, ms, pct, writeResults, type Column } from './lib/report.js';
 import { startServer, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
 
-const CASES = ['hello', 'get-person', 'rbac-check', 'put-attributes', 'put-attributes-nosync'] as const;
+const CASES = ['hello', 'get-person', 'rbac-check', 'put-attributes', 'put-attributes-nosync', 'console-on-off'] as const;
 type CaseName = (typeof CASES)[number];
 
 const HOST = '127.0.0.1';
@@ -34,7 +36,7 @@ interface Settings {
 }
 
 interface Row extends LoadResult {
-  case: CaseName | 'get-person-baseline';
+  case: CaseName | 'get-person-baseline' | 'get-person-console-on' | 'get-person-console-off';
   what: string;
   /** requests/s as a share of the hello-world ceiling of the same run */
   vsCeiling?: number;
@@ -51,7 +53,7 @@ const USAGE = `usage: npm run bench -- http [options]   (or: npx tsx bench/http.
   --baseline-ref R  GET /persons/{id} also against the service as it was at git ref R (unpacked into a temporary
                     directory, same node_modules), both up at once and measured in turn, round after round; prints
                     the ratio current / baseline of the round with the median ratio (issue 22: ≥ 97%, R = ad810ac^1)
-  --rounds N        rounds of that comparison (default 3)`;
+  --rounds N        rounds of that comparison, and of console-on-off's (default 3)`;
 
 function settings(argv: string[]): Settings | undefined {
   const { values } = parseArgs({
@@ -163,33 +165,59 @@ async function getPersonRequests(s: Settings, service: ServiceProcess): Promise<
   return ids.map((id) => encodeRequest(HOST, { method: 'GET', path: `/persons/${id}`, headers: service.auth }));
 }
 
-/**
- * GET /persons/{id} of the current service and of the baseline's, both running, measured in turn for
- * `rounds` rounds; answers the pair of the round with the median ratio and every ratio.
- */
-async function baselineCase(s: Settings, baseline: Baseline): Promise<{ rows: Row[]; ratios: number[] }> {
+interface Compared {
+  /** the pair of the round with the median ratio */
+  rows: Row[];
+  /** each round's requests/s of the first service over the second's */
+  ratios: number[];
+}
+
+/** GET /persons/{id} of two running services, measured in turn for `rounds` rounds (`label`: what a round does). */
+async function inTurn(s: Settings, label: string, targets: Array<{ service: ServiceProcess; name: Row['case']; what: string }>): Promise<Compared> {
+  const loaded = [];
+  for (const t of targets) loaded.push({ ...t, requests: await getPersonRequests(s, t.service) });
+  const pairs: Array<[Row, Row]> = [];
+  for (let round = 1; round <= s.rounds; round++) {
+    console.error(`  round ${round} of ${s.rounds}: ${label}`);
+    const rows: Row[] = [];
+    for (const t of loaded) rows.push(await measure(s, t.service, t.name, t.what, (i) => t.requests[i % t.requests.length] as Buffer));
+    pairs.push(rows as [Row, Row]);
+  }
+  const ratios = pairs.map(([c, b]) => c.rps / b.rps);
+  const sorted = pairs.map((p, i) => ({ p, r: ratios[i] as number })).sort((x, y) => x.r - y.r);
+  const mid = sorted[Math.floor(sorted.length / 2)] as { p: [Row, Row] };
+  return { rows: [...mid.p], ratios };
+}
+
+/** GET /persons/{id} of the current service and of the baseline's, both running, measured in turn. */
+async function baselineCase(s: Settings, baseline: Baseline): Promise<Compared> {
   const current = await startService({ SERVICE_DURABILITY: 'sync' });
   let base: ServiceProcess | undefined;
   try {
     base = await startService({ SERVICE_DURABILITY: 'sync' }, { root: baseline.root });
-    const targets = [
-      { service: current, requests: await getPersonRequests(s, current), name: 'get-person' as const, what: `GET /persons/{id}, ${s.persons} persons, sync, current` },
-      { service: base, requests: await getPersonRequests(s, base), name: 'get-person-baseline' as const, what: `the same at ${baseline.ref} (${baseline.commit.slice(0, 10)}), baseline` },
-    ];
-    const pairs: Array<[Row, Row]> = [];
-    for (let round = 1; round <= s.rounds; round++) {
-      console.error(`  round ${round} of ${s.rounds}: current, then ${baseline.ref}`);
-      const rows: Row[] = [];
-      for (const t of targets) rows.push(await measure(s, t.service, t.name, t.what, (i) => t.requests[i % t.requests.length] as Buffer));
-      pairs.push(rows as [Row, Row]);
-    }
-    const ratios = pairs.map(([c, b]) => c.rps / b.rps);
-    const sorted = pairs.map((p, i) => ({ p, r: ratios[i] as number })).sort((x, y) => x.r - y.r);
-    const mid = sorted[Math.floor(sorted.length / 2)] as { p: [Row, Row] };
-    return { rows: [...mid.p], ratios };
+    return await inTurn(s, `current, then ${baseline.ref}`, [
+      { service: current, name: 'get-person', what: `GET /persons/{id}, ${s.persons} persons, sync, current` },
+      { service: base, name: 'get-person-baseline', what: `the same at ${baseline.ref} (${baseline.commit.slice(0, 10)}), baseline` },
+    ]);
   } finally {
     await base?.stop();
     await current.stop();
+  }
+}
+
+/** GET /persons/{id} with the console on (its bundle built, its routes and token checks in place) and off. */
+async function consoleCase(s: Settings): Promise<Compared> {
+  const on = await startService({ SERVICE_DURABILITY: 'sync' });
+  let off: ServiceProcess | undefined;
+  try {
+    off = await startService({ SERVICE_DURABILITY: 'sync', SERVICE_CONSOLE: '0' });
+    return await inTurn(s, 'console on, then SERVICE_CONSOLE=0', [
+      { service: on, name: 'get-person-console-on', what: `GET /persons/{id}, ${s.persons} persons, sync, console on (API key)` },
+      { service: off, name: 'get-person-console-off', what: 'the same with SERVICE_CONSOLE=0' },
+    ]);
+  } finally {
+    await off?.stop();
+    await on.stop();
   }
 }
 
@@ -218,6 +246,16 @@ export async function main(argv: string[]): Promise<void> {
     }
   }
 
+  let consoleOnOff: { ratio: number; rounds: number[]; cpuRatio: number | undefined } | undefined;
+  if (s.cases.includes('console-on-off')) {
+    const compared = await consoleCase(s);
+    rows.push(...compared.rows);
+    const [on, off] = compared.rows as [Row, Row];
+    // The server's CPU per request too: on a busy machine it moves less than requests/s, which follow the scheduler.
+    const cpuRatio = on.serverCpuUsPerRequest && off.serverCpuUsPerRequest ? off.serverCpuUsPerRequest / on.serverCpuUsPerRequest : undefined;
+    consoleOnOff = { ratio: on.rps / off.rps, rounds: compared.ratios, cpuRatio };
+  }
+
   const ceiling = rows.find((r) => r.case === 'hello');
   if (ceiling) for (const r of rows) r.vsCeiling = r.rps / ceiling.rps;
   if (s.profile) console.error('CPU profiles of the service: bench/results/profiles/ (npm run bench -- profile-summary <file>)');
@@ -238,8 +276,12 @@ export async function main(argv: string[]): Promise<void> {
   if (vsBaseline) {
     console.log(`\nGET /persons/{id}, current / at ${vsBaseline.ref}: ${pct(vsBaseline.ratio)}   (issue 22: ≥ 97%; the round with the median ratio of ${vsBaseline.rounds.map(pct).join(', ')})`);
   }
+  if (consoleOnOff) {
+    console.log(`\nGET /persons/{id}, console on / SERVICE_CONSOLE=0: ${pct(consoleOnOff.ratio)}   (target ≥ 98%; the round with the median ratio of ${consoleOnOff.rounds.map(pct).join(', ')})`);
+    if (consoleOnOff.cpuRatio !== undefined) console.log(`  server CPU per request, off / on in that round: ${pct(consoleOnOff.cpuRatio)}   (100%: the console costs nothing per request)`);
+  }
   console.log(`\n${loop}${s.rate === undefined ? '' : ': latency counts from when each request was due'}; ${environmentLine(env)}`);
-  const path = writeResults('http', env, { settings: s, results: rows, ...(vsBaseline ? { baseline: vsBaseline } : {}) });
+  const path = writeResults('http', env, { settings: s, results: rows, ...(vsBaseline ? { baseline: vsBaseline } : {}), ...(consoleOnOff ? { console_on_off: consoleOnOff } : {}) });
   console.log(`written to ${path}`);
 }
 

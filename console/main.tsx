@@ -3,6 +3,9 @@ import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { anonymous, finishSignIn, LAST_ORG, session, signOut, startSignIn } from './api.js';
 import { ClientsPage } from './pages/clients.js';
+import { DomainsPage, SuborganizationsPage } from './pages/organization.js';
+import { SsoPage } from './pages/sso.js';
+import { RegionsPage, SigningKeysPage } from './pages/system.js';
 import { EventsPage } from './pages/events.js';
 import { GroupPage, GroupsPage } from './pages/groups.js';
 import { PersonPage, PersonsPage } from './pages/persons.js';
@@ -17,10 +20,15 @@ const AREAS = [
   ['groups', 'Groups'],
   ['roles', 'Roles and permissions'],
   ['clients', 'OAuth clients'],
+  ['sso', 'SSO providers'],
   ['webhooks', 'Webhooks'],
   ['events', 'Live events'],
   ['config', 'Configuration'],
+  ['domains', 'Domains'],
+  ['suborganizations', 'Suborganizations'],
   ['keys', 'API key'],
+  ['signing-keys', 'Signing keys'],
+  ['regions', 'Regions'],
 ] as const;
 
 const routeOf = (hash: string) => hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
@@ -34,6 +42,16 @@ function page(parts: string[], go: (hash: string) => void): { title: string; bod
       return { title: 'Roles and permissions', body: <RolesPage /> };
     case 'clients':
       return { title: 'OAuth clients', body: <ClientsPage /> };
+    case 'sso':
+      return { title: 'SSO providers', body: <SsoPage /> };
+    case 'domains':
+      return { title: 'Domains', body: <DomainsPage /> };
+    case 'suborganizations':
+      return { title: 'Suborganizations', body: <SuborganizationsPage /> };
+    case 'signing-keys':
+      return { title: 'Signing keys', body: <SigningKeysPage /> };
+    case 'regions':
+      return { title: 'Regions', body: <RegionsPage /> };
     case 'webhooks':
       return id ? { title: 'Webhook', body: <WebhookPage id={id} /> } : { title: 'Webhooks', body: <WebhooksPage /> };
     case 'events':

@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { session } from '../api.js';
 import { ActionForm, Field, Section, text } from '../ui.js';
 
-interface Frame {
+export interface Frame {
   offset: number;
   event: Record<string, unknown>;
 }
@@ -11,9 +11,20 @@ interface Frame {
 const KEEP = 200;
 
 /** The event's message name, from the metadata every event carries. */
-function nameOf(event: Record<string, unknown>): string {
+export function nameOf(event: Record<string, unknown>): string {
   return String((event['event_metadata'] as { event_name?: string } | undefined)?.event_name ?? 'event');
 }
+
+/** The /events WebSocket with the administrator's token; `query`: types, from. */
+export function openEvents(query: Record<string, string>): WebSocket | undefined {
+  const s = session();
+  if (!s) return undefined;
+  const q = new URLSearchParams({ org_id: s.org, access_token: s.token, ...query });
+  return new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/events?${q}`);
+}
+
+/** Whether the event names the person: the stream has no person filter, so the page looks through it. */
+export const mentions = (frame: Frame, personId: string) => JSON.stringify(frame.event).includes(personId);
 
 export function EventsPage() {
   const [filter, setFilter] = useState<{ types: string; person: string } | undefined>(undefined);
@@ -21,18 +32,16 @@ export function EventsPage() {
   const [state, setState] = useState('not connected');
   const socket = useRef<WebSocket | undefined>(undefined);
   useEffect(() => {
-    const s = session();
-    if (!filter || !s) return;
-    const q = new URLSearchParams({ org_id: s.org, access_token: s.token });
-    if (filter.types !== '') q.set('types', filter.types);
-    const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/events?${q}`);
+    if (!filter) return;
+    const ws = openEvents(filter.types === '' ? {} : { types: filter.types });
+    if (!ws) return;
     socket.current = ws;
     setState('connecting');
     ws.onopen = () => setState('connected: new events appear below');
     ws.onclose = (e) => setState(`closed (${e.code}${e.reason ? `: ${e.reason}` : ''})`);
     ws.onmessage = (m) => {
       const frame = JSON.parse(String(m.data)) as Frame;
-      if (filter.person !== '' && !JSON.stringify(frame.event).includes(filter.person)) return;
+      if (filter.person !== '' && !mentions(frame, filter.person)) return;
       setFrames((f) => [frame, ...f].slice(0, KEEP));
     };
     return () => ws.close();

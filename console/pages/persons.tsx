@@ -1,7 +1,9 @@
-// Persons: search by handle, cursor paging, creation; one person's handles, groups, roles, attributes and credentials.
-import { useState } from 'preact/hooks';
+// Persons: search by handle, cursor paging, creation; one person's handles, groups, roles, attributes,
+// credentials, sessions (ended by a click), recent events, and the revocation of a token they hold.
+import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ActionForm, Field, Problem, Section, text, useLoad } from '../ui.js';
+import { mentions, nameOf, openEvents, type Frame } from './events.js';
 
 interface Handle {
   type: string;
@@ -19,6 +21,17 @@ interface Person {
   groups: string[];
 }
 
+interface Session {
+  session_id: string;
+  methods: string[];
+  clients: string[];
+  created_at: string;
+  last_used_at: string;
+  ip_address: string;
+  user_agent: string;
+}
+
+const RECENT = 20;
 const HANDLE_TYPES = ['email_address', 'phone_number', 'username'];
 const handleText = (h: Handle) => `${h.type}: ${h.value}`;
 
@@ -125,6 +138,7 @@ export function PersonPage({ id }: { id: string }) {
   const attributes = useLoad(() => api<Record<string, unknown>>('GET', `${path}/attributes`), [id]);
   const credentials = useLoad(() => api<Array<Record<string, unknown>>>('GET', `${path}/credentials`), [id]);
   const consents = useLoad(() => api<{ consents: Array<{ consent_level: string; created_at: string }> }>('GET', `${path}/consent/gdpr`), [id]);
+  const sessions = useLoad(() => api<Session[]>('GET', `${path}/sessions`), [id]);
   const groups = useLoad(() => api<string[]>('GET', '/groups'), []);
   const allRoles = useLoad(() => api<string[]>('GET', '/rbac/roles'), []);
   const p = person.data?.result;
@@ -203,6 +217,75 @@ export function PersonPage({ id }: { id: string }) {
         <ul>{(credentials.data?.result ?? []).map((c) => <li>{String(c['type'] ?? 'credential')} {String(c['created'] ?? '')}</li>)}</ul>
         {credentials.data?.result.length === 0 && <p>No credentials.</p>}
       </Section>
+      <Section title="Sessions">
+        <Problem message={sessions.error} />
+        <table data-testid="sessions">
+          <thead>
+            <tr>
+              <th scope="col">Session</th>
+              <th scope="col">Methods</th>
+              <th scope="col">Clients</th>
+              <th scope="col">Last used</th>
+              <th scope="col">From</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(sessions.data?.result ?? []).map((s) => (
+              <tr key={s.session_id}>
+                <td>{s.session_id}</td>
+                <td>{s.methods.join(', ')}</td>
+                <td>{s.clients.join(', ')}</td>
+                <td>{s.last_used_at}</td>
+                <td>{s.ip_address} {s.user_agent}</td>
+                <td>
+                  <ActionForm label={`End session ${s.session_id}`} confirm="End this session? Its tokens stop working." onSubmit={async () => {
+                    await api('DELETE', `${path}/sessions/${encodeURIComponent(s.session_id)}`);
+                    sessions.reload();
+                  }} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {sessions.data?.result.length === 0 && <p>No open sessions.</p>}
+      </Section>
+      <RecentEvents id={id} />
+      <Section title="Revoke a token">
+        <p>An identity token of this person (from a sign-in or POST /persons/{'{id}'}/mint-token): /token/validate finds it invalid from then on, in every region. Ending a session above stops the OAuth tokens issued in it.</p>
+        <ActionForm label="Revoke token" onSubmit={async (d) => {
+          await api('POST', '/token/revoke', { token: text(d, 'token') });
+        }}>
+          <Field label="Identity token" name="token" required />
+        </ActionForm>
+      </Section>
     </>
+  );
+}
+
+/** The stored events that name the person, newest first, then new ones as they happen. */
+function RecentEvents({ id }: { id: string }) {
+  const [frames, setFrames] = useState<Frame[]>([]);
+  useEffect(() => {
+    setFrames([]);
+    const ws = openEvents({ from: '1' });
+    if (!ws) return;
+    ws.onmessage = (m) => {
+      const frame = JSON.parse(String(m.data)) as Frame;
+      if (mentions(frame, id)) setFrames((f) => [frame, ...f].slice(0, RECENT));
+    };
+    return () => ws.close();
+  }, [id]);
+  return (
+    <Section title="Recent events">
+      <ol class="events" data-testid="person-events">
+        {frames.map((f) => (
+          <li key={f.offset}>
+            <strong>{nameOf(f.event)}</strong> <span>#{f.offset} {String((f.event['event_metadata'] as { timestamp?: string } | undefined)?.timestamp ?? '')}</span>
+          </li>
+        ))}
+      </ol>
+      {frames.length === 0 && <p>No events name this person.</p>}
+    </Section>
   );
 }

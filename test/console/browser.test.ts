@@ -1,6 +1,7 @@
 // The console in Debian's chromium: the first-administrator link, the sign-in through the hosted page, the main
-// tasks done by clicking, an event arriving live, a reader refused a write in the page and by the API; every
-// page checked with axe-core (no WCAG 2.x level A or AA violation) and photographed at 1440 px, one at 360 px.
+// tasks done by clicking (a session ended, a dead letter retried, the API key rotated among them), an event
+// arriving live, a reader refused a write in the page and by the API; every page checked with axe-core (no
+// WCAG 2.x level A or AA violation) and photographed at 1440 px, one at 360 px.
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -10,7 +11,8 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { launchBrowser, screenshot } from '../support/browser.js';
 import { expectResult } from '../support/expect.js';
-import { removeDir, ROOT_ORG, startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { Browser } from '../support/oauth-browser.js';
+import { removeDir, ROOT_ORG, startTestServer, tempDir, type Client, type TestServer } from '../support/server.js';
 
 const ADMIN = 'ada@example.com';
 const READER = 'rita@example.com';
@@ -21,10 +23,15 @@ const PAGES = [
   ['groups', 'Groups'],
   ['roles', 'Roles and permissions'],
   ['clients', 'OAuth clients'],
+  ['sso', 'SSO providers'],
   ['webhooks', 'Webhooks'],
   ['events', 'Live events'],
   ['config', 'Configuration'],
+  ['domains', 'Domains'],
+  ['suborganizations', 'Suborganizations'],
   ['keys', 'API key'],
+  ['signing-keys', 'Signing keys'],
+  ['regions', 'Regions'],
 ] as const;
 
 /** axe-core in the page (evaluated over the DevTools protocol, which the page's CSP does not govern). */
@@ -42,6 +49,8 @@ describe('the console in chromium', () => {
   let dir: string;
   const dataDir = tempDir();
   let server: TestServer;
+  /** the root organization's API: its key changes when the console rotates it */
+  let client: Client;
   let browser: BrowserContext;
   let page: Page;
 
@@ -67,7 +76,9 @@ describe('the console in chromium', () => {
   before(async () => {
     // Set KEEP_SCREENSHOTS=1 to keep the folder (and its screenshots) after the run.
     dir = mkdtempSync(join(tmpdir(), 'console-browser-'));
-    server = await startTestServer({}, {}, dataDir);
+    // Fast webhook retries: a dead letter within a second, for the page that retries it.
+    server = await startTestServer({ SERVICE_WEBHOOK_ALLOW_INSECURE: '1', SERVICE_WEBHOOK_RETRY_BASE_MS: '5', SERVICE_WEBHOOK_RETRY_MAX_MS: '20' }, {}, dataDir);
+    client = server.client;
     browser = await launchBrowser(dir);
     page = await browser.newPage();
     await page.setViewportSize({ width: 1440, height: 900 });
@@ -122,7 +133,7 @@ describe('the console in chromium', () => {
     await page.selectOption('#f-group', 'staff');
     await page.click('button:text-is("Add to group")');
     await page.waitForSelector('[data-testid="person-groups"] li:text-is("staff")');
-    assert.deepEqual(expectResult(await server.client.get(`/persons/${personId}/groups`), 200), ['staff']);
+    assert.deepEqual(expectResult(await client.get(`/persons/${personId}/groups`), 200), ['staff']);
     // Search by handle finds them; the page, opened from the keyboard, shows their details.
     await open(t, 'persons', 'Persons');
     await page.fill('#f-search_value', 'grace@example.com');
@@ -147,7 +158,7 @@ describe('the console in chromium', () => {
     await page.waitForSelector('td:text-is("Web app")');
     assert.equal(await page.$('[data-testid="shown-once"]'), null, 'the secret is not shown again');
     assert.ok(!(await page.content()).includes(secret));
-    assert.ok(!(await server.client.get('/oauth2/clients')).text.includes(secret));
+    assert.ok(!(await client.get('/oauth2/clients')).text.includes(secret));
   });
 
   test('an event arrives live on the events page', async (t) => {
@@ -155,22 +166,104 @@ describe('the console in chromium', () => {
     await page.fill('#f-types', 'PersonCreated_v1');
     await page.click('button:text-is("Connect")');
     await page.waitForSelector('[role="status"]:has-text("connected: new events")');
-    const created = expectResult(await server.client.post('/persons', { handles: [{ type: 'email_address', value: 'live@example.com' }] }), 201) as { person_id: string };
+    const created = expectResult(await client.post('/persons', { handles: [{ type: 'email_address', value: 'live@example.com' }] }), 201) as { person_id: string };
     await page.waitForSelector(`[data-testid="events"] li:has-text("${created.person_id}")`);
     await screenshot(t, page, join(dir, 'events-live-1440.png'));
   });
 
+  test("end a person's session by clicking: its sessions, recent events and token revocation on the page", async (t) => {
+    const person = expectResult(await client.post('/persons', { handles: [{ type: 'email_address', value: 'sam@example.com' }] }), 201) as { person_id: string };
+    assert.equal((await client.put(`/persons/${person.person_id}/credentials/password`, { password: PASSWORD })).status, 204);
+    const app = expectResult(await client.post('/oauth2/clients', { client_name: 'App', scopes: ['openid'], grant_types: ['authorization_code'], redirect_uris: ['https://app.example/cb'] }), 201) as { client_id: string };
+    // Sam signs in on the hosted page elsewhere (a plain HTTP client): a session of theirs is open.
+    const elsewhere = new Browser();
+    const authorize = new URL('/oauth2/authorize', server.base);
+    const q = { response_type: 'code', client_id: app.client_id, redirect_uri: 'https://app.example/cb', scope: 'openid', state: 'st', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' };
+    for (const [k, v] of Object.entries(q)) authorize.searchParams.set(k, v);
+    const signedIn = await elsewhere.signIn(await elsewhere.get(authorize), server.base, 'sam@example.com', PASSWORD);
+    await elsewhere.close();
+    assert.equal(signedIn.status, 302, signedIn.html);
+    const [open1] = expectResult(await client.get(`/persons/${person.person_id}/sessions`), 200) as Array<{ session_id: string }>;
+    assert.ok(open1, 'a session is open');
+    await page.goto(`${server.base}/console#/persons/${encodeURIComponent(person.person_id)}`);
+    await page.waitForSelector(`[data-testid="sessions"] td:text-is("${open1.session_id}")`);
+    await page.waitForSelector('[data-testid="person-events"] li:has-text("PersonCreated_v1")');
+    await page.waitForLoadState('networkidle');
+    assert.deepEqual(await accessibilityViolations(page), [], 'person page with a session');
+    await screenshot(t, page, join(dir, 'person-sessions-1440.png'));
+    page.once('dialog', (d) => void d.accept());
+    await page.click(`button:text-is("End session ${open1.session_id}")`);
+    await page.waitForSelector('p:text-is("No open sessions.")');
+    assert.deepEqual(expectResult(await client.get(`/persons/${person.person_id}/sessions`), 200), []);
+  });
+
+  test('retry a dead letter by clicking', async (t) => {
+    // A receiver that refuses every connection: the event becomes a dead letter after its attempts.
+    const hook = expectResult(await client.post('/organizations/webhooks', { name: 'down', target_url: 'http://127.0.0.1:9/hook' }), 201) as { id: string };
+    assert.equal((await client.post(`/organizations/webhooks/${hook.id}/triggers`, { trigger_type: 'event', trigger_name: 'PersonCreated_v1' })).status, 201);
+    expectResult(await client.post('/persons', { handles: [{ type: 'email_address', value: 'dead@example.com' }] }), 201);
+    const letters = `/organizations/webhooks/${hook.id}/dead-letters`;
+    type Letter = { offset: number; state: string; attempts: number };
+    let letter: Letter | undefined;
+    for (let i = 0; i < 600 && letter === undefined; i++) {
+      const [l] = expectResult(await client.get(letters), 200) as Letter[];
+      if (l?.state === 'dead') letter = l;
+      else await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(letter, 'a dead letter');
+    await open(t, 'webhooks', 'Webhooks');
+    await page.click('a:text-is("down")');
+    await page.click(`button:text-is("Retry ${letter.offset}")`);
+    // The retry is another round of attempts (the receiver still refuses): the letter comes back with more.
+    let again: Letter | undefined;
+    for (let i = 0; i < 600 && again === undefined; i++) {
+      const [l] = expectResult(await client.get(letters), 200) as Letter[];
+      if (l && l.state === 'dead' && l.attempts > letter.attempts) again = l;
+      else await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(again, 'retried: a second round of attempts');
+    assert.deepEqual(await accessibilityViolations(page), [], 'webhook page');
+    await screenshot(t, page, join(dir, 'webhook-dead-letters-1440.png'));
+  });
+
+  test('add an SSO provider credential: its secret is sent, never shown', async (t) => {
+    await open(t, 'sso', 'SSO providers');
+    await page.selectOption('#f-provider', 'github');
+    await page.fill('#f-client_id', 'gh-client');
+    await page.fill('#f-client_secret', 'gh-secret-0123456789');
+    await page.click('button:text-is("Add credential")');
+    await page.waitForSelector('td:text-is("gh-client")');
+    await page.reload();
+    await page.waitForSelector('td:text-is("gh-client")');
+    assert.ok(!(await page.content()).includes('gh-secret-0123456789'), 'the secret is not in the page');
+    const [stored] = expectResult(await client.get('/organizations/sso/oidc/provider-credentials'), 200) as Array<{ client_id: string; provider: string }>;
+    assert.deepEqual([stored?.client_id, stored?.provider], ['gh-client', 'github']);
+    assert.deepEqual(await accessibilityViolations(page), [], 'SSO page with a credential');
+    await screenshot(t, page, join(dir, 'sso-credential-1440.png'));
+  });
+
+  test('rotate the API key by clicking: the new key shown once, the old one refused', async (t) => {
+    await open(t, 'keys', 'API key');
+    page.once('dialog', (d) => void d.accept());
+    await page.click('button:text-is("Rotate API key")');
+    const key = ((await page.textContent('[data-testid="shown-once"]')) ?? '').trim();
+    assert.ok(key.length >= 20, `a key is shown: ${key}`);
+    assert.equal((await client.get('/groups')).status, 401, 'the old key is refused');
+    client = client.as(ROOT_ORG, key);
+    assert.equal((await client.get('/groups')).status, 200, 'the new key works');
+  });
+
   test('a person without console.write is refused in the page and by the API; the page reads at 360 px', async (t) => {
-    const reader = expectResult(await server.client.post('/persons', { handles: [{ type: 'email_address', value: READER }] }), 201) as { person_id: string };
-    assert.equal((await server.client.put(`/persons/${reader.person_id}/credentials/password`, { password: PASSWORD })).status, 204);
-    assert.equal((await server.client.post('/rbac/roles', { name: 'console-reader', permissions: ['console.read'] })).status, 204);
-    assert.ok((await server.client.put(`/persons/${reader.person_id}/roles`, { roles: ['console-reader'] })).status < 300);
+    const reader = expectResult(await client.post('/persons', { handles: [{ type: 'email_address', value: READER }] }), 201) as { person_id: string };
+    assert.equal((await client.put(`/persons/${reader.person_id}/credentials/password`, { password: PASSWORD })).status, 204);
+    assert.equal((await client.post('/rbac/roles', { name: 'console-reader', permissions: ['console.read'] })).status, 204);
+    assert.ok((await client.put(`/persons/${reader.person_id}/roles`, { roles: ['console-reader'] })).status < 300);
     const sessionToken = async () => (JSON.parse(String(await page.evaluate("sessionStorage.getItem('console.session')"))) as { token: string }).token;
     const adminToken = await sessionToken();
     await page.click('button:text-is("Sign out")');
     await browser.clearCookies();
     await page.waitForSelector('h1:text-is("Sign in to the console")');
-    const signedOut = await server.client.as(ROOT_ORG, '').get('/persons', { Authorization: `Bearer ${adminToken}` });
+    const signedOut = await client.as(ROOT_ORG, '').get('/persons', { Authorization: `Bearer ${adminToken}` });
     assert.equal(signedOut.status, 401, 'signing out revoked the token');
     assert.equal(await page.inputValue('#f-org'), ROOT_ORG, 'the organization is remembered');
     await page.click('button:text-is("Sign in")');
@@ -179,10 +272,10 @@ describe('the console in chromium', () => {
     await page.fill('#f-name', 'readers');
     await page.click('button:text-is("Create group")');
     assert.match((await page.textContent('[role="alert"]')) ?? '', /lacks the permission console\.write/);
-    assert.equal((await server.client.get('/groups/readers')).status, 404);
+    assert.equal((await client.get('/groups/readers')).status, 404);
     // The API refuses the reader's own token just the same.
     const token = await sessionToken();
-    const direct = await server.client.as(ROOT_ORG, '').post('/groups', { name: 'readers' }, { Authorization: `Bearer ${token}` });
+    const direct = await client.as(ROOT_ORG, '').post('/groups', { name: 'readers' }, { Authorization: `Bearer ${token}` });
     assert.equal(direct.status, 403, direct.text);
     await page.setViewportSize({ width: 360, height: 740 });
     await open(t, 'persons', 'Persons');
