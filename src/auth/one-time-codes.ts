@@ -49,10 +49,10 @@ interface MethodTraits {
   failure: string;
 }
 const TRAITS: Record<OneTimeMethod, MethodTraits> = {
-  otp_via_email: { handleType: 'email_address', link: false, template: 'email_otp', failure: 'incorrect_otp_code_via_email' },
-  email_link: { handleType: 'email_address', link: true, template: 'email_link', failure: 'incorrect_email_link' },
-  otp_via_sms: { handleType: 'phone_number', link: false, template: 'sms_otp', failure: 'incorrect_otp_code_via_sms' },
-  sms_link: { handleType: 'phone_number', link: true, template: 'sms_link', failure: 'incorrect_sms_link' },
+  otp_via_email: { handleType: 'email_address', link: false, template: 'email_otp_message', failure: 'incorrect_otp_code_via_email' },
+  email_link: { handleType: 'email_address', link: true, template: 'email_authn_challenge', failure: 'incorrect_email_link' },
+  otp_via_sms: { handleType: 'phone_number', link: false, template: 'text_otp_message', failure: 'incorrect_otp_code_via_sms' },
+  sms_link: { handleType: 'phone_number', link: true, template: 'text_authn_challenge', failure: 'incorrect_sms_link' },
 };
 
 /** What a ticket carries (signed and expiring, readable by its holder): the organization, method, handle, and the nonce the value is bound to. */
