@@ -101,7 +101,7 @@ const linkTokenIn = (text: string, method: string) => {
 };
 
 describe('one-time codes and links', () => {
-  test('an email code signs in once, with the ticket of the browser that asked; the state holds no code', async () => {
+  test('an email code signs in once, with the ticket of the browser that asked; no event carries the code', async () => {
     const org = await newOrg(server, 'Codes Co');
     const id = await person(org, [emailHandle('ada@example.com')]);
     const before = smtp.received.length;
@@ -200,6 +200,21 @@ describe('one-time codes and links', () => {
     await ask(org, 'otp_via_email', emailHandle('ed@example.com'));
     clock.advance(301_000);
     expectResult(await org.user.post('/authenticate/otp_via_email', { ticket: await ask(org, 'otp_via_email', emailHandle('di@example.com')), code: codeIn(lastMail().text) }), 200);
+  });
+
+  test('two requests with one code at once get one token; a configuration without the method refuses it (403)', async () => {
+    const org = await newOrg(server, 'Race Co');
+    await person(org, [emailHandle('gu@example.com')]);
+    const ticket = await ask(org, 'otp_via_email', emailHandle('gu@example.com'));
+    const code = codeIn(lastMail().text);
+    const answers = await Promise.all([0, 1, 2].map(() => org.user.post('/authenticate/otp_via_email', { ticket, code })));
+    assert.deepEqual(answers.map((r) => r.status).sort(), [200, 401, 401]);
+
+    const r = await org.admin.patch('/organizations/config', { allowed_factor_methods: ['password'] });
+    assert.equal(r.status, 200, r.text);
+    const before = smtp.received.length;
+    expectError(await org.user.post('/authenticate/otp_via_email/start', { handle: emailHandle('gu@example.com') }), 403, 'otp_via_email');
+    assert.equal(smtp.received.length, before, 'nothing sent');
   });
 
   test('an unused code survives a restart, and a used one stays used', async () => {
