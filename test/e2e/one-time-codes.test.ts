@@ -4,6 +4,7 @@
 // confirmation), expires with the service's clock, and asking or guessing is throttled per handle and address.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose';
@@ -215,6 +216,28 @@ describe('one-time codes and links', () => {
     const before = smtp.received.length;
     expectError(await org.user.post('/authenticate/otp_via_email/start', { handle: emailHandle('gu@example.com') }), 403, 'otp_via_email');
     assert.equal(smtp.received.length, before, 'nothing sent');
+  });
+
+  test('a person holding TOTP answers a challenge after the email code; the token names both factors; the code is used up then', async () => {
+    const org = await newOrg(server, 'Two Factor Co');
+    await person(org, [emailHandle('ha@example.com')]);
+    const first = await ask(org, 'otp_via_email', emailHandle('ha@example.com'));
+    const { token } = expectResult<{ token: string }>(await org.user.post('/authenticate/otp_via_email', { ticket: first, code: codeIn(lastMail().text) }), 200);
+    const bearer = { authorization: `Bearer ${token}` };
+    const enrollment = expectResult<{ credential_id: string; key_uri: string }>(await org.user.post('/register/totp', {}, bearer), 201);
+    const secret = new URL(enrollment.key_uri).searchParams.get('secret') as string;
+    const totp = () => execFileSync('oathtool', ['--totp', '--base32', secret, '--now', `@${Math.floor(clock.nowMs() / 1000)}`], { encoding: 'utf8' }).trim();
+    clock.advance(35_000 - (clock.nowMs() % 30_000));
+    expectResult(await org.user.post('/register/totp/confirm', { credential_id: enrollment.credential_id, code: totp() }, bearer), 200);
+
+    const ticket = await ask(org, 'otp_via_email', emailHandle('ha@example.com'));
+    const code = codeIn(lastMail().text);
+    const { second_factor } = expectResult<{ second_factor: { challenge: string; methods: string[] } }>(await org.user.post('/authenticate/otp_via_email', { ticket, code }), 200);
+    assert.deepEqual(second_factor.methods, ['totp']);
+    clock.advance(30_000);
+    const both = expectResult<{ token: string }>(await org.user.post('/authenticate/totp', { challenge: second_factor.challenge, code: totp() }), 200);
+    assert.deepEqual((await verifyIdentityToken(server, both.token))['authenticated_methods'], ['otp_via_email', 'totp']);
+    expectError(await org.user.post('/authenticate/otp_via_email', { ticket, code }), 401);
   });
 
   test('an unused code survives a restart, and a used one stays used', async () => {
