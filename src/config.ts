@@ -67,6 +67,10 @@ export interface Config {
   smtpFrom: string;
   /** SERVICE_PASSWORD_RESET_TTL: seconds a password-reset link lives */
   passwordResetTtl: number;
+  /** SERVICE_SMS_URL: http(s) URL that receives each text message (one-time codes and links), signed; unset sends none */
+  smsUrl?: string;
+  /** SERVICE_ONE_TIME_CODE_TTL: seconds a one-time code or link (by email or SMS) lives */
+  oneTimeCodeTtl: number;
   /** SERVICE_CLOUD_SNAPSHOT_INTERVAL: seconds between inventories of each cloud connection; 0 turns them off */
   cloudSnapshotInterval: number;
   /** SERVICE_BILLING_INTERVAL: seconds between billing counts (the seed: hourly); 0 turns them off */
@@ -242,6 +246,8 @@ export function loadConfig(env: Env): Config {
     signingThreads: integer(env, 'SERVICE_SIGNING_THREADS', availableParallelism() > 1 ? 1 : 0, 0, 64),
     ...smtp(env, host),
     passwordResetTtl: integer(env, 'SERVICE_PASSWORD_RESET_TTL', 3600, 60, 30 * 86_400),
+    ...smsUrl(env),
+    oneTimeCodeTtl: integer(env, 'SERVICE_ONE_TIME_CODE_TTL', 600, 60, 3600),
     cloudSnapshotInterval: integer(env, 'SERVICE_CLOUD_SNAPSHOT_INTERVAL', 3600, 0, 30 * 86_400),
     billingInterval: integer(env, 'SERVICE_BILLING_INTERVAL', 3600, 0, 30 * 86_400),
     ...secretsKey(env),
@@ -264,6 +270,19 @@ function smtp(env: Env, host: string): { smtpUrl?: string; smtpFrom: string } {
   const from = env['SERVICE_SMTP_FROM'] || `no-reply@${host === '127.0.0.1' || host === '0.0.0.0' ? 'localhost' : host}`;
   if (!/^[^\s@<>"]+@[^\s@<>"]+$/.test(from)) throw new ConfigError(`SERVICE_SMTP_FROM must be an address (name@domain), got "${from}"`);
   return { ...(url !== undefined && { smtpUrl: url }), smtpFrom: from };
+}
+
+function smsUrl(env: Env): { smsUrl?: string } {
+  const url = env['SERVICE_SMS_URL'] || undefined;
+  if (url === undefined) return {};
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw new ConfigError(`SERVICE_SMS_URL must be an http:// or https:// URL, got "${url}"`);
+  return { smsUrl: url };
 }
 
 /** `127.0.0.1,10.0.0.0/8,::1`: checked here, so that a typo stops the start instead of trusting nobody. */

@@ -6,6 +6,9 @@ import { createSignIn } from './auth/sign-in.js';
 import { createDirectIdSignIn } from './auth/direct-id.js';
 import { createTotp, TOTP_FAILURES_PER_WINDOW } from './auth/totp.js';
 import { totpRoutes } from './http/handlers/totp.js';
+import { oneTimeCodeRoutes } from './http/handlers/one-time-codes.js';
+import { createOneTimeCodes, ONE_TIME_PER_ADDRESS, ONE_TIME_PER_HANDLE } from './auth/one-time-codes.js';
+import { createSmsSender } from './mail/sms-sender.js';
 import { createPasskeys } from './auth/webauthn.js';
 import { webauthnRoutes } from './http/handlers/webauthn.js';
 import { bulkImportRoutes } from './http/handlers/bulk-import.js';
@@ -800,11 +803,27 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
   const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
   const sso = buildSso(base, storage.cursorSecret, storage.store, pipeline, registry, orgs.commits, sealer);
   const oauth = buildOAuth(base, orgs, tokens, pipeline, storage.cursorSecret);
+  const mail = config.smtpUrl === undefined ? undefined : createSmtpSender(config.smtpUrl, config.smtpFrom);
+  const oneTimeCodes = createOneTimeCodes({
+    clock: base.clock,
+    pipeline,
+    challenges,
+    mail,
+    sms: config.smsUrl === undefined ? undefined : createSmsSender(config.smsUrl, webhooks.deliveries, webhooks.keys, issuer, () => base.clock.nowMs()),
+    throttle: {
+      handle: createLimiter({ windowMs: config.authThrottle.windowMs, limit: ONE_TIME_PER_HANDLE }),
+      ip: createLimiter({ windowMs: config.authThrottle.windowMs, limit: ONE_TIME_PER_ADDRESS }),
+    },
+    tickets: createSealer(storage.cursorSecret, 'one-time code tickets'),
+    ttlSecs: config.oneTimeCodeTtl,
+    hashKey,
+    issuer,
+  });
   const resets = createPasswordResets({
     registry,
     clock: base.clock,
     passwords,
-    mail: config.smtpUrl === undefined ? undefined : createSmtpSender(config.smtpUrl, config.smtpFrom),
+    mail,
     ttl: config.passwordResetTtl,
     secret: storage.cursorSecret,
     issuer,
@@ -846,6 +865,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     ...anonymousRoutes(anonymous),
     ...endUserRoutes(deps, personAuth),
     ...totpRoutes(totp, personAuth),
+    ...oneTimeCodeRoutes(oneTimeCodes),
     ...webauthnRoutes(passkeys, personAuth),
     ...mitmRoutes(deps, {
       detector: createMitmDetector({ registry, commits: orgs.commits, clock: base.clock, rate: { windowMs: config.browser.mitmRateWindowMs, perKey: config.browser.mitmPerKey, perToken: config.browser.mitmPerToken }, metrics: base.metrics, warn: base.warn }),

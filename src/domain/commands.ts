@@ -16,6 +16,7 @@ import type { CloudConnection, CloudSnapshot } from './cloud.js';
 import type { EventDraft } from './decision.js';
 import type { ProofFields } from './factors.js';
 import type { Passkey, UsedChallenge } from './passkeys.js';
+import type { IssueOneTimeCode } from './one-time-codes.js';
 
 export interface PersonInput {
   handles: Handle[];
@@ -257,6 +258,7 @@ export type Command =
   | { kind: 'ImportPersons'; rows: ImportRow[] }
   /** POST /persons/{id}/direct-id: a fresh one-time sign-in value, replied once; only its hash is stored */
   | { kind: 'IssueDirectId'; person_id: string; duration_secs: number }
+  | ({ kind: 'IssueOneTimeCode' } & IssueOneTimeCode)
   /** POST /oauth2/tokens/mint: a grant for a person, begun by the organization rather than by a sign-in */
   | { kind: 'MintOAuthGrant'; input: MintGrantInput }
   /** POST /oauth2/tokens/revoke-all: the client's grants of the person begun at or before until_ms */

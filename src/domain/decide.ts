@@ -33,6 +33,7 @@ import { countBillableIdentities, createCloudConnection, deleteCloudConnection, 
 import { createPermission, createRole, deletePermission, deleteRole, setPersonAdditionalPermissions, setPersonRoles, updatePermission, updateRole } from './rbac.js';
 import { confirmTotp, enrollTotp, regenerateRecoveryCodes } from './totp.js';
 import { addPasskey } from './passkeys.js';
+import { issueOneTimeCode } from './one-time-codes.js';
 
 export function decide(state: OrgState, command: Command, ctx: DecideContext): Decision {
   return withTwins(state, decideCommand(state, command, ctx), ctx);
@@ -200,6 +201,8 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return importPersons(state, command.rows, ctx);
     case 'IssueDirectId':
       return issueDirectId(state, command.person_id, command.duration_secs, ctx);
+    case 'IssueOneTimeCode':
+      return issueOneTimeCode(state, command, ctx);
     case 'MintOAuthGrant':
       return mintOAuthGrant(state, command.input, ctx);
     case 'RevokeOAuthGrants':

@@ -35,7 +35,8 @@ export function issueDirectId(state: OrgState, personId: string, durationSecs: n
 /** The person a value signs in, if it is live now; undefined for an unknown, used or expired one. */
 export function directIdPerson(state: OrgState, hash: string, nowMs: number): string | undefined {
   const d = state.direct_ids.get(hash);
-  return d !== undefined && d.expires_at_ms > nowMs ? d.person_id : undefined;
+  // a one-time code's entry is its own method's, never a direct-id
+  return d !== undefined && d.method === undefined && d.expires_at_ms > nowMs ? d.person_id : undefined;
 }
 
 /** Checked again where the token is recorded: a value used meanwhile by another request never signs in twice. */

@@ -9,9 +9,10 @@ import { checkDirectIdRedeemable, DIRECT_ID_REFUSED } from './direct-id.js';
 import type { OrgState } from './state.js';
 import { useTotpProof } from './totp.js';
 import { usePasskeyProof, type UsedChallenge } from './passkeys.js';
+import { oneTimeProofCheck } from './one-time-codes.js';
 
 /** Every method a person signs in by, as allowed_factor_methods, AuthenticationSucceeded and tokens name them. */
-export const FACTOR_METHODS = ['password', 'oidc', 'direct_id', 'anonymous', 'totp', 'webauthn'] as const;
+export const FACTOR_METHODS = ['password', 'oidc', 'direct_id', 'anonymous', 'totp', 'webauthn', 'otp_via_email', 'email_link', 'otp_via_sms', 'sms_link'] as const;
 export type FactorMethod = (typeof FACTOR_METHODS)[number];
 
 /**
@@ -28,6 +29,10 @@ const ROLES: { readonly [M in SignInMethod]: { first: boolean; second: boolean }
   direct_id: { first: true, second: false },
   totp: { first: false, second: true },
   webauthn: { first: true, second: true },
+  otp_via_email: { first: true, second: false },
+  email_link: { first: true, second: false },
+  otp_via_sms: { first: true, second: false },
+  sms_link: { first: true, second: false },
 };
 export const FIRST_FACTOR_METHODS = SIGN_IN_METHODS.filter((m) => ROLES[m].first);
 export const SECOND_FACTOR_METHODS = SIGN_IN_METHODS.filter((m) => ROLES[m].second);
@@ -52,7 +57,9 @@ export type Proof =
   | { method: 'totp'; totp_step: number }
   | { method: 'totp'; recovery_code: string }
   /** a verified assertion: the credential, its new counter and backup state, and the ceremony's challenge */
-  | { method: 'webauthn'; webauthn_credential_id: string; webauthn_counter: number; webauthn_backup_state: boolean; webauthn_challenge: UsedChallenge };
+  | { method: 'webauthn'; webauthn_credential_id: string; webauthn_counter: number; webauthn_backup_state: boolean; webauthn_challenge: UsedChallenge }
+  /** the SHA-256 (hex) of a code or link sent to the person, used up by the entry that records the token */
+  | { method: 'otp_via_email' | 'email_link' | 'otp_via_sms' | 'sms_link'; one_time_value: string };
 
 export type ProofOf<M extends FactorMethod> = Extract<Proof, { method: M }>;
 
@@ -87,6 +94,10 @@ const PROOF_CHECKS: { readonly [M in FactorMethod]: ProofCheck } = {
   anonymous: () => [],
   totp: useTotpProof,
   webauthn: usePasskeyProof,
+  otp_via_email: oneTimeProofCheck('otp_via_email'),
+  email_link: oneTimeProofCheck('email_link'),
+  otp_via_sms: oneTimeProofCheck('otp_via_sms'),
+  sms_link: oneTimeProofCheck('sms_link'),
 };
 
 export function isFactorMethod(method: string): method is FactorMethod {

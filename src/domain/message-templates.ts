@@ -12,7 +12,7 @@ export interface MessageTemplate {
 }
 
 /** The names this service sends today, of the original's list. */
-export const MESSAGE_TEMPLATE_NAMES = ['email_password_reset'] as const;
+export const MESSAGE_TEMPLATE_NAMES = ['email_password_reset', 'email_otp_message', 'email_authn_challenge', 'text_otp_message', 'text_authn_challenge'] as const;
 export type MessageTemplateName = (typeof MESSAGE_TEMPLATE_NAMES)[number];
 
 export const SENDER_NAME_MAX = 200;
@@ -36,6 +36,18 @@ export const DEFAULT_TEMPLATES: Record<MessageTemplateName, MessageTemplate> = {
       '',
     ].join('\n'),
   },
+  email_otp_message: {
+    sender_name: '{{organization_name}}',
+    subject: 'Your sign-in code',
+    body: 'Your code to sign in to {{organization_name}} is {{code}}.\nIt works once, within {{expires_in_minutes}} minutes. If you did not ask for it, ignore this message.\n',
+  },
+  email_authn_challenge: {
+    sender_name: '{{organization_name}}',
+    subject: 'Your sign-in link',
+    body: 'To sign in to {{organization_name}}, open this link within {{expires_in_minutes}} minutes:\n\n{{link_url}}\n\nThe link works once. If you did not ask for it, ignore this message.\n',
+  },
+  text_otp_message: { sender_name: '{{organization_name}}', subject: '', body: '{{code}} is your {{organization_name}} sign-in code. It works once, within {{expires_in_minutes}} minutes.' },
+  text_authn_challenge: { sender_name: '{{organization_name}}', subject: '', body: 'Sign in to {{organization_name}}: {{link_url}} (works once, within {{expires_in_minutes}} minutes)' },
 };
 
 export function requireTemplateName(name: string): MessageTemplateName {

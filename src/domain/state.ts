@@ -242,6 +242,10 @@ export interface DirectId {
   person_id: string;
   /** milliseconds since the epoch */
   expires_at_ms: number;
+  /** a one-time code or link (domain/one-time-codes.ts); absent: a direct-id (and in records before them) */
+  method?: 'otp_via_email' | 'email_link' | 'otp_via_sms' | 'sms_link';
+  /** the SHA-256 (hex) of the ticket the asking browser holds */
+  ticket?: string;
 }
 
 export interface OrgState extends OrgGenesis {

@@ -7,6 +7,10 @@ import type { MessageTemplate, MessageTemplateName } from '../domain/message-tem
 /** Variables each message offers its template; the first of each list must appear in the body. */
 export const TEMPLATE_VARIABLES: Record<MessageTemplateName, readonly string[]> = {
   email_password_reset: ['password_reset_url', 'handle', 'organization_name', 'expires_in_minutes'],
+  email_otp_message: ['code', 'handle', 'organization_name', 'expires_in_minutes'],
+  email_authn_challenge: ['link_url', 'handle', 'organization_name', 'expires_in_minutes'],
+  text_otp_message: ['code', 'handle', 'organization_name', 'expires_in_minutes'],
+  text_authn_challenge: ['link_url', 'handle', 'organization_name', 'expires_in_minutes'],
 };
 
 type Token = [string, string, number, number, ...unknown[]];

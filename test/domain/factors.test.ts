@@ -36,9 +36,10 @@ const passwordOnly: SignInEntry = { person_id: 'p-1', authentications: [auth('pa
 const refusedWith = (status: number) => (e: unknown) => e instanceof ServiceError && e.status === status;
 
 test('the method lists derive from FACTOR_METHODS: anonymous is no sign-in method, totp only a second factor, webauthn either', () => {
-  assert.deepEqual([...FACTOR_METHODS], ['password', 'oidc', 'direct_id', 'anonymous', 'totp', 'webauthn']);
-  assert.deepEqual([...SIGN_IN_METHODS], ['password', 'oidc', 'direct_id', 'totp', 'webauthn']);
-  assert.deepEqual([...FIRST_FACTOR_METHODS], ['password', 'oidc', 'direct_id', 'webauthn']);
+  const oneTime = ['otp_via_email', 'email_link', 'otp_via_sms', 'sms_link'];
+  assert.deepEqual([...FACTOR_METHODS], ['password', 'oidc', 'direct_id', 'anonymous', 'totp', 'webauthn', ...oneTime]);
+  assert.deepEqual([...SIGN_IN_METHODS], ['password', 'oidc', 'direct_id', 'totp', 'webauthn', ...oneTime]);
+  assert.deepEqual([...FIRST_FACTOR_METHODS], ['password', 'oidc', 'direct_id', 'webauthn', ...oneTime]);
   assert.deepEqual([...SECOND_FACTOR_METHODS], ['totp', 'webauthn']);
 });
 

@@ -32,7 +32,7 @@ after(async () => {
 describe('message templates', () => {
   test('GET lists the names; GET one answers the default, which offers the reset link', async () => {
     const list = await org.admin.get('/organizations/config/templates');
-    assert.deepEqual(expectResult(list, 200), ['email_password_reset']);
+    assert.deepEqual(expectResult(list, 200), ['email_password_reset', 'email_otp_message', 'email_authn_challenge', 'text_otp_message', 'text_authn_challenge']);
     assertOriginalShape('GET /organizations/config/templates', 200, list.body);
     const one = await org.admin.get(PATH);
     const template = expectResult(one, 200);

@@ -211,7 +211,7 @@ export function routeCases(t: Targets): RouteCase[] {
 export const PUBLIC_ROUTES = ['GET /health', 'GET /metrics', 'GET /openapi.json', 'GET /.well-known/jwks.json', 'GET /.well-known/openid-configuration', 'POST /token/validate', 'GET /authenticate/oidc/callback', 'POST /authenticate/oidc/callback', 'GET /password-reset', 'POST /password-reset', 'POST /actions/sdk', 'GET /mitm/{token}.png', 'GET /sdk/service-sdk.js', 'GET /sdk/webauthn.js'];
 
 /** End-user routes and the webhook verification keys: Service-OrgID only, no API key. */
-export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password', 'POST /authenticate/direct-id', 'GET /authenticate/oidc/{oauth_client_id}/start', 'POST /persons/anonymous', 'POST /authenticate/totp', 'POST /authenticate/webauthn/options', 'POST /authenticate/webauthn'];
+export const END_USER_ROUTES = ['GET /organizations/webhooks/verification-jwks', 'POST /authenticate/password', 'POST /register/password', 'POST /authenticate/direct-id', 'GET /authenticate/oidc/{oauth_client_id}/start', 'POST /persons/anonymous', 'POST /authenticate/totp', 'POST /authenticate/webauthn/options', 'POST /authenticate/webauthn', ...['otp_via_email', 'email_link', 'otp_via_sms', 'sms_link'].flatMap((m) => [`POST /authenticate/${m}/start`, `POST /authenticate/${m}`])];
 
 /** End-user routes a person calls with their own identity token (Authorization: Bearer), no organization header. */
 export const PERSON_TOKEN_ROUTES = ['GET /consent/gdpr', 'PUT /consent/gdpr', 'POST /consent/gdpr', 'DELETE /consent/gdpr', 'GET /attributes/{bucket_name}', 'PUT /attributes/{bucket_name}', 'PATCH /attributes/{bucket_name}', 'DELETE /attributes/{bucket_name}'];
