@@ -8,7 +8,7 @@ import { createTotp, TOTP_FAILURES_PER_WINDOW } from './auth/totp.js';
 import { totpRoutes } from './http/handlers/totp.js';
 import { oneTimeCodeRoutes } from './http/handlers/one-time-codes.js';
 import { createOneTimeCodes, ONE_TIME_PER_ADDRESS, ONE_TIME_PER_HANDLE } from './auth/one-time-codes.js';
-import { createSmsSender } from './mail/sms-sender.js';
+import { createSmsSender } from './auth/sms-sender.js';
 import { createPasskeys } from './auth/webauthn.js';
 import { webauthnRoutes } from './http/handlers/webauthn.js';
 import { bulkImportRoutes } from './http/handlers/bulk-import.js';

@@ -3,7 +3,7 @@
 // /organizations/webhooks/verification-jwks), through the outbound address guard; the receiver relays it.
 import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../errors.js';
-import type { SmsSender } from '../auth/one-time-codes.js';
+import type { SmsSender } from './one-time-codes.js';
 import { signJwt } from '../lib/jws.js';
 import type { WebhookCaller } from '../webhooks/caller.js';
 import { DELIVERY_TOKEN_TTL } from '../webhooks/delivery-token.js';
