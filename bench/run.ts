@@ -15,6 +15,7 @@ const BENCHES: Record<string, Entry> = {
   'sync-hook': { about: 'what a token_minted sync hook call adds next to a bare keep-alive round trip', load: () => import('./sync-hook.js') },
   'password-import': { about: "an imported hash's first sign-in (bcrypt cost 10, argon2id defaults, pbkdf2) beside a sign-in with the service's own scrypt", load: () => import('./password-import.js') },
   sso: { about: 'SSO sign-in through a loopback OpenID provider against password sign-in: the added latency, hop by hop', load: () => import('./sso.js') },
+  signin: { about: 'sign-ins per second and p50/p99: password, passkey (software authenticator), password then TOTP, beside one durable commit', load: () => import('./signin.js') },
   oauth2: { about: 'client_credentials access tokens per second and p50/p99 beside mint-token, and beside oidc-provider doing the same grant', load: () => import('./oauth2.js') },
   gate: { about: 'what Gate adds over the upstream (no plugin, validate-jwt, enrichment; events on and off) beside http-proxy; /gate/events ingest rate', load: () => import('./gate.js') },
   scale: { about: 'one organization of N persons and M organizations of P: heap per person, RSS, start-up after stop and kill -9, WAL replay rate, reads and mints at size', load: () => import('./scale.js') },
