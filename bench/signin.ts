@@ -1,6 +1,7 @@
 // What a sign-in costs by method, over HTTP in the same run: a password (scrypt), a passkey without a handle
 // (options, then an assertion made by a software authenticator), a password then a TOTP code (@otplib/totp from
-// the enrolled secret), beside one durable commit (PUT an organization's attribute bucket, SERVICE_DURABILITY=sync).
+// the enrolled secret), beside one durable commit (PUT an organization's attribute bucket, SERVICE_DURABILITY=sync)
+// and a token minted by API key (the floor of issuing a token).
 // Each runs as `--concurrency` sign-in loops, the cases in turn for several rounds; the table shows each one's
 // median round, the JSON every round. A person's passkey signs in from one loop only, so its counter only grows,
 // and a TOTP person signs in at most once per 30 s step, as a code is accepted once.
@@ -54,12 +55,13 @@ function options(argv: string[]): Options | undefined {
   };
 }
 
-type Name = 'password' | 'passkey' | 'totp' | 'commit';
+type Name = 'password' | 'passkey' | 'totp' | 'commit' | 'mint';
 const LABELS: Record<Name, string> = {
   password: 'password (POST /authenticate/password)',
   passkey: 'passkey, no handle (options + assertion)',
   totp: 'password, then TOTP code',
   commit: 'durable commit (PUT org attributes, sync)',
+  mint: 'token floor (POST /persons/{id}/mint-token)',
 };
 
 interface RunResult {
@@ -162,7 +164,11 @@ export async function main(argv: string[]): Promise<void> {
     const commitLoop: Loop = async (w) => {
       await admin('PUT', '/organizations/attributes/end_user_read_write', { plan: 'pro', seats: w }, 204);
     };
-    const loops: Record<Name, Loop> = { password: passwordLoop, passkey: passkeyLoop, totp: totpLoop, commit: commitLoop };
+    // Issuing a token with no sign-in at all: its record's commit and a signature, what any method's last step includes.
+    const mintLoop: Loop = async (w) => {
+      await admin('POST', `/persons/${passkeyIds[w] as string}/mint-token`, undefined, 201);
+    };
+    const loops: Record<Name, Loop> = { password: passwordLoop, passkey: passkeyLoop, totp: totpLoop, commit: commitLoop, mint: mintLoop };
 
     const run = async (name: Name, round: number): Promise<RunResult> => {
       console.error(`  ${LABELS[name]} (round ${round} of ${o.rounds}): ${o.warmup} s warm-up, ${o.duration} s over ${o.concurrency} loops`);
@@ -200,7 +206,7 @@ export async function main(argv: string[]): Promise<void> {
       if (errors > 0) console.error(`    ${errors} errors: ${failures.join('; ')}`);
       return { rate: done / elapsed, errors, failures, latency: latency.summary(), ...(name === 'totp' && { second: second.summary(), waitedMs: waited.ms }) };
     };
-    const names: Name[] = ['password', 'passkey', 'totp', 'commit'];
+    const names: Name[] = ['password', 'passkey', 'totp', 'commit', 'mint'];
     for (let round = 1; round <= o.rounds; round++) for (const name of names) (rounds[name] ??= []).push(await run(name, round));
   } finally {
     await service.stop();
