@@ -1,0 +1,242 @@
+// What a sign-in costs by method, over HTTP in the same run: a password (scrypt), a passkey without a handle
+// (options, then an assertion made by a software authenticator), a password then a TOTP code (@otplib/totp from
+// the enrolled secret), beside one durable commit (PUT an organization's attribute bucket, SERVICE_DURABILITY=sync)
+// and a token minted by API key (the floor of issuing a token).
+// Each runs as `--concurrency` sign-in loops, the cases in turn for several rounds; the table shows each one's
+// median round, the JSON every round. A person's passkey signs in from one loop only, so its counter only grows,
+// and a TOTP person signs in at most once per 30 s step, as a code is accepted once.
+//   npm run bench -- signin [--duration 3] [--concurrency 4] [--rounds 3]
+import { parseArgs } from 'node:util';
+import { TOTP } from '@otplib/totp';
+import { NodeCryptoPlugin } from '@otplib/plugin-crypto-node';
+import { ScureBase32Plugin } from '@otplib/plugin-base32-scure';
+import { numberFlag, runIfMain } from './lib/cli.js';
+import { Histogram, type LatencySummary } from './lib/histogram.js';
+import { createPersons } from './lib/persons.js';
+import { count, environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
+import { startService } from './lib/server-process.js';
+import { SoftwareAuthenticator } from './lib/software-authenticator.js';
+
+const USAGE = `usage: npm run bench -- signin [options]   (or: npx tsx bench/signin.ts [options])
+  --duration <s>      seconds per measured run (default 3)
+  --warmup <s>        unmeasured seconds before each run (default 0.5)
+  --concurrency <n>   sign-in loops at once, each its own persons (default 4)
+  --rounds <n>        rounds, taking the cases in turn (default 3)
+  --totp-persons <n>  persons enrolled in TOTP: each signs in once per 30 s step (default 60)
+Prints a table and the targets' ratios, and writes the figures to bench/results/signin-<time>.json.`;
+
+interface Options {
+  duration: number;
+  warmup: number;
+  concurrency: number;
+  rounds: number;
+  totpPersons: number;
+}
+
+function options(argv: string[]): Options | undefined {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string', default: '3' },
+      warmup: { type: 'string', default: '0.5' },
+      concurrency: { type: 'string', default: '4' },
+      rounds: { type: 'string', default: '3' },
+      'totp-persons': { type: 'string', default: '60' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return undefined;
+  return {
+    duration: numberFlag('duration', values.duration, 0.1, USAGE),
+    warmup: numberFlag('warmup', values.warmup, 0, USAGE),
+    concurrency: Math.round(numberFlag('concurrency', values.concurrency, 1, USAGE)),
+    rounds: Math.round(numberFlag('rounds', values.rounds, 1, USAGE)),
+    totpPersons: Math.round(numberFlag('totp-persons', values['totp-persons'], 1, USAGE)),
+  };
+}
+
+type Name = 'password' | 'passkey' | 'totp' | 'commit' | 'mint';
+const LABELS: Record<Name, string> = {
+  password: 'password (POST /authenticate/password)',
+  passkey: 'passkey, no handle (options + assertion)',
+  totp: 'password, then TOTP code',
+  commit: 'durable commit (PUT org attributes, sync)',
+  mint: 'token floor (POST /persons/{id}/mint-token)',
+};
+
+interface RunResult {
+  rate: number;
+  errors: number;
+  failures: string[];
+  latency: LatencySummary;
+  /** TOTP: the second request alone, i.e. what the second factor adds */
+  second?: LatencySummary;
+  /** TOTP: time a loop waited for a person whose code was not yet used in this step */
+  waitedMs?: number;
+}
+
+const PASSWORD = 'correct horse battery staple';
+const ORIGIN = 'http://bench.localhost';
+const STEP_MS = 30_000;
+const totp = new TOTP({ crypto: new NodeCryptoPlugin(), base32: new ScureBase32Plugin() });
+
+export async function main(argv: string[]): Promise<void> {
+  const o = options(argv);
+  if (!o) return console.log(USAGE);
+  const env = environment();
+  const service = await startService({ SERVICE_DURABILITY: 'sync', SERVICE_SECRETS_KEY: 'ab'.repeat(32) });
+  const org = service.auth['Service-OrgID'] as string;
+  const call = async (method: string, path: string, body: unknown, headers: Record<string, string>, expected: number): Promise<any> => {
+    const r = await fetch(service.url + path, { method, headers: { 'Service-OrgID': org, 'content-type': 'application/json', ...headers }, ...(body !== undefined && { body: JSON.stringify(body) }) });
+    const text = await r.text();
+    if (r.status !== expected) throw new Error(`${method} ${path} answered ${r.status}: ${text.slice(0, 300)}`);
+    return text === '' ? undefined : (JSON.parse(text) as { result?: any }).result;
+  };
+  const admin = (method: string, path: string, body: unknown, expected: number) => call(method, path, body, service.auth, expected);
+  const inParallel = async <T>(n: number, job: (i: number) => Promise<T>): Promise<T[]> => {
+    const out: T[] = new Array<T>(n);
+    let next = 0;
+    await Promise.all(Array.from({ length: Math.min(16, n) }, async () => { while (next < n) { const i = next++; out[i] = await job(i); } }));
+    return out;
+  };
+  const rounds: Partial<Record<Name, RunResult[]>> = {};
+  try {
+    console.error(`signin benchmark: setting up (${o.concurrency} passkeys, ${o.concurrency} password persons, ${o.totpPersons} TOTP persons)`);
+    await admin('POST', '/organizations/config/domains', { domains: ['bench.localhost'] }, 204);
+    const email = (i: number) => `bench-${i}@example.com`;
+    const passwordCount = o.concurrency;
+    const ids = await createPersons(service, passwordCount + o.concurrency + o.totpPersons);
+    const tokenOf = async (id: string) => (await admin('POST', `/persons/${id}/mint-token`, undefined, 201)) as string;
+    const passwordIds = ids.slice(0, passwordCount);
+    const passkeyIds = ids.slice(passwordCount, passwordCount + o.concurrency);
+    const totpIds = ids.slice(passwordCount + o.concurrency);
+    await inParallel(passwordIds.length + totpIds.length, (i) => admin('PUT', `/persons/${[...passwordIds, ...totpIds][i]}/credentials/password`, { password: PASSWORD }, 204));
+    // One passkey per loop, registered through the person's own ceremony on the organization's page.
+    const authenticators = await inParallel(passkeyIds.length, async (i) => {
+      const bearer = { authorization: `Bearer ${await tokenOf(passkeyIds[i] as string)}`, origin: ORIGIN };
+      const a = new SoftwareAuthenticator(ORIGIN);
+      const { options: creation } = await call('POST', '/register/webauthn/options', {}, bearer, 200);
+      await call('POST', '/register/webauthn', { credential: a.create(creation), label: 'bench' }, bearer, 201);
+      return a;
+    });
+    // TOTP: enrolled and confirmed with a code, as an authenticator app's owner would.
+    const totpPersons = await inParallel(totpIds.length, async (i) => {
+      const bearer = { authorization: `Bearer ${await tokenOf(totpIds[i] as string)}` };
+      const enrollment = await call('POST', '/register/totp', undefined, bearer, 201);
+      const secret = new URL(enrollment.key_uri as string).searchParams.get('secret') as string;
+      // The code of the step before (one step either side is accepted), so the current step is still unused.
+      const step = Math.floor(Date.now() / STEP_MS) - 1;
+      await call('POST', '/register/totp/confirm', { credential_id: enrollment.credential_id, code: await totp.generate({ secret, epoch: (step * STEP_MS) / 1000 }) }, bearer, 200);
+      return { email: email(passwordCount + o.concurrency + i), secret, lastStep: step };
+    });
+
+    /** One sign-in by loop `worker`; `at.t` is when it began, moved past any wait for a TOTP person's next step. */
+    type Loop = (worker: number, second: Histogram, at: { t: number }) => Promise<void>;
+    const passwordLoop: Loop = async (w) => {
+      const r = await call('POST', '/authenticate/password', { handle: { type: 'email_address', value: email(w) }, password: PASSWORD }, {}, 200);
+      if (typeof r?.token !== 'string') throw new Error('password: no token');
+    };
+    const passkeyLoop: Loop = async (w) => {
+      const { options: request } = await call('POST', '/authenticate/webauthn/options', {}, { origin: ORIGIN }, 200);
+      const r = await call('POST', '/authenticate/webauthn', { credential: (authenticators[w] as SoftwareAuthenticator).get(request) }, { origin: ORIGIN }, 200);
+      if (typeof r?.token !== 'string') throw new Error('passkey: no token');
+    };
+    // TOTP persons are dealt to the loops (person i to loop i mod concurrency); each picks one not used this step.
+    const totpLoop: Loop = async (w, second, at) => {
+      let person;
+      for (;;) {
+        const step = Math.floor(Date.now() / STEP_MS);
+        person = totpPersons.find((p, i) => i % o.concurrency === w && p.lastStep < step);
+        if (person) break;
+        await new Promise((r) => setTimeout(r, STEP_MS - (Date.now() % STEP_MS) + 5));
+        at.t = performance.now();
+      }
+      const first = await call('POST', '/authenticate/password', { handle: { type: 'email_address', value: person.email }, password: PASSWORD }, {}, 200);
+      // The step the code is made in is the one used up (the first factor may have taken the clock into the next).
+      const now = Date.now();
+      person.lastStep = Math.floor(now / STEP_MS);
+      const code = await totp.generate({ secret: person.secret, epoch: Math.floor(now / 1000) });
+      const t = performance.now();
+      const r = await call('POST', '/authenticate/totp', { challenge: first.second_factor.challenge, code }, {}, 200);
+      second.record((performance.now() - t) * 1000);
+      if (typeof r?.token !== 'string') throw new Error('totp: no token');
+    };
+    const commitLoop: Loop = async (w) => {
+      await admin('PUT', '/organizations/attributes/end_user_read_write', { plan: 'pro', seats: w }, 204);
+    };
+    // Issuing a token with no sign-in at all: its record's commit and a signature, what any method's last step includes.
+    const mintLoop: Loop = async (w) => {
+      await admin('POST', `/persons/${passkeyIds[w] as string}/mint-token`, undefined, 201);
+    };
+    const loops: Record<Name, Loop> = { password: passwordLoop, passkey: passkeyLoop, totp: totpLoop, commit: commitLoop, mint: mintLoop };
+
+    const run = async (name: Name, round: number): Promise<RunResult> => {
+      console.error(`  ${LABELS[name]} (round ${round} of ${o.rounds}): ${o.warmup} s warm-up, ${o.duration} s over ${o.concurrency} loops`);
+      const latency = new Histogram();
+      const second = new Histogram();
+      const waited = { ms: 0 };
+      const failures: string[] = [];
+      let errors = 0;
+      let done = 0;
+      const start = performance.now() + o.warmup * 1000;
+      const end = start + o.duration * 1000;
+      await Promise.all(
+        Array.from({ length: o.concurrency }, async (_, w) => {
+          while (performance.now() < end) {
+            const at = { t: performance.now() };
+            const began = at.t;
+            const step = new Histogram();
+            try {
+              await loops[name](w, step, at);
+              if (at.t > began) waited.ms += at.t - began;
+              // counted when it began inside the window, as the load generator counts requests
+              if (at.t >= start && at.t < end) {
+                latency.record((performance.now() - at.t) * 1000);
+                if (step.count > 0) second.record(step.percentile(50));
+                done++;
+              }
+            } catch (error) {
+              errors++;
+              if (failures.length < 5) failures.push((error as Error).message);
+            }
+          }
+        }),
+      );
+      const elapsed = (performance.now() - start) / 1000;
+      if (errors > 0) console.error(`    ${errors} errors: ${failures.join('; ')}`);
+      return { rate: done / elapsed, errors, failures, latency: latency.summary(), ...(name === 'totp' && { second: second.summary(), waitedMs: waited.ms }) };
+    };
+    const names: Name[] = ['password', 'passkey', 'totp', 'commit', 'mint'];
+    for (let round = 1; round <= o.rounds; round++) for (const name of names) (rounds[name] ??= []).push(await run(name, round));
+  } finally {
+    await service.stop();
+  }
+
+  const median = (rs: RunResult[] | undefined) => (rs && rs.length > 0 ? [...rs].sort((a, b) => a.rate - b.rate)[Math.floor(rs.length / 2)] : undefined);
+  const best = Object.fromEntries((Object.keys(LABELS) as Name[]).map((n) => [n, median(rounds[n])])) as Record<Name, RunResult | undefined>;
+  const rows = (Object.entries(best) as Array<[Name, RunResult | undefined]>).filter((e): e is [Name, RunResult] => e[1] !== undefined);
+  const columns: Column<[Name, RunResult]>[] = [
+    { title: '', value: ([n]) => LABELS[n], align: 'left' },
+    { title: 'per s', value: ([, r]) => count(r.rate, 1), align: 'right' },
+    { title: 'p50 ms', value: ([, r]) => ms(r.latency.p50_us), align: 'right' },
+    { title: 'p99 ms', value: ([, r]) => ms(r.latency.p99_us), align: 'right' },
+    { title: '2nd step p50 ms', value: ([, r]) => (r.second ? ms(r.second.p50_us) : ''), align: 'right' },
+    { title: '2nd step p99 ms', value: ([, r]) => (r.second ? ms(r.second.p99_us) : ''), align: 'right' },
+    { title: 'errors', value: ([, r]) => count(r.errors), align: 'right' },
+  ];
+  console.log(`\nsignin benchmark: ${o.concurrency} sign-in loops, ${o.duration} s runs, median round of ${o.rounds}; email OTP not built, not measured\n`);
+  console.log(formatTable(columns, rows));
+  const ratios: Record<string, number> = {};
+  if (best.passkey && best.password) ratios['passkey_over_password'] = best.passkey.rate / best.password.rate;
+  if (best.totp?.second && best.commit) ratios['totp_added_p50_over_commit_p50'] = best.totp.second.p50_us / best.commit.latency.p50_us;
+  console.log('');
+  if (ratios['passkey_over_password'] !== undefined) console.log(`passkey / password sign-ins per second:       ${ratios['passkey_over_password'].toFixed(2)}×   (target ≥ 5×)`);
+  if (ratios['totp_added_p50_over_commit_p50'] !== undefined)
+    console.log(`TOTP step's p50 / one durable commit's p50:    ${ratios['totp_added_p50_over_commit_p50'].toFixed(2)}×   (target ≤ 1×: ${ms(best.totp?.second?.p50_us)} against ${ms(best.commit?.latency.p50_us)} ms)`);
+  const waited = (rounds.totp ?? []).reduce((s, r) => s + (r.waitedMs ?? 0), 0);
+  if (waited > 0) console.log(`(TOTP loops waited ${(waited / 1000).toFixed(1)} s in all for a person with an unused step: raise --totp-persons)`);
+  console.log(`\n${environmentLine(env)}`);
+  console.log(`figures: ${writeResults('signin', env, { options: o, rounds, ratios })}`);
+}
+
+runIfMain(import.meta.url, main);
