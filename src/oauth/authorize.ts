@@ -17,6 +17,7 @@ import type { Clock } from '../lib/clock.js';
 import { readCookie, type Sealer } from '../lib/signed.js';
 import { CSRF_COOKIE, FORM_TTL_S, SESSION_TTL_S, newCsrf, readSession, sessionCookie, sessionCurrent, sessionPassword, setCookie, type Session } from './session.js';
 import { personScope } from './scopes.js';
+import { acrSatisfied } from './acr.js';
 import { errorPage, secondFactorPage, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
 import type { PushedParams, PushedRequests } from './pushed-requests.js';
 
@@ -51,6 +52,8 @@ export interface AuthorizationRequest {
   nonce?: string;
   code_challenge?: string;
   max_age?: number;
+  /** the acr values asked for, in order of preference */
+  acr_values?: string[];
   login_hint?: string;
   /** it came through a pushed authorization request (RFC 9126) */
   pushed?: true;
@@ -318,6 +321,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     const maxAgeText = text('max_age');
     if (maxAgeText !== undefined && !/^\d{1,9}$/.test(maxAgeText)) throw new RedirectError('invalid_request', 'max_age must be a non-negative integer of seconds');
     const loginHint = text('login_hint');
+    const acrValues = text('acr_values')?.split(' ').filter((v) => v !== '').slice(0, 10);
     const request: AuthorizationRequest = {
       client_id: client.client_id,
       redirect_uri,
@@ -327,6 +331,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       ...(challenge !== undefined && { code_challenge: challenge }),
       ...(maxAgeText !== undefined && { max_age: Number(maxAgeText) }),
       ...(loginHint !== undefined && { login_hint: loginHint.slice(0, 256) }),
+      ...(acrValues !== undefined && acrValues.length > 0 && { acr_values: acrValues }),
       ...(pushed && { pushed: true as const }),
       csrf: '',
     };
@@ -464,7 +469,9 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       }
       const { request, prompts } = checked;
       const session = currentSession(deps.sealer, found.org, caller.cookie, deps.clock.nowMs());
-      const fresh = session !== undefined && !prompts.includes('login') && (request.max_age === undefined || now() - session.auth_time <= request.max_age);
+      const fresh = session !== undefined && !prompts.includes('login') && (request.max_age === undefined || now() - session.auth_time <= request.max_age) &&
+        // step-up: a session weaker than the acr asked for signs in again, where a second factor is asked for
+        acrSatisfied(request.acr_values, session.amr);
       if (fresh) {
         const { org: _org, expires: _expires, password: _password, ...facts } = session;
         return issueCode(found.org, request, facts);

@@ -34,6 +34,7 @@ export const AuthorizationParams = Type.Object(
     code_challenge_method: optional('S256'),
     prompt: optional('none or login'),
     max_age: optional('seconds since the last sign-in after which the person signs in again'),
+    acr_values: optional('space-separated acr values in order of preference; the multi-factor one makes a one-factor session sign in again'),
     login_hint: optional('prefills the handle'),
   },
   { additionalProperties: true },
