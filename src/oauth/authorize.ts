@@ -497,11 +497,13 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       const opened = openForm(form, caller);
       if ('kind' in opened) return opened;
       const { request, found } = opened;
+      const step = form as SecondFactorForm;
+      if (!form.code?.trim() && !form.recovery_code?.trim()) return secondStep(found, request, step, form.challenge ?? '', 400, 'Enter the code your authenticator app shows, or one of your recovery codes.');
       const signedIn = await hostedSecondFactor(deps, found.org, form, caller);
       if ('status' in signedIn) {
         // A challenge expired or not this organization's: the sign-in starts again; a wrong code: the code again.
         if (signedIn.status === 400) return page(found, request, 400, 'The sign-in took too long or the form was altered; sign in again.');
-        return withRetry(secondStep(found, request, form as SecondFactorForm, form.challenge ?? '', signedIn.status, signedIn.message), signedIn);
+        return withRetry(secondStep(found, request, step, form.challenge ?? '', signedIn.status, signedIn.message), signedIn);
       }
       return issueCode(found.org, request, signedIn.facts, { 'Set-Cookie': signedIn.cookie }, signedIn.session);
     },

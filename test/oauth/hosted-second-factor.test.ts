@@ -86,6 +86,13 @@ describe('the hosted sign-in page asks for the second factor', () => {
     assert.equal(events(org.id, 'AuthenticationSucceeded_v1').length, succeededBefore, 'the password alone signs nobody in');
     assert.match(step.headers.get('content-security-policy') ?? '', /form-action 'self' https:\/\/app\.example/);
 
+    // Nothing typed: the form again, nothing recorded.
+    const failuresBefore = events(org.id, 'AuthenticationFailed_v1').length;
+    const empty = await browser.submit(step, server.base, { code: '', recovery_code: '' });
+    assert.equal(empty.status, 400, empty.html);
+    assert.ok(isSecondStep(empty));
+    assert.equal(events(org.id, 'AuthenticationFailed_v1').length, failuresBefore);
+
     // A wrong code: the form again, 401, recorded as the TOTP factor's failure.
     startOfStep();
     const wrong = await browser.submit(step, server.base, { code: oathtool(secret, clock.nowMs() - 120_000) });
