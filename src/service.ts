@@ -4,7 +4,7 @@ import { createPasswordHasher } from './auth/password-hash.js';
 import { createIssuePipeline, type IssuePipeline } from './auth/issue.js';
 import { createSignIn } from './auth/sign-in.js';
 import { createDirectIdSignIn } from './auth/direct-id.js';
-import { createTotp, TOTP_FAILURES_PER_WINDOW } from './auth/totp.js';
+import { createTotp, TOTP_FAILURES_PER_WINDOW, type TotpService } from './auth/totp.js';
 import { totpRoutes } from './http/handlers/totp.js';
 import { oneTimeCodeRoutes } from './http/handlers/one-time-codes.js';
 import { createOneTimeCodes, ONE_TIME_PER_ADDRESS, ONE_TIME_PER_HANDLE } from './auth/one-time-codes.js';
@@ -723,10 +723,10 @@ function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, com
 }
 
 /** The authorization server's person side: the authorization endpoint with its hosted sign-in page and pushed requests, RP-initiated logout, userinfo, and the device authorization grant's endpoint and user code pages. */
-function buildOAuthUser({ clock, ids, issuer }: Base, storage: Storage, registry: Registry, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>, tokens: Tokens): Route[] {
+function buildOAuthUser({ clock, ids, issuer }: Base, storage: Storage, registry: Registry, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>, secondFactor: TotpService, tokens: Tokens): Route[] {
   const sealer = createSessionSealer(storage.cursorSecret);
   const newSessionId = () => ids.uuid();
-  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, issuer, newSessionId, pushed: createPushedRequests(clock) });
+  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, secondFactor, issuer, newSessionId, pushed: createPushedRequests(clock) });
   const endSession = createEndSession({ clients: oauth.clients, org: (id) => registry.get(id), hints: createIdTokenHintVerifier({ keys: tokens.keys, issuer }), sealer, clock, issuer });
   const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer, dpop: oauth.dpop });
   const device = createDeviceFlow({ sealer, clock, signIn, issuer, newSessionId, orgs: () => registry.all() });
@@ -887,7 +887,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
       clock: base.clock,
     }),
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
-    ...buildOAuthUser(base, storage, registry, oauth, signIn, tokens),
+    ...buildOAuthUser(base, storage, registry, oauth, signIn, totp, tokens),
     ...sessionRoutes(deps, personAuthenticator(tokens.validator), base.clock),
     ...sdkRoutes({ handlers: deps, clock: base.clock, validator: tokens.validator, rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.sdkPerIp, perOrg: config.browser.sdkPerOrg } }),
     ...cloudConnectionRoutes(deps, cloud),

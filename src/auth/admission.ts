@@ -141,10 +141,11 @@ export interface Admission {
    */
   complete(c: SignInContext, a: Admitted): Promise<SignInOutcome>;
   /**
-   * The same sign-in recorded without a token: the hosted OAuth page, whose client gets its own tokens later.
-   * It asks for no second factor, so a person who holds one is refused there (403, recorded).
+   * The same sign-in recorded without a token: the hosted OAuth pages, whose client gets its own tokens later.
+   * `answerable`: the second factors the page can ask for; a person who holds one of them gets a challenge
+   * naming those, one who holds only others is refused (403, recorded).
    */
-  record(c: SignInContext, a: Admitted): Promise<SignedIn>;
+  record(c: SignInContext, a: Admitted, answerable?: readonly string[]): Promise<SignedIn | { second_factor: SecondFactorRequired }>;
   /** The challenge a second factor answers, opened: forged, expired or another organization's is a 400. */
   challenge(org: IssuingOrg, sealed: string): Challenge;
 }
@@ -161,6 +162,27 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     const error = secondFactorMissing();
     await refuse(c, a.method, error.failure_reason, error.message, { handle: a.handle, person_id: a.person.person_id });
     throw error;
+  }
+
+  /** A first factor on its own: neither answering a challenge nor registering. */
+  const firstOnly = (a: Admitted) => a.earlier === undefined && a.registration === undefined;
+
+  /** The first factor's answer when a second is needed: the signed challenge, no token, nothing recorded yet. */
+  async function challengeFor(c: SignInContext, a: Admitted, methods: string[]): Promise<{ second_factor: SecondFactorRequired }> {
+    if (deps.challenges === undefined) throw new Error('second-factor challenges need a sealer');
+    // The first factor's proof goes on with the challenge; a re-hash waits for a sign-in without one.
+    const proof: Proof = a.method === 'password' ? { method: 'password' } : ((await a.proof) ?? ({ method: a.method } as Proof));
+    const challenge: Challenge = {
+      org: c.org.id,
+      person_id: a.person.person_id,
+      handle: a.handle,
+      authentications: [{ handle: a.handle, method: a.method, timestamp: rfc3339Nanos(clock.nowNs()) }],
+      proofs: [proof],
+      ...(c.anonymous_person_id !== undefined && { anonymous_person_id: c.anonymous_person_id }),
+      ...(c.analytics_correlation_id !== undefined && { analytics_correlation_id: c.analytics_correlation_id }),
+    };
+    const expires = Math.floor(clock.nowMs() / 1000) + CHALLENGE_TTL_S;
+    return { second_factor: { challenge: deps.challenges.seal(CHALLENGE_PURPOSE, challenge, expires), methods, expires_in: CHALLENGE_TTL_S } };
   }
 
   const refuse: Admission['refuse'] = async (c, method, failure_reason, failure_detail, who = {}) => {
@@ -242,32 +264,22 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     issue,
     async complete(c, a) {
       // A factor is not its own second: a passkey sign-in asks for TOTP, not for another passkey.
-      const methods = a.earlier === undefined && a.registration === undefined ? secondFactors(c.org.state.config, a.person).filter((m) => m !== a.method) : [];
+      const methods = firstOnly(a) ? secondFactors(c.org.state.config, a.person).filter((m) => m !== a.method) : [];
       if (methods.length === 0) {
-        if (a.earlier === undefined && a.registration === undefined) await requireNone(c, a);
+        if (firstOnly(a)) await requireNone(c, a);
         return { token: await issue(c, a) };
       }
-      if (deps.challenges === undefined) throw new Error('second-factor challenges need a sealer');
-      // The first factor's proof goes on with the challenge; a re-hash waits for a sign-in without one.
-      const proof: Proof = a.method === 'password' ? { method: 'password' } : ((await a.proof) ?? ({ method: a.method } as Proof));
-      const challenge: Challenge = {
-        org: c.org.id,
-        person_id: a.person.person_id,
-        handle: a.handle,
-        authentications: [{ handle: a.handle, method: a.method, timestamp: rfc3339Nanos(clock.nowNs()) }],
-        proofs: [proof],
-        ...(c.anonymous_person_id !== undefined && { anonymous_person_id: c.anonymous_person_id }),
-        ...(c.analytics_correlation_id !== undefined && { analytics_correlation_id: c.analytics_correlation_id }),
-      };
-      const expires = Math.floor(clock.nowMs() / 1000) + CHALLENGE_TTL_S;
-      return { second_factor: { challenge: deps.challenges.seal(CHALLENGE_PURPOSE, challenge, expires), methods, expires_in: CHALLENGE_TTL_S } };
+      return challengeFor(c, a, methods);
     },
-    async record(c, a) {
-      if (a.earlier === undefined && a.registration === undefined) {
+    async record(c, a, answerable = []) {
+      if (firstOnly(a)) {
+        const held = secondFactors(c.org.state.config, a.person).filter((m) => m !== a.method);
+        const asked = held.filter((m) => answerable.includes(m));
+        if (asked.length > 0) return challengeFor(c, a, asked);
         await requireNone(c, a);
-        if (secondFactors(c.org.state.config, a.person).filter((m) => m !== a.method).length > 0) {
+        if (held.length > 0) {
           await refuse(c, a.method, 'second_factor_required', 'the person holds a second factor, which this page does not ask for', { handle: a.handle, person_id: a.person.person_id });
-          throw new ServiceError('ERR_FORBIDDEN', 'this person signs in with a second factor: use /authenticate/password, then /authenticate/totp');
+          throw new ServiceError('ERR_FORBIDDEN', `this person signs in with a second factor this page cannot ask for (${held.join(', ')}): use /authenticate/${a.method}, then /authenticate/${held[0]}`);
         }
       }
       return pipeline.verify(c.org, request(c, a));

@@ -8,7 +8,7 @@ import { checkHandle } from '../domain/rules.js';
 import { handleKey, type Handle, type Person } from '../domain/state.js';
 import type { Clock } from '../lib/clock.js';
 import type { Sealer } from '../lib/signed.js';
-import { createAdmission, type Admitted, type SignInContext, type SignInOutcome } from './admission.js';
+import { createAdmission, type Admitted, type SignInContext, type SecondFactorRequired, type SignInOutcome } from './admission.js';
 import { checkPasswordPolicy, needsRehash, type PasswordHasher } from './password-hash.js';
 import type { Limiter } from './throttle.js';
 import type { IssuePipeline } from './issue.js';
@@ -46,8 +46,11 @@ interface Reservation {
 export interface SignInService {
   /** The person's identity token, or a challenge for a person who holds a second factor. */
   authenticate(a: SignInAttempt): Promise<SignInOutcome>;
-  /** The same sign-in, recorded without a token: the hosted OAuth page, whose client gets its own tokens later. */
-  verify(a: SignInAttempt): Promise<SignedIn>;
+  /**
+   * The same sign-in, recorded without a token: the hosted OAuth pages, whose client gets its own tokens later;
+   * a challenge instead for a person who holds one of the second factors the page can ask for (`answerable`).
+   */
+  verify(a: SignInAttempt, answerable?: readonly string[]): Promise<SignedIn | { second_factor: SecondFactorRequired }>;
   register(a: SignInAttempt): Promise<Registration>;
 }
 
@@ -121,8 +124,8 @@ export function createSignIn(deps: SignInDeps): SignInService {
     async authenticate(a) {
       return admission.complete(a, await checkPassword(a));
     },
-    async verify(a) {
-      return admission.record(a, await checkPassword(a));
+    async verify(a, answerable) {
+      return admission.record(a, await checkPassword(a), answerable);
     },
 
     async register(a) {

@@ -11,9 +11,10 @@ import type { StoredSecret } from '../domain/state.js';
 import { TOTP_REFUSED } from '../domain/totp.js';
 import { openBytes, sealBytes } from '../lib/seal.js';
 import type { Clock } from '../lib/clock.js';
-import { createAdmission, type AdmissionDeps, type SignInContext } from './admission.js';
+import { createAdmission, type AdmissionDeps, type Admitted, type SignInContext } from './admission.js';
 import type { IssuingOrg } from './issue.js';
 import type { Limiter } from './throttle.js';
+import type { SignedIn } from './verify.js';
 
 const METHOD = 'totp' as const;
 const crypto = new NodeCryptoPlugin();
@@ -55,6 +56,8 @@ export interface TotpService {
   regenerateRecoveryCodes(org: IssuingOrg, person_id: string): Promise<string[]>;
   /** A second-factor challenge answered with a code or a recovery code: the identity token. */
   authenticate(a: TotpAnswer): Promise<string>;
+  /** The same answer recorded without a token: the hosted OAuth page, whose client gets its own tokens later. */
+  verify(a: TotpAnswer): Promise<SignedIn>;
 }
 
 const NONCE = 12;
@@ -101,6 +104,35 @@ export function createTotp(deps: TotpDeps): TotpService {
     return () => deps.throttle.reset(key);
   }
 
+  /** A challenge answered: the code (or recovery code) checked, each wrong one recorded and counted. */
+  async function answered(a: TotpAnswer): Promise<{ c: SignInContext; admitted: Admitted }> {
+    const challenge = admission.challenge(a.org, a.challenge);
+    if ((a.code === undefined) === (a.recovery_code === undefined)) throw badRequest('one of code and recovery_code is required');
+    // The request goes on with what the first factor's request carried.
+    const c: SignInContext = { ...a, anonymous_person_id: challenge.anonymous_person_id, analytics_correlation_id: challenge.analytics_correlation_id };
+    await admission.policy(c, METHOD, challenge.handle, { second: true });
+    const release = reserve(a.org, challenge.person_id);
+    const person = await admission.active(c, METHOD, challenge.person_id, challenge.handle);
+    const t = person.totp;
+    const refused = async (detail: string) => {
+      await admission.refuse(c, METHOD, 'invalid_credentials', detail, { handle: challenge.handle, person_id: person.person_id });
+      return new ServiceError('ERR_UNAUTHORIZED', TOTP_REFUSED);
+    };
+    if (t === undefined || !t.confirmed) throw await refused('the person has no TOTP credential');
+    let proof: { method: 'totp'; totp_step: number } | { method: 'totp'; recovery_code: string };
+    if (a.recovery_code !== undefined) {
+      const hash = deps.hashKey(a.recovery_code);
+      if (!t.recovery_codes.includes(hash)) throw await refused('not an unused recovery code');
+      proof = { method: METHOD, recovery_code: hash };
+    } else {
+      const step = await stepOf(open(a.org.id, person.person_id, t.secret), a.code as string, t.last_step);
+      if (step === undefined) throw await refused('wrong, expired or used code');
+      proof = { method: METHOD, totp_step: step };
+    }
+    release();
+    return { c, admitted: { method: METHOD, person, handle: challenge.handle, proof, earlier: challenge } };
+  }
+
   return {
     async enroll(org, person_id) {
       const person = org.state.persons.get(person_id);
@@ -128,31 +160,13 @@ export function createTotp(deps: TotpDeps): TotpService {
     },
 
     async authenticate(a) {
-      const challenge = admission.challenge(a.org, a.challenge);
-      if ((a.code === undefined) === (a.recovery_code === undefined)) throw badRequest('one of code and recovery_code is required');
-      // The request goes on with what the first factor's request carried.
-      const c: SignInContext = { ...a, anonymous_person_id: challenge.anonymous_person_id, analytics_correlation_id: challenge.analytics_correlation_id };
-      await admission.policy(c, METHOD, challenge.handle, { second: true });
-      const release = reserve(a.org, challenge.person_id);
-      const person = await admission.active(c, METHOD, challenge.person_id, challenge.handle);
-      const t = person.totp;
-      const refused = async (detail: string) => {
-        await admission.refuse(c, METHOD, 'invalid_credentials', detail, { handle: challenge.handle, person_id: person.person_id });
-        return new ServiceError('ERR_UNAUTHORIZED', TOTP_REFUSED);
-      };
-      if (t === undefined || !t.confirmed) throw await refused('the person has no TOTP credential');
-      let proof: { method: 'totp'; totp_step: number } | { method: 'totp'; recovery_code: string };
-      if (a.recovery_code !== undefined) {
-        const hash = deps.hashKey(a.recovery_code);
-        if (!t.recovery_codes.includes(hash)) throw await refused('not an unused recovery code');
-        proof = { method: METHOD, recovery_code: hash };
-      } else {
-        const step = await stepOf(open(a.org.id, person.person_id, t.secret), a.code as string, t.last_step);
-        if (step === undefined) throw await refused('wrong, expired or used code');
-        proof = { method: METHOD, totp_step: step };
-      }
-      release();
-      return admission.issue(c, { method: METHOD, person, handle: challenge.handle, proof, earlier: challenge });
+      const { c, admitted } = await answered(a);
+      return admission.issue(c, admitted);
+    },
+
+    async verify(a) {
+      const { c, admitted } = await answered(a);
+      return deps.pipeline.verify(a.org, admission.request(c, admitted));
     },
   };
 }

@@ -7,6 +7,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import type { Consistency, IssuingOrg } from '../auth/issue.js';
 import type { SignInService } from '../auth/sign-in.js';
+import type { SecondFactorRequired } from '../auth/admission.js';
+import type { TotpService } from '../auth/totp.js';
+import type { SignedIn } from '../auth/verify.js';
 import { HANDLE_TYPES, type HandleType, type OrgState } from '../domain/state.js';
 import type { SignInFacts } from '../domain/oauth-grants.js';
 import { sessionActive, type PersonSession } from '../domain/sessions.js';
@@ -14,7 +17,8 @@ import type { Clock } from '../lib/clock.js';
 import { readCookie, type Sealer } from '../lib/signed.js';
 import { CSRF_COOKIE, FORM_TTL_S, SESSION_TTL_S, newCsrf, readSession, sessionCookie, sessionCurrent, sessionPassword, setCookie, type Session } from './session.js';
 import { personScope } from './scopes.js';
-import { errorPage, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
+import { acrSatisfied } from './acr.js';
+import { errorPage, secondFactorPage, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
 import type { PushedParams, PushedRequests } from './pushed-requests.js';
 
 /** What the authorization endpoint needs of a client (the clients' own module owns the rest). */
@@ -48,6 +52,8 @@ export interface AuthorizationRequest {
   nonce?: string;
   code_challenge?: string;
   max_age?: number;
+  /** the acr values asked for, in order of preference */
+  acr_values?: string[];
   login_hint?: string;
   /** it came through a pushed authorization request (RFC 9126) */
   pushed?: true;
@@ -64,6 +70,8 @@ export interface AuthorizeDeps {
   sealer: Sealer;
   clock: Clock;
   signIn: Pick<SignInService, 'verify'>;
+  /** answers the second-factor challenge a password sign-in of a person holding TOTP ends with */
+  secondFactor: Pick<TotpService, 'verify'>;
   issuer(): string;
   newSessionId(): string;
   pushed: PushedRequests;
@@ -76,6 +84,18 @@ export interface SignInForm {
   handle: string;
   password: string;
 }
+
+/** The second-factor form: the sign-in form's request and check value, the challenge, and a code or a recovery code. */
+export interface SecondFactorForm {
+  request: string;
+  csrf: string;
+  challenge: string;
+  code: string;
+  recovery_code: string;
+}
+
+/** The second factors the hosted page asks for: a code typed in (its policy runs no script, so no passkey). */
+export const PAGE_SECOND_FACTORS: readonly string[] = ['totp'];
 
 export interface Caller {
   cookie: string | undefined;
@@ -90,6 +110,8 @@ export interface Authorize {
   /** RFC 9126 2: the authenticated client's request, checked as the authorization endpoint would; refusals in RFC 6749 5.2's form */
   push(clientId: string, params: Record<string, unknown>): { request_uri: string; expires_in: number };
   signIn(form: Partial<SignInForm>, caller: Caller): Promise<AuthorizeAnswer>;
+  /** The sign-in form's second step, for a person who holds a second factor: its code, then the redirect with a code. */
+  secondFactor(form: Partial<SecondFactorForm>, caller: Caller): Promise<AuthorizeAnswer>;
 }
 
 /** The handle type a login_hint most likely is, to preselect it. */
@@ -114,52 +136,41 @@ export interface SignInRefusal {
   retryAfter?: string;
 }
 
-/**
- * The hosted page's password sign-in, for the authorization endpoint and the device page alike: verified as any
- * sign-in, and what it established (the person, how and when, the hooks' claims) with the browser session's
- * cookie and the durable session (sessions.ts) it opens, which the caller records.
- */
-export async function hostedSignIn(
-  deps: Pick<AuthorizeDeps, 'signIn' | 'sealer' | 'clock' | 'issuer' | 'newSessionId'>,
-  org: IssuingOrg & { state: OrgState },
-  form: Partial<Pick<SignInForm, 'handle_type' | 'handle' | 'password'>>,
-  caller: Caller,
-): Promise<{ facts: SignInFacts; cookie: string; session: PersonSession } | SignInRefusal> {
+/** What a hosted sign-in established: the person, how and when, the hooks' claims; the cookie and the durable session it opens. */
+export interface HostedSignedIn {
+  facts: SignInFacts;
+  cookie: string;
+  session: PersonSession;
+}
+
+type HostedDeps = Pick<AuthorizeDeps, 'sealer' | 'clock' | 'issuer' | 'newSessionId'>;
+
+/** A refusal the page shows (a client's mistake or the person's), or the error to let through. */
+function refusalOf(error: unknown): SignInRefusal {
+  if (!(error instanceof ServiceError) || (error.status >= 500 && error.status !== 502)) throw error;
+  const retryAfter = error.headers?.['Retry-After'];
+  return { status: error.status, message: error.message, ...(retryAfter !== undefined && { retryAfter }) };
+}
+
+/** The browser session a completed sign-in (one factor or two) opens. */
+function opened(deps: HostedDeps, org: IssuingOrg & { state: OrgState }, signedIn: SignedIn, caller: Caller): HostedSignedIn {
   const now = Math.floor(deps.clock.nowMs() / 1000);
-  const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
-  let facts: SignInFacts;
-  const sessionId = deps.newSessionId();
-  try {
-    const signedIn = await deps.signIn.verify({
-      org,
-      handle: { type: handleType, value: form.handle ?? '' },
-      password: form.password ?? '',
-      ip: caller.ip,
-      origin: caller.origin,
-      userAgent: caller.userAgent,
-      consistency: caller.consistency,
-    });
-    const { person_id, authentications, custom_claims } = signedIn;
-    facts = {
-      person_id,
-      // the session this sign-in opens: the cookie and the grants begun with it name it
-      session_id: sessionId,
-      auth_time: now,
-      amr: authentications.map((a) => a.method),
-      authentications,
-      ...(Object.keys(custom_claims).length > 0 && { custom_claims }),
-    };
-  } catch (error) {
-    if (!(error instanceof ServiceError) || (error.status >= 500 && error.status !== 502)) throw error;
-    const retryAfter = error.headers?.['Retry-After'];
-    return { status: error.status, message: error.message, ...(retryAfter !== undefined && { retryAfter }) };
-  }
+  const { person_id, authentications, custom_claims } = signedIn;
+  const facts: SignInFacts = {
+    person_id,
+    // the session this sign-in opens: the cookie and the grants begun with it name it
+    session_id: deps.newSessionId(),
+    auth_time: now,
+    amr: authentications.map((a) => a.method),
+    authentications,
+    ...(Object.keys(custom_claims).length > 0 && { custom_claims }),
+  };
   // Read after the sign-in's entry: a re-hashed imported password keeps its credential.
   const person = org.state.persons.get(facts.person_id);
   const password = person === undefined ? null : sessionPassword(person);
   const nowMs = deps.clock.nowMs();
   const session: PersonSession = {
-    session_id: sessionId,
+    session_id: facts.session_id as string,
     person_id: facts.person_id,
     methods: facts.amr,
     clients: [],
@@ -171,6 +182,57 @@ export async function hostedSignIn(
     user_agent: caller.userAgent,
   };
   return { facts, session, cookie: sessionCookie(deps.sealer, { org: org.id, ...facts, password }, now, deps.issuer().startsWith('https:')) };
+}
+
+/**
+ * The hosted page's password sign-in, for the authorization endpoint and the device page alike: verified as any
+ * sign-in, and what it established, which the caller records. A person who holds one of the second factors the
+ * page can ask for (`answerable`) gets its challenge instead; one who holds only others is refused.
+ */
+export async function hostedSignIn(
+  deps: Pick<AuthorizeDeps, 'signIn'> & HostedDeps,
+  org: IssuingOrg & { state: OrgState },
+  form: Partial<Pick<SignInForm, 'handle_type' | 'handle' | 'password'>>,
+  caller: Caller,
+  answerable: readonly string[] = [],
+): Promise<HostedSignedIn | SignInRefusal | { second_factor: SecondFactorRequired }> {
+  const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
+  let signedIn: Awaited<ReturnType<SignInService['verify']>>;
+  try {
+    signedIn = await deps.signIn.verify(
+      { org, handle: { type: handleType, value: form.handle ?? '' }, password: form.password ?? '', ip: caller.ip, origin: caller.origin, userAgent: caller.userAgent, consistency: caller.consistency },
+      answerable,
+    );
+  } catch (error) {
+    return refusalOf(error);
+  }
+  return 'second_factor' in signedIn ? signedIn : opened(deps, org, signedIn, caller);
+}
+
+/** The hosted page's second step: the challenge its password step answered, with a code or a recovery code. */
+export async function hostedSecondFactor(
+  deps: Pick<AuthorizeDeps, 'secondFactor'> & HostedDeps,
+  org: IssuingOrg & { state: OrgState },
+  form: Partial<Pick<SecondFactorForm, 'challenge' | 'code' | 'recovery_code'>>,
+  caller: Caller,
+): Promise<HostedSignedIn | SignInRefusal> {
+  // The page's form sends both fields; the empty one is not an answer.
+  const code = form.code?.trim() || undefined;
+  const recovery = form.recovery_code?.trim() || undefined;
+  try {
+    const signedIn = await deps.secondFactor.verify({
+      org,
+      challenge: form.challenge ?? '',
+      ...(code !== undefined ? { code } : { recovery_code: recovery }),
+      ip: caller.ip,
+      origin: caller.origin,
+      userAgent: caller.userAgent,
+      consistency: caller.consistency,
+    });
+    return opened(deps, org, signedIn, caller);
+  } catch (error) {
+    return refusalOf(error);
+  }
 }
 
 /**
@@ -259,6 +321,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     const maxAgeText = text('max_age');
     if (maxAgeText !== undefined && !/^\d{1,9}$/.test(maxAgeText)) throw new RedirectError('invalid_request', 'max_age must be a non-negative integer of seconds');
     const loginHint = text('login_hint');
+    const acrValues = text('acr_values')?.split(' ').filter((v) => v !== '').slice(0, 10);
     const request: AuthorizationRequest = {
       client_id: client.client_id,
       redirect_uri,
@@ -268,6 +331,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       ...(challenge !== undefined && { code_challenge: challenge }),
       ...(maxAgeText !== undefined && { max_age: Number(maxAgeText) }),
       ...(loginHint !== undefined && { login_hint: loginHint.slice(0, 256) }),
+      ...(acrValues !== undefined && acrValues.length > 0 && { acr_values: acrValues }),
       ...(pushed && { pushed: true as const }),
       csrf: '',
     };
@@ -331,6 +395,33 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     };
   }
 
+  /** A posted form of the hosted page: its sealed request, from this browser (double submit), its client still there. */
+  function openForm(form: Partial<Pick<SignInForm, 'request' | 'csrf'>>, caller: Caller): { request: AuthorizationRequest; found: NonNullable<ReturnType<ClientFinder['find']>> } | AuthorizeAnswer {
+    const request = deps.sealer.open<AuthorizationRequest>('authorize-request', form.request ?? '', now());
+    if (!request) return badPage('invalid_request', 'the sign-in form expired or was altered; start again from the application');
+    // Double submit: the form's value and the cookie set with it, so another site cannot sign the browser in.
+    const cookieCsrf = readCookie(caller.cookie, CSRF_COOKIE);
+    if (form.csrf !== request.csrf || cookieCsrf !== request.csrf) return badPage('invalid_request', 'the sign-in form did not come from this browser; start again from the application');
+    const found = deps.clients.find(request.client_id);
+    if (!found || !found.client.redirect_uris.includes(request.redirect_uri)) return badPage('invalid_client', 'the client or its redirect_uri no longer exists');
+    return { request, found };
+  }
+
+  function withRetry(answer: AuthorizeAnswer, refusal: SignInRefusal): AuthorizeAnswer {
+    if (refusal.retryAfter !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': refusal.retryAfter };
+    return answer;
+  }
+
+  /** The page asking for the second factor, with the form's sealed request and check value as they came. */
+  function secondStep(found: NonNullable<ReturnType<ClientFinder['find']>>, request: AuthorizationRequest, form: Pick<SecondFactorForm, 'request' | 'csrf'>, challenge: string, status: number, error?: string): AuthorizeAnswer {
+    return {
+      kind: 'page',
+      status,
+      html: secondFactorPage({ org_name: found.org.state.org_name, client_name: found.client.client_name, request: form.request, csrf: form.csrf, challenge, ...(error !== undefined && { error }) }),
+      headers: { 'Content-Security-Policy': signInPageCsp(request.redirect_uri) },
+    };
+  }
+
   return {
     push(clientId, params) {
       const refuse = (error: string, description: string) => new ServiceError('ERR_BAD_REQUEST', description, { oauth: error });
@@ -378,7 +469,9 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       }
       const { request, prompts } = checked;
       const session = currentSession(deps.sealer, found.org, caller.cookie, deps.clock.nowMs());
-      const fresh = session !== undefined && !prompts.includes('login') && (request.max_age === undefined || now() - session.auth_time <= request.max_age);
+      const fresh = session !== undefined && !prompts.includes('login') && (request.max_age === undefined || now() - session.auth_time <= request.max_age) &&
+        // step-up: a session weaker than the acr asked for signs in again, where a second factor is asked for
+        acrSatisfied(request.acr_values, session.amr);
       if (fresh) {
         const { org: _org, expires: _expires, password: _password, ...facts } = session;
         return issueCode(found.org, request, facts);
@@ -388,23 +481,31 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     },
 
     async signIn(form, caller) {
-      const request = deps.sealer.open<AuthorizationRequest>('authorize-request', form.request ?? '', now());
-      if (!request) return badPage('invalid_request', 'the sign-in form expired or was altered; start again from the application');
-      // Double submit: the form's value and the cookie set with it, so another site cannot sign the browser in.
-      const cookieCsrf = readCookie(caller.cookie, CSRF_COOKIE);
-      if (form.csrf !== request.csrf || cookieCsrf !== request.csrf) return badPage('invalid_request', 'the sign-in form did not come from this browser; start again from the application');
-      const found = deps.clients.find(request.client_id);
-      if (!found || !found.client.redirect_uris.includes(request.redirect_uri)) return badPage('invalid_client', 'the client or its redirect_uri no longer exists');
+      const opened = openForm(form, caller);
+      if ('kind' in opened) return opened;
+      const { request, found } = opened;
       const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
-      const signedIn = await hostedSignIn(deps, found.org, form, caller);
-      if ('status' in signedIn) {
-        const answer = page(found, request, signedIn.status, signedIn.message, handleType);
-        if (signedIn.retryAfter !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': signedIn.retryAfter };
-        return answer;
-      }
+      const signedIn = await hostedSignIn(deps, found.org, form, caller, PAGE_SECOND_FACTORS);
+      if ('status' in signedIn) return withRetry(page(found, request, signedIn.status, signedIn.message, handleType), signedIn);
+      // The same request and check value go on to the second step.
+      if ('second_factor' in signedIn) return secondStep(found, request, form as SecondFactorForm, signedIn.second_factor.challenge, 200);
       // The session the sign-in opens is recorded with the code, in one entry.
+      return issueCode(found.org, request, signedIn.facts, { 'Set-Cookie': signedIn.cookie }, signedIn.session);
+    },
+
+    async secondFactor(form, caller) {
+      const opened = openForm(form, caller);
+      if ('kind' in opened) return opened;
+      const { request, found } = opened;
+      const step = form as SecondFactorForm;
+      if (!form.code?.trim() && !form.recovery_code?.trim()) return secondStep(found, request, step, form.challenge ?? '', 400, 'Enter the code your authenticator app shows, or one of your recovery codes.');
+      const signedIn = await hostedSecondFactor(deps, found.org, form, caller);
+      if ('status' in signedIn) {
+        // A challenge expired or not this organization's: the sign-in starts again; a wrong code: the code again.
+        if (signedIn.status === 400) return page(found, request, 400, 'The sign-in took too long or the form was altered; sign in again.');
+        return withRetry(secondStep(found, request, step, form.challenge ?? '', signedIn.status, signedIn.message), signedIn);
+      }
       return issueCode(found.org, request, signedIn.facts, { 'Set-Cookie': signedIn.cookie }, signedIn.session);
     },
   };
 }
-

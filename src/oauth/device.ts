@@ -173,6 +173,8 @@ export function createDeviceFlow(deps: DeviceFlowDeps): DeviceFlow {
       if (!found || found.org.id !== request.org) return pageOf(400, deviceEntryPage({ error: 'That code expired meanwhile. Start again on your device.' }));
       const signedIn = await hostedSignIn(deps, found.org, form, caller);
       if ('status' in signedIn) return signInStep(found.org, found.code, request.user_code, signedIn.status, signedIn.message, signedIn.retryAfter);
+      // Asked for no second factor (none is answerable here), the sign-in refuses a person who holds one instead.
+      if ('second_factor' in signedIn) throw new Error('the device page asks for no second factor');
       // No code is issued here to record the session with: it opens in an entry of its own, and the device's grant joins it.
       await found.org.execute({ kind: 'StartSession', session: signedIn.session });
       // Back to the code with the new session: the confirmation is asked for there, as for a person already signed in.

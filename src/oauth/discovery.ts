@@ -5,6 +5,7 @@ import { DPOP_ALGS } from '../tokens/dpop-proof.js';
 import { CLIENT_AUTH_METHODS } from './client-auth.js';
 import { DEVICE_CODE_GRANT } from '../domain/oauth-clients.js';
 import { DEVICE_AUTHORIZATION_PATH } from './device.js';
+import { ACR_VALUES } from './acr.js';
 
 export interface OAuthServerFacts {
   /** the token endpoint's grant types (the grant table's) */
@@ -15,7 +16,7 @@ export interface OAuthServerFacts {
 export const STANDARD_SCOPES = ['openid', 'email', 'phone'];
 
 /** Claims of ID tokens and userinfo beyond the identity token's (id-token.ts, userinfo.ts). */
-export const OIDC_CLAIMS = ['azp', 'nonce', 'auth_time', 'amr', 'at_hash', 'sid', 'email', 'email_verified', 'phone_number', 'phone_number_verified'];
+export const OIDC_CLAIMS = ['azp', 'nonce', 'auth_time', 'amr', 'acr', 'at_hash', 'sid', 'email', 'email_verified', 'phone_number', 'phone_number_verified'];
 
 export function oauthMetadata(iss: string, facts: OAuthServerFacts): Record<string, unknown> {
   return {
@@ -36,6 +37,7 @@ export function oauthMetadata(iss: string, facts: OAuthServerFacts): Record<stri
     // RFC 9207: every authorization response carries iss (authorize.ts).
     authorization_response_iss_parameter_supported: true,
     prompt_values_supported: ['none', 'login'],
+    acr_values_supported: [...ACR_VALUES],
     grant_types_supported: [...facts.grantTypes],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import type { SignInFacts } from '../domain/oauth-grants.js';
 import type { Person } from '../domain/state.js';
 import { personClaims, type ClaimsProfile } from '../tokens/claims.js';
+import { acrOf, amrOf } from './acr.js';
 
 /** What a grant's tokens say besides the person: the client, the sign-in, and the grant they belong to. */
 export interface GrantContext {
@@ -36,7 +37,8 @@ export function scopedClaims(person: Pick<Person, 'handles'>, scope: readonly st
  */
 function withSignIn(claims: Record<string, unknown>, g: GrantContext): Record<string, unknown> {
   claims['auth_time'] = g.facts.auth_time;
-  claims['amr'] = [...g.facts.amr];
+  claims['amr'] = amrOf(g.facts.amr);
+  claims['acr'] = acrOf(g.facts.amr);
   claims['sid'] = g.grant_id;
   return claims;
 }

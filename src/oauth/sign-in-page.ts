@@ -3,6 +3,8 @@
 import type { HandleType } from '../domain/state.js';
 
 export const SIGN_IN_PATH = '/oauth2/authorize/sign-in';
+/** where the second step of the sign-in form posts: the code of a person's second factor */
+export const SECOND_FACTOR_PATH = '/oauth2/authorize/second-factor';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ENTITIES[c] as string);
@@ -89,6 +91,36 @@ ${p.error === undefined ? '' : `<p class="error" role="alert">${escapeHtml(p.err
 <button type="submit">Sign in</button>
 </form>
 ${sso}`,
+  );
+}
+
+export interface SecondFactorPageInput {
+  org_name: string;
+  client_name: string;
+  request: string;
+  csrf: string;
+  /** the signed challenge the password step answered with */
+  challenge: string;
+  error?: string;
+}
+
+/** The sign-in's second step: a code from the person's authenticator app, or one of their recovery codes. */
+export function secondFactorPage(p: SecondFactorPageInput): string {
+  return page(
+    `Sign in to ${p.org_name}`,
+    `<h1>Sign in to ${escapeHtml(p.org_name)}</h1>
+<p>to continue to ${escapeHtml(p.client_name)}: enter the code your authenticator app shows, or one of your recovery codes.</p>
+${p.error === undefined ? '' : `<p class="error" role="alert">${escapeHtml(p.error)}</p>`}
+<form method="post" action="${SECOND_FACTOR_PATH}">
+<input type="hidden" name="request" value="${escapeHtml(p.request)}">
+<input type="hidden" name="csrf" value="${escapeHtml(p.csrf)}">
+<input type="hidden" name="challenge" value="${escapeHtml(p.challenge)}">
+<label for="code">Authentication code</label>
+<input id="code" name="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" autofocus>
+<label for="recovery_code">Or a recovery code</label>
+<input id="recovery_code" name="recovery_code" autocomplete="off">
+<button type="submit">Continue</button>
+</form>`,
   );
 }
 

@@ -153,7 +153,7 @@ describe('device authorization grant (RFC 8628)', () => {
     const id = await jwtVerify(tokens.id_token as string, jwks, { issuer: server.base, audience: tv.client_id });
     assert.equal(id.payload.sub, personId);
     assert.equal(id.payload['email'], EMAIL);
-    assert.deepEqual(id.payload['amr'], ['password']);
+    assert.deepEqual(id.payload['amr'], ['pwd']);
     const access = await jwtVerify(tokens.access_token, jwks, { issuer: server.base, typ: 'at+jwt' });
     assert.equal(access.payload.sub, personId);
     assert.equal(access.payload['client_id'], tv.client_id);

@@ -99,21 +99,27 @@ describe('second-factor policy', () => {
     expectResult<{ token: string }>(await signIn(org, 'bea@example.com', PASSWORD), 200);
   });
 
-  test('the hosted OAuth page, which asks for no second factor yet, refuses a person who holds one (403, recorded), and still signs in one who does not', async () => {
+  test('the hosted OAuth page asks a person who holds TOTP for a code, even in a group that must use two factors; one who holds none signs in with the password', async () => {
     const org = await newOrg(server, 'mfa-hosted');
     const person = await personWithPassword(org, 'cid@example.com', PASSWORD);
     await personWithPassword(org, 'dee@example.com', PASSWORD);
-    await enrollWithMintedToken(org, person);
+    const secret = await enrollWithMintedToken(org, person);
+    await inGroup(org, person, 'admins');
+    await configure(org, { second_factor_required_groups: ['admins'] });
+    clock.advance(30_000);
     const REDIRECT = 'https://app.example/cb';
     const client = expectResult<{ client_id: string }>(await org.admin.post('/oauth2/clients', { client_name: 'Web app', scopes: ['openid'], grant_types: ['authorization_code'], redirect_uris: [REDIRECT], public: true }), 201);
     const config = await oidc.discovery(new URL(server.service.issuer), client.client_id, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
     const url = async () =>
       oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid', state: oidc.randomState(), code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()), code_challenge_method: 'S256' });
     const holder = new Browser();
-    const refused = await holder.signIn(await holder.get(await url()), server.base, 'cid@example.com', PASSWORD);
-    assert.equal(refused.status, 403, refused.html);
-    assert.equal(refused.location, undefined);
-    assert.equal((events(org.id, 'AuthenticationFailed_v1').at(-1) as Record<string, any>)['failure_reason'], 'second_factor_required');
+    const asked = await holder.signIn(await holder.get(await url()), server.base, 'cid@example.com', PASSWORD);
+    assert.equal(asked.status, 200, asked.html);
+    assert.equal(asked.location, undefined);
+    assert.match(asked.html, /name="code"/);
+    const signedIn = await holder.submit(asked, server.base, { code: oathtool(secret, clock.nowMs()) });
+    assert.equal(signedIn.status, 302, signedIn.html);
+    assert.deepEqual((events(org.id, 'AuthenticationSucceeded_v1').at(-1) as Record<string, any>)['authenticated_methods'], ['password', 'totp']);
     const other = new Browser();
     const done = await other.signIn(await other.get(await url()), server.base, 'dee@example.com', PASSWORD);
     assert.equal(done.status, 302, done.html);

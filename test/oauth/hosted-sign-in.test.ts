@@ -85,7 +85,7 @@ describe('the hosted sign-in page verifies; the token endpoint issues', () => {
     }
     for (const claims of [access, id]) {
       assert.deepEqual(claims['authenticated_methods'], ['password']);
-      assert.deepEqual(claims['amr'], ['password']);
+      assert.deepEqual(claims['amr'], ['pwd']);
     }
     // Each follows the person's token before it: the one minted before the flow, then the access token.
     assert.equal(access['prev_token_id'], before.jti);

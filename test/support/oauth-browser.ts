@@ -51,11 +51,16 @@ export class Browser {
 
   /** Submits the page's sign-in form with these credentials, as a person would. */
   async signIn(page: Step, base: string, handle: string, password: string, handleType = 'email_address'): Promise<Step> {
+    return this.submit(page, base, { handle_type: handleType, handle, password });
+  }
+
+  /** Submits the page's form with its hidden fields and these typed in. */
+  async submit(page: Step, base: string, typed: Record<string, string>): Promise<Step> {
     const form = /<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/.exec(page.html);
-    if (!form) throw new Error(`no sign-in form in the page (status ${page.status}): ${page.html.slice(0, 300)}`);
+    if (!form) throw new Error(`no form in the page (status ${page.status}): ${page.html.slice(0, 300)}`);
     const fields: Record<string, string> = {};
     for (const m of (form[2] as string).matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1] as string] = unescape(m[2] as string);
-    return this.postForm(new URL(form[1] as string, base), { ...fields, handle_type: handleType, handle, password });
+    return this.postForm(new URL(form[1] as string, base), { ...fields, ...typed });
   }
 
   close(): Promise<void> {

@@ -2,7 +2,7 @@
 // HTML pages and redirects, not the envelope, since a browser is the caller.
 import { Type } from '@sinclair/typebox';
 import type { Authorize, AuthorizeAnswer, Caller } from '../../oauth/authorize.js';
-import { PAGE_HEADERS, SIGN_IN_PATH } from '../../oauth/sign-in-page.js';
+import { PAGE_HEADERS, SECOND_FACTOR_PATH, SIGN_IN_PATH } from '../../oauth/sign-in-page.js';
 import type { Authenticator, Principal } from '../auth.js';
 import { route, type Request, type Response, type Route } from '../route.js';
 
@@ -34,6 +34,7 @@ export const AuthorizationParams = Type.Object(
     code_challenge_method: optional('S256'),
     prompt: optional('none or login'),
     max_age: optional('seconds since the last sign-in after which the person signs in again'),
+    acr_values: optional('space-separated acr values in order of preference; the multi-factor one makes a one-factor session sign in again'),
     login_hint: optional('prefills the handle'),
   },
   { additionalProperties: true },
@@ -46,6 +47,17 @@ const SignInFields = Type.Object(
     handle_type: optional('email_address, phone_number or username'),
     handle: optional('the handle'),
     password: optional('the password'),
+  },
+  { additionalProperties: true },
+);
+
+const SecondFactorFields = Type.Object(
+  {
+    request: optional('the sealed authorization request'),
+    csrf: optional('the form\'s check value'),
+    challenge: optional('the second-factor challenge the password step answered with'),
+    code: optional('six digits from the authenticator app'),
+    recovery_code: optional('or one of the person\'s unused recovery codes'),
   },
   { additionalProperties: true },
 );
@@ -95,6 +107,19 @@ export function oauthAuthorizeRoutes(authorize: Authorize): Route[] {
       success: { status: 302, description: 'to redirect_uri with code and state; the page again with the reason on a refusal' },
       errors: [400, 401, 429, 502],
       handler: async (req) => answer(await authorize.signIn(req.body ?? {}, caller(req))),
+    }),
+    route<Record<string, string | undefined>>({
+      method: 'post',
+      path: SECOND_FACTOR_PATH,
+      summary: 'The hosted sign-in\'s second step, for a person who holds TOTP: a code or a recovery code, then the redirect with a code',
+      tag: 'oauth2',
+      auth: browser,
+      codec: 'form',
+      body: SecondFactorFields,
+      bodyOptional: true,
+      success: { status: 302, description: 'to redirect_uri with code and state; the page again with the reason on a wrong code, the sign-in page on an expired challenge' },
+      errors: [400, 401, 429],
+      handler: async (req) => answer(await authorize.secondFactor(req.body ?? {}, caller(req))),
     }),
   ];
 }
