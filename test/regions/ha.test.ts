@@ -132,10 +132,11 @@ test('kill -9 of the writer under load: the standby serves within the lease TTL 
   assert.equal((await createPerson(restarted.base, 'after-restart@example.com')).status, 307);
   await waitFor(async () => (await personsAt(restarted.base)).length === stored.length, 20_000, 'the restarted process to catch up');
 
-  // One nats-server of three gone: the stream keeps its quorum and writes go on.
+  // One nats-server of three gone: the stream keeps its quorum and writes go on, after a stream leader election
+  // if the killed server led it (seconds; up to 30 s seen on a loaded machine, the soak's open liveness gap).
   await (nats[1] as NatsServer).kill();
   let ok = false;
-  const deadline = performance.now() + 15_000;
+  const deadline = performance.now() + 45_000;
   while (!ok && performance.now() < deadline) ok = (await createPerson(standby.base, `one-server-down-${performance.now()}@example.com`)).status === 201;
   assert.ok(ok, 'a write acknowledged with one nats-server of three down');
 
