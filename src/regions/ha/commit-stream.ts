@@ -6,6 +6,7 @@
 import { RetentionPolicy, StorageType, DiscardPolicy, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { decodeRecord, encodeRecord } from '../../wal/codec.js';
 import type { EncodedWrite } from '../../wal/log.js';
+import { ensureStream } from '../jetstream/connection.js';
 
 export const commitStreamName = (region: string) => `COMMITS_${region}`;
 export const commitSubject = (region: string, org: string) => `commit.${region}.${org}`;
@@ -40,13 +41,5 @@ export function decodeCommit(data: Uint8Array): CommitMessage {
 export async function ensureRegionStreams(jsm: JetStreamManager, region: string, replicas: number, retentionMs: number): Promise<void> {
   const commits: Partial<StreamConfig> & { name: string } = { name: commitStreamName(region), subjects: [`commit.${region}.>`], retention: RetentionPolicy.Limits, storage: StorageType.File, max_age: retentionMs * 1_000_000, num_replicas: replicas, duplicate_window: 120 * 1_000_000_000 };
   const leases: Partial<StreamConfig> & { name: string } = { name: leaseStreamName(region), subjects: [`$KV.${leaseBucket(region)}.>`], retention: RetentionPolicy.Limits, storage: StorageType.File, max_msgs_per_subject: 1, discard: DiscardPolicy.New, allow_rollup_hdrs: true, deny_delete: true, num_replicas: replicas };
-  for (const config of [commits, leases]) {
-    try {
-      await jsm.streams.info(config.name);
-      await jsm.streams.update(config.name, config);
-    } catch (error) {
-      if (!/not found/i.test((error as Error).message)) throw error;
-      await jsm.streams.add(config);
-    }
-  }
+  for (const config of [commits, leases]) await ensureStream(jsm, config);
 }

@@ -1,6 +1,7 @@
 // One NATS connection per region process, with the timers SCALE.md measured: pings every 2 s, three missed
 // close a stale (black-holed) connection; reconnection never gives up.
 import { readFileSync } from 'node:fs';
+import type { JetStreamManager, StreamConfig } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import type { NatsSecurity } from '../../lib/region-transport.js';
 
@@ -43,5 +44,16 @@ export async function retry<T>(what: string, call: () => Promise<T>, warn: (m: s
       if (attempt === 1 || attempt % 10 === 0) warn(`${what} failed (${(error as Error).message}); retrying`);
       await new Promise((r) => setTimeout(r, Math.min(1000, 100 * attempt)));
     }
+  }
+}
+
+/** Creates a stream, or brings an existing one to this configuration (a restart with other settings). */
+export async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
+  try {
+    await jsm.streams.info(config.name);
+    await jsm.streams.update(config.name, config);
+  } catch (error) {
+    if (!/not found/i.test((error as Error).message)) throw error;
+    await jsm.streams.add(config);
   }
 }

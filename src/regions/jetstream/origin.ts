@@ -8,7 +8,7 @@ import type { ConnectRegion } from '../in-process.js';
 import type { Ack, Batch, ShippedEntry, Transport } from '../transport.js';
 import type { Wal } from '../../wal/log.js';
 import type { NatsSecurity } from '../../lib/region-transport.js';
-import { openNats, retry } from './connection.js';
+import { ensureStream, openNats, retry } from './connection.js';
 import { serveSnapshots } from './snapshot-source.js';
 import { ackSubject, decodeAck, encodeBatch, msgId, probeSubject, streamName, walSubject, walSubjects } from './wire.js';
 
@@ -29,15 +29,7 @@ export interface OriginOptions {
 export async function ensureWalStream(nc: NatsConnection, origin: string, retentionMs: number, warn: (m: string) => void, stopped: () => boolean = () => false, replicas = 1): Promise<void> {
   const jsm = await retry('jetstream manager', () => jetstreamManager(nc), warn, stopped);
   const config = { name: streamName(origin), subjects: [walSubjects(origin)], retention: RetentionPolicy.Limits, storage: StorageType.File, max_age: retentionMs * 1_000_000, duplicate_window: 120 * 1_000_000_000, num_replicas: replicas };
-  await retry(`stream ${config.name}`, async () => {
-    try {
-      await jsm.streams.info(config.name);
-      await jsm.streams.update(config.name, config);
-    } catch (error) {
-      if (!/not found/i.test((error as Error).message)) throw error;
-      await jsm.streams.add(config);
-    }
-  }, warn, stopped);
+  await retry(`stream ${config.name}`, () => ensureStream(jsm, config), warn, stopped);
 }
 
 /** The connection and the stream, once they exist; until then batches wait in the publisher's queue. */
