@@ -5,6 +5,7 @@ import type { EventRetention } from '../config.js';
 import type { Wal } from '../wal/log.js';
 import { parseRfc3339 } from '../lib/time-text.js';
 import { int64AsDecimal } from './int64-json.js';
+import { periodic } from '../lib/periodic.js';
 
 export interface LoggedEvent {
   offset: number;
@@ -60,8 +61,6 @@ function asEmittedNow(e: LoggedEvent): LoggedEvent {
 
 export function createEventLog(deps: EventLogDeps): EventLog {
   const batchSize = deps.batchSize ?? 1000;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<number> | undefined;
 
   function oldest(org: string): number {
     const head = deps.head(org);
@@ -127,29 +126,8 @@ export function createEventLog(deps: EventLogDeps): EventLog {
     return removed;
   }
 
-  function prune(): Promise<number> {
-    running ??= pass().finally(() => {
-      running = undefined;
-    });
-    return running;
-  }
-
-  return {
-    head: deps.head,
-    oldest,
-    read,
-    prune,
-    startPruning(intervalMs) {
-      if (timer) return;
-      timer = setInterval(() => void prune(), intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      await running;
-    },
-  };
+  const pruning = periodic(pass);
+  return { head: deps.head, oldest, read, prune: pruning.run, startPruning: pruning.start, stop: pruning.stop };
 }
 
 function isOlderThan(event: Record<string, unknown>, cutoffMs: number): boolean {

@@ -5,6 +5,7 @@ import { CompactSign, decodeJwt, decodeProtectedHeader } from 'jose';
 import { ZERO_CHAIN } from '../events/chain.js';
 import type { Clock } from '../lib/clock.js';
 import type { KeyRing } from './keys.js';
+import { periodic } from '../lib/periodic.js';
 
 export const CHECKPOINT_TYP = 'event-checkpoint+jwt';
 
@@ -41,8 +42,6 @@ export interface Checkpoints {
 export const checkpointMetaKey = (org: string): string => `event_checkpoint:${org}`;
 
 export function createCheckpoints(deps: CheckpointDeps): Checkpoints {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<number> | undefined;
 
   function claims(org: string): CheckpointClaims {
     const offset = deps.head(org);
@@ -74,27 +73,8 @@ export function createCheckpoints(deps: CheckpointDeps): Checkpoints {
     return stored;
   }
 
-  function emit(): Promise<number> {
-    running ??= pass().finally(() => {
-      running = undefined;
-    });
-    return running;
-  }
-
-  return {
-    issue,
-    emit,
-    start(intervalMs) {
-      if (timer || intervalMs <= 0) return;
-      timer = setInterval(() => void emit(), intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      await running;
-    },
-  };
+  const job = periodic(pass);
+  return { issue, emit: job.run, start: job.start, stop: job.stop };
 }
 
 /** The claims of a checkpoint, unverified (offline verification compares them with the recomputed chain). */

@@ -4,6 +4,7 @@
 // run between them; LMDB reuses the freed pages, so a log written for months stays the size of its tail.
 // The event log is not touched: it keeps its own retention (events/log.ts).
 import type { Wal } from './log.js';
+import { periodic } from '../lib/periodic.js';
 
 /** One log to compact: the local one, or an in-process replica's. */
 export interface CompactedLog {
@@ -39,8 +40,6 @@ export function compactableThrough(log: Pick<CompactedLog, 'wal' | 'shipped'>, o
 
 export function createCompaction(deps: CompactionDeps): Compaction {
   const batchSize = deps.batchSize ?? 1000;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<number> | undefined;
 
   async function compactOrg(log: CompactedLog, org: string): Promise<number> {
     const through = compactableThrough(log, org);
@@ -68,24 +67,6 @@ export function createCompaction(deps: CompactionDeps): Compaction {
     return removed;
   }
 
-  function compact(): Promise<number> {
-    running ??= pass().finally(() => {
-      running = undefined;
-    });
-    return running;
-  }
-
-  return {
-    compact,
-    start(intervalMs) {
-      if (timer || intervalMs === 0) return;
-      timer = setInterval(() => void compact(), intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      await running;
-    },
-  };
+  const job = periodic(pass);
+  return { compact: job.run, start: job.start, stop: job.stop };
 }
