@@ -101,9 +101,10 @@ export async function main(argv: string[]): Promise<void> {
       const [on, off] = sides as [Side, Side];
       console.log(`${String(m).padEnd(8)}${mib(on.sizes.at(-1) as number).padStart(16)}${mib(off.sizes.at(-1) as number).padStart(18)}${count(on.minted).padStart(14)}`);
     }
-    console.log(`\nclosed loop, ${o.rounds} rounds of ${o.duration} s each, the two taking turns:`);
+    console.log(`\nclosed loop, ${o.rounds} rounds of ${o.duration} s each, the two taking turns, who goes first alternating:`);
     for (let round = 0; round < o.rounds; round++) {
-      for (const side of sides) {
+      // Who goes first alternates: the first of a pair meets whatever the machine was doing before it.
+      for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
         const r = await load(side, o, o.duration * 1000);
         side.rounds.push(r);
         console.log(`  round ${round + 1} ${side.name.padEnd(15)} ${count(r.rps)} mints/s  p50 ${ms(r.latency.p50_us)}  p99 ${ms(r.latency.p99_us)}${r.errors ? `  ${r.errors} errors` : ''}`);
