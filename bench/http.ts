@@ -4,6 +4,8 @@
 //                         [--baseline-ref REF [--rounds 3]]
 // The console-on-off case runs two services at once, one with the console and one with SERVICE_CONSOLE=0, and
 // measures GET /persons/{id} on each in turn, round after round: the console must add nothing to that path.
+// The console-pages case measures, page by page, the API calls each console page makes on opening, with an
+// administrator's console access token (bench/lib/console-pages.ts), beside GET /persons/{id} with either credential.
 // Each server runs in a child process and the load generator in this one: on two cores that gives each its own
 // core, and a run where either shows ~100% CPU is bounded by that side (both are in the table).
 import { mkdirSync } from 'node:fs';
@@ -11,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { checkoutBaseline, type Baseline } from './lib/baseline.js';
+import { consolePages, seedConsoleOrganization } from './lib/console-pages.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
 import { runLoad, type LoadResult } from './lib/load.js';
@@ -18,7 +21,7 @@ import { createPersons } from './lib/persons.js';
 import { cpuColumns, environment, environmentLine, formatTable, ms, pct, writeResults, type Column } from './lib/report.js';
 import { startServer, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
 
-const CASES = ['hello', 'get-person', 'rbac-check', 'put-attributes', 'put-attributes-nosync', 'console-on-off'] as const;
+const CASES = ['hello', 'get-person', 'rbac-check', 'put-attributes', 'put-attributes-nosync', 'console-on-off', 'console-pages'] as const;
 type CaseName = (typeof CASES)[number];
 
 const HOST = '127.0.0.1';
@@ -36,8 +39,10 @@ interface Settings {
 }
 
 interface Row extends LoadResult {
-  case: CaseName | 'get-person-baseline' | 'get-person-console-on' | 'get-person-console-off';
+  case: string;
   what: string;
+  /** a console page's calls per opening: its openings/s are req/s over this */
+  calls?: number;
   /** requests/s as a share of the hello-world ceiling of the same run */
   vsCeiling?: number;
 }
@@ -53,7 +58,8 @@ const USAGE = `usage: npm run bench -- http [options]   (or: npx tsx bench/http.
   --baseline-ref R  GET /persons/{id} also against the service as it was at git ref R (unpacked into a temporary
                     directory, same node_modules), both up at once and measured in turn, round after round; prints
                     the ratio current / baseline of the round with the median ratio (issue 22: ≥ 97%, R = ad810ac^1)
-  --rounds N        rounds of that comparison, and of console-on-off's (default 3)`;
+  --rounds N        rounds of that comparison, and of console-on-off's (default 3)
+console-pages: one row per console page, its calls on opening with a console access token; pages/s = req/s / calls`;
 
 function settings(argv: string[]): Settings | undefined {
   const { values } = parseArgs({
@@ -205,6 +211,30 @@ async function baselineCase(s: Settings, baseline: Baseline): Promise<Compared> 
   }
 }
 
+/**
+ * Each console page's calls on opening, as one case per page: its requests are the page's calls in turn (for a
+ * person's or a group's page, over many persons or groups), so req/s counts calls and openings/s = req/s / calls.
+ * GET /persons/{id} with the console token and with the API key, in the same service, show what the token costs.
+ */
+async function consolePagesCase(s: Settings): Promise<Row[]> {
+  const service = await startService({ SERVICE_DURABILITY: 'sync' });
+  const rows: Row[] = [];
+  try {
+    const org = await seedConsoleOrganization(service, s.persons);
+    const byKey = org.personIds.map((id) => encodeRequest(HOST, { method: 'GET', path: `/persons/${id}`, headers: service.auth }));
+    const byToken = org.personIds.map((id) => encodeRequest(HOST, { method: 'GET', path: `/persons/${id}`, headers: org.headers }));
+    rows.push(await measure(s, service, 'get-person-api-key', `GET /persons/{id}, ${org.personIds.length} persons, sync, API key (the console pages' service)`, (i) => byKey[i % byKey.length] as Buffer));
+    rows.push(await measure(s, service, 'get-person-console-token', 'the same with the console access token (Authorization: Bearer)', (i) => byToken[i % byToken.length] as Buffer));
+    for (const p of consolePages(org)) {
+      const row = await measure(s, service, `console #/${p.page}`, `${p.calls.length} call${p.calls.length === 1 ? '' : 's'}: ${p.calls.join(', ')}`, (i) => p.requests[i % p.requests.length] as Buffer, (st) => st === 200);
+      rows.push({ ...row, calls: p.calls.length });
+    }
+  } finally {
+    await service.stop();
+  }
+  return rows;
+}
+
 /** GET /persons/{id} with the console on (its bundle built, its routes and token checks in place) and off. */
 async function consoleCase(s: Settings): Promise<Compared> {
   const on = await startService({ SERVICE_DURABILITY: 'sync' });
@@ -256,6 +286,8 @@ export async function main(argv: string[]): Promise<void> {
     consoleOnOff = { ratio: on.rps / off.rps, rounds: compared.ratios, cpuRatio };
   }
 
+  if (s.cases.includes('console-pages')) rows.push(...(await consolePagesCase(s)));
+
   const ceiling = rows.find((r) => r.case === 'hello');
   if (ceiling) for (const r of rows) r.vsCeiling = r.rps / ceiling.rps;
   if (s.profile) console.error('CPU profiles of the service: bench/results/profiles/ (npm run bench -- profile-summary <file>)');
@@ -264,6 +296,7 @@ export async function main(argv: string[]): Promise<void> {
     { title: 'case', value: (r) => r.case },
     { title: 'req/s', value: (r) => r.rps },
     { title: 'vs hello', value: (r) => (r.vsCeiling === undefined ? '-' : `${(r.vsCeiling * 100).toFixed(1)}%`), align: 'right' },
+    { title: 'pages/s', value: (r) => (r.calls === undefined ? '-' : Math.round(r.rps / r.calls)), align: 'right' },
     { title: 'p50 ms', value: (r) => ms(r.latency.p50_us), align: 'right' },
     { title: 'p99 ms', value: (r) => ms(r.latency.p99_us), align: 'right' },
     { title: 'p99.9 ms', value: (r) => ms(r.latency.p999_us), align: 'right' },

@@ -3,10 +3,9 @@
 // tokens taken by the management routes only with the console permission each route needs.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { expectResult } from '../support/expect.js';
-import { Browser } from '../support/oauth-browser.js';
+import { consoleAccessToken } from '../support/console.js';
 import { removeDir, ROOT_ORG, startTestServer, tempDir, type TestServer } from '../support/server.js';
 import { Subscriber } from '../support/ws.js';
 
@@ -14,34 +13,6 @@ const ADMIN = 'ada@example.com';
 const READER = 'rita@example.com';
 const PASSWORD = 'correct horse battery staple';
 const emailHandle = (value: string) => ({ type: 'email_address', value });
-
-/** An administrator's sign-in as the console makes it: the hosted page, then the code with its PKCE verifier. */
-export async function consoleAccessToken(server: TestServer, clientId: string, handle: string, password: string): Promise<string> {
-  const redirect = `${server.base}/console`;
-  const verifier = randomBytes(32).toString('base64url');
-  const challenge = createHash('sha256').update(verifier).digest('base64url');
-  const url = new URL('/oauth2/authorize', server.base);
-  for (const [k, v] of Object.entries({ response_type: 'code', client_id: clientId, redirect_uri: redirect, scope: 'openid', state: 's', code_challenge: challenge, code_challenge_method: 'S256' })) url.searchParams.set(k, v);
-  const browser = new Browser();
-  try {
-    const page = await browser.get(url);
-    assert.equal(page.status, 200, page.html);
-    const done = await browser.signIn(page, server.base, handle, password);
-    assert.equal(done.status, 302, done.html);
-    const back = new URL(done.location as string);
-    assert.equal(`${back.origin}${back.pathname}`, redirect);
-    const res = await fetch(`${server.base}/oauth2/tokens`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: back.searchParams.get('code') as string, redirect_uri: redirect, client_id: clientId, code_verifier: verifier }),
-    });
-    const body = (await res.json()) as { access_token: string };
-    assert.equal(res.status, 200, JSON.stringify(body));
-    return body.access_token;
-  } finally {
-    await browser.close();
-  }
-}
 
 describe('the console', () => {
   let server: TestServer;
@@ -100,7 +71,7 @@ describe('the console', () => {
   });
 
   test("an administrator's console access token reads and writes; API keys keep working", async () => {
-    adminToken = await consoleAccessToken(server, clientId, ADMIN, PASSWORD);
+    adminToken = await consoleAccessToken(server.base, clientId, ADMIN, PASSWORD);
     const admin = asToken(adminToken);
     expectResult(await admin.get('/persons', bearer(adminToken)), 200);
     const created = expectResult(await admin.post('/persons', { handles: [emailHandle(READER)] }, bearer(adminToken)), 201) as { person_id: string };
@@ -109,7 +80,7 @@ describe('the console', () => {
     assert.equal((await server.client.post('/rbac/roles', { name: 'console-reader', permissions: ['console.read'] })).status, 204);
     assert.ok((await server.client.put(`/persons/${created.person_id}/roles`, { roles: ['console-reader'] })).status < 300);
     assert.equal((await server.client.put(`/persons/${created.person_id}/credentials/password`, { password: PASSWORD })).status, 204);
-    readerToken = await consoleAccessToken(server, clientId, READER, PASSWORD);
+    readerToken = await consoleAccessToken(server.base, clientId, READER, PASSWORD);
   });
 
   test('a person without console.write may read, and is refused every write with 403; console.keys guards the API key', async () => {
