@@ -4,9 +4,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
+import { until } from '../support/browser.js';
 import { expectResult } from '../support/expect.js';
 import { consoleAccessToken } from '../support/console.js';
 import { removeDir, ROOT_ORG, startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { spawnService } from '../support/process.js';
 import { Subscriber } from '../support/ws.js';
 
 const ADMIN = 'ada@example.com';
@@ -152,5 +154,31 @@ describe('with SERVICE_CONSOLE=0', () => {
     const res = await server.client.as(ROOT_ORG, '').get('/persons', { Authorization: 'Bearer x.y.z' });
     assert.equal(res.status, 401, res.text);
     await assert.rejects(Subscriber.open(server.base, { key: '', query: { org_id: ROOT_ORG, access_token: 'x.y.z' } }), (e: { status?: number }) => e.status === 400);
+  });
+});
+
+describe('npm start', () => {
+  test("prints the first-administrator link beside the root API key, and the console's bundle size", async () => {
+    const dataDir = tempDir();
+    const service = await spawnService({}, dataDir);
+    try {
+      // The size comes from the build at start, which ends after the service listens.
+      const size = await until('the console size line', () => /^console at (http:\/\/\S+\/console): ([\d.]+) KB, ([\d.]+) KB gzip$/m.exec(service.process.output()) ?? undefined);
+      assert.equal(size[1], `${service.base}/console`);
+      const [bytes, gzip] = [Number(size[2]), Number(size[3])];
+      assert.ok(gzip > 0 && gzip < bytes && gzip < 150, `${bytes} KB, ${gzip} KB gzip: under 150 KB compressed`);
+      const output = service.process.output();
+      assert.match(output, /Service-API-Key: /);
+      const link = /open this link once to become the first administrator in the console:\n {2}(\S+)/.exec(output);
+      assert.ok(link, output);
+      assert.match(link[1] as string, new RegExp(`^${service.base}/console#first-administrator=[^&]+&org=${ROOT_ORG}$`));
+      // The size printed is what the service serves.
+      let served = 0;
+      for (const path of ['/console', '/console/app.js', '/console/app.css']) served += (await (await fetch(`${service.base}${path}`)).arrayBuffer()).byteLength;
+      assert.equal((served / 1024).toFixed(1), bytes.toFixed(1));
+    } finally {
+      await service.stop();
+      removeDir(dataDir);
+    }
   });
 });
