@@ -141,10 +141,16 @@ async function rbacCheckCase(s: Settings, service: ServiceProcess, durability: s
   return measure(s, service, 'rbac-check', `POST /rbac/check, ${ids.length} persons with 2 of 4 roles, 16 permissions, SERVICE_DURABILITY=${durability}`, (i) => reqs[i % reqs.length] as Buffer, (st) => st === 200);
 }
 
-async function serviceCases(s: Settings, durability: 'sync' | 'nosync', cases: CaseName[]): Promise<Row[]> {
+/** With --profile, the service writes a CPU profile when it stops. */
+function profiled(s: Settings): { nodeArgs?: string[] } {
+  if (!s.profile) return {};
   const profileDir = join(fileURLToPath(new URL('..', import.meta.url)), 'bench/results/profiles');
-  if (s.profile) mkdirSync(profileDir, { recursive: true });
-  const service = await startService({ SERVICE_DURABILITY: durability }, s.profile ? { nodeArgs: ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${profileDir}`] } : {});
+  mkdirSync(profileDir, { recursive: true });
+  return { nodeArgs: ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${profileDir}`] };
+}
+
+async function serviceCases(s: Settings, durability: 'sync' | 'nosync', cases: CaseName[]): Promise<Row[]> {
+  const service = await startService({ SERVICE_DURABILITY: durability }, profiled(s));
   const rows: Row[] = [];
   try {
     if (cases.includes('get-person')) {
@@ -217,7 +223,7 @@ async function baselineCase(s: Settings, baseline: Baseline): Promise<Compared> 
  * GET /persons/{id} with the console token and with the API key, in the same service, show what the token costs.
  */
 async function consolePagesCase(s: Settings): Promise<Row[]> {
-  const service = await startService({ SERVICE_DURABILITY: 'sync' });
+  const service = await startService({ SERVICE_DURABILITY: 'sync' }, profiled(s));
   const rows: Row[] = [];
   try {
     const org = await seedConsoleOrganization(service, s.persons);
