@@ -4,6 +4,10 @@
 //                         [--baseline-ref REF [--rounds 3]]
 // The console-on-off case runs two services at once, one with the console and one with SERVICE_CONSOLE=0, and
 // measures GET /persons/{id} on each in turn, round after round: the console must add nothing to that path.
+// console-off-off is its control: the same with both services off, so the spread an identical pair shows on
+// this machine is measured beside the difference.
+// The console-pages case measures, page by page, the API calls each console page makes on opening, with an
+// administrator's console access token (bench/lib/console-pages.ts), beside GET /persons/{id} with either credential.
 // Each server runs in a child process and the load generator in this one: on two cores that gives each its own
 // core, and a run where either shows ~100% CPU is bounded by that side (both are in the table).
 import { mkdirSync } from 'node:fs';
@@ -11,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { checkoutBaseline, type Baseline } from './lib/baseline.js';
+import { consolePages, seedConsoleOrganization } from './lib/console-pages.js';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
 import { runLoad, type LoadResult } from './lib/load.js';
@@ -18,7 +23,7 @@ import { createPersons } from './lib/persons.js';
 import { cpuColumns, environment, environmentLine, formatTable, ms, pct, writeResults, type Column } from './lib/report.js';
 import { startServer, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
 
-const CASES = ['hello', 'get-person', 'rbac-check', 'put-attributes', 'put-attributes-nosync', 'console-on-off'] as const;
+const CASES = ['hello', 'get-person', 'rbac-check', 'put-attributes', 'put-attributes-nosync', 'console-on-off', 'console-off-off', 'console-pages'] as const;
 type CaseName = (typeof CASES)[number];
 
 const HOST = '127.0.0.1';
@@ -36,8 +41,10 @@ interface Settings {
 }
 
 interface Row extends LoadResult {
-  case: CaseName | 'get-person-baseline' | 'get-person-console-on' | 'get-person-console-off';
+  case: string;
   what: string;
+  /** a console page's calls per opening: its openings/s are req/s over this */
+  calls?: number;
   /** requests/s as a share of the hello-world ceiling of the same run */
   vsCeiling?: number;
 }
@@ -53,7 +60,8 @@ const USAGE = `usage: npm run bench -- http [options]   (or: npx tsx bench/http.
   --baseline-ref R  GET /persons/{id} also against the service as it was at git ref R (unpacked into a temporary
                     directory, same node_modules), both up at once and measured in turn, round after round; prints
                     the ratio current / baseline of the round with the median ratio (issue 22: ≥ 97%, R = ad810ac^1)
-  --rounds N        rounds of that comparison, and of console-on-off's (default 3)`;
+  --rounds N        rounds of that comparison, and of console-on-off's and console-off-off's (default 3)
+console-pages: one row per console page, its calls on opening with a console access token; pages/s = req/s / calls`;
 
 function settings(argv: string[]): Settings | undefined {
   const { values } = parseArgs({
@@ -135,10 +143,16 @@ async function rbacCheckCase(s: Settings, service: ServiceProcess, durability: s
   return measure(s, service, 'rbac-check', `POST /rbac/check, ${ids.length} persons with 2 of 4 roles, 16 permissions, SERVICE_DURABILITY=${durability}`, (i) => reqs[i % reqs.length] as Buffer, (st) => st === 200);
 }
 
-async function serviceCases(s: Settings, durability: 'sync' | 'nosync', cases: CaseName[]): Promise<Row[]> {
+/** With --profile, the service writes a CPU profile when it stops. */
+function profiled(s: Settings): { nodeArgs?: string[] } {
+  if (!s.profile) return {};
   const profileDir = join(fileURLToPath(new URL('..', import.meta.url)), 'bench/results/profiles');
-  if (s.profile) mkdirSync(profileDir, { recursive: true });
-  const service = await startService({ SERVICE_DURABILITY: durability }, s.profile ? { nodeArgs: ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${profileDir}`] } : {});
+  mkdirSync(profileDir, { recursive: true });
+  return { nodeArgs: ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${profileDir}`] };
+}
+
+async function serviceCases(s: Settings, durability: 'sync' | 'nosync', cases: CaseName[]): Promise<Row[]> {
+  const service = await startService({ SERVICE_DURABILITY: durability }, profiled(s));
   const rows: Row[] = [];
   try {
     if (cases.includes('get-person')) {
@@ -170,23 +184,31 @@ interface Compared {
   rows: Row[];
   /** each round's requests/s of the first service over the second's */
   ratios: number[];
+  /** each round's server CPU per request of the second service over the first's (100%: the same cost) */
+  cpuRatios: Array<number | undefined>;
 }
 
-/** GET /persons/{id} of two running services, measured in turn for `rounds` rounds (`label`: what a round does). */
+/** GET /persons/{id} of two running services, measured in turn for `rounds` rounds (`label`: what a round does), first one first, then the other. */
 async function inTurn(s: Settings, label: string, targets: Array<{ service: ServiceProcess; name: Row['case']; what: string }>): Promise<Compared> {
   const loaded = [];
   for (const t of targets) loaded.push({ ...t, requests: await getPersonRequests(s, t.service) });
   const pairs: Array<[Row, Row]> = [];
   for (let round = 1; round <= s.rounds; round++) {
-    console.error(`  round ${round} of ${s.rounds}: ${label}`);
+    // Every other round the second goes first: whatever the order favours, each side gets it as often.
+    const order = round % 2 === 1 ? [0, 1] : [1, 0];
+    console.error(`  round ${round} of ${s.rounds}: ${label}${round % 2 === 1 ? '' : ' (in the other order)'}`);
     const rows: Row[] = [];
-    for (const t of loaded) rows.push(await measure(s, t.service, t.name, t.what, (i) => t.requests[i % t.requests.length] as Buffer));
+    for (const k of order) {
+      const t = loaded[k] as (typeof loaded)[number];
+      rows[k] = await measure(s, t.service, t.name, t.what, (i) => t.requests[i % t.requests.length] as Buffer);
+    }
     pairs.push(rows as [Row, Row]);
   }
   const ratios = pairs.map(([c, b]) => c.rps / b.rps);
   const sorted = pairs.map((p, i) => ({ p, r: ratios[i] as number })).sort((x, y) => x.r - y.r);
   const mid = sorted[Math.floor(sorted.length / 2)] as { p: [Row, Row] };
-  return { rows: [...mid.p], ratios };
+  const cpuRatios = pairs.map(([c, b]) => (c.serverCpuUsPerRequest && b.serverCpuUsPerRequest ? b.serverCpuUsPerRequest / c.serverCpuUsPerRequest : undefined));
+  return { rows: [...mid.p], ratios, cpuRatios };
 }
 
 /** GET /persons/{id} of the current service and of the baseline's, both running, measured in turn. */
@@ -205,12 +227,45 @@ async function baselineCase(s: Settings, baseline: Baseline): Promise<Compared> 
   }
 }
 
-/** GET /persons/{id} with the console on (its bundle built, its routes and token checks in place) and off. */
-async function consoleCase(s: Settings): Promise<Compared> {
-  const on = await startService({ SERVICE_DURABILITY: 'sync' });
+/**
+ * Each console page's calls on opening, as one case per page: its requests are the page's calls in turn (for a
+ * person's or a group's page, over many persons or groups), so req/s counts calls and openings/s = req/s / calls.
+ * GET /persons/{id} with the console token and with the API key, in the same service, show what the token costs.
+ */
+async function consolePagesCase(s: Settings): Promise<Row[]> {
+  const service = await startService({ SERVICE_DURABILITY: 'sync' }, profiled(s));
+  const rows: Row[] = [];
+  try {
+    const org = await seedConsoleOrganization(service, s.persons);
+    const byKey = org.personIds.map((id) => encodeRequest(HOST, { method: 'GET', path: `/persons/${id}`, headers: service.auth }));
+    const byToken = org.personIds.map((id) => encodeRequest(HOST, { method: 'GET', path: `/persons/${id}`, headers: org.headers }));
+    rows.push(await measure(s, service, 'get-person-api-key', `GET /persons/{id}, ${org.personIds.length} persons, sync, API key (the console pages' service)`, (i) => byKey[i % byKey.length] as Buffer));
+    rows.push(await measure(s, service, 'get-person-console-token', 'the same with the console access token (Authorization: Bearer)', (i) => byToken[i % byToken.length] as Buffer));
+    for (const p of consolePages(org)) {
+      const row = await measure(s, service, `console #/${p.page}`, `${p.calls.length} call${p.calls.length === 1 ? '' : 's'}: ${p.calls.join(', ')}`, (i) => p.requests[i % p.requests.length] as Buffer, (st) => st === 200);
+      rows.push({ ...row, calls: p.calls.length });
+    }
+  } finally {
+    await service.stop();
+  }
+  return rows;
+}
+
+/**
+ * GET /persons/{id} with the console on (its bundle built, its routes and token checks in place) and off; as
+ * the `control`, the first service is off too: two identical services measured the same way.
+ */
+async function consoleCase(s: Settings, control: boolean): Promise<Compared> {
+  const on = await startService({ SERVICE_DURABILITY: 'sync', ...(control && { SERVICE_CONSOLE: '0' }) });
   let off: ServiceProcess | undefined;
   try {
     off = await startService({ SERVICE_DURABILITY: 'sync', SERVICE_CONSOLE: '0' });
+    if (control) {
+      return await inTurn(s, 'SERVICE_CONSOLE=0, then another with SERVICE_CONSOLE=0 (the control)', [
+        { service: on, name: 'get-person-control-a', what: `GET /persons/{id}, ${s.persons} persons, sync, SERVICE_CONSOLE=0 (the control's first)` },
+        { service: off, name: 'get-person-control-b', what: 'the same, another service' },
+      ]);
+    }
     return await inTurn(s, 'console on, then SERVICE_CONSOLE=0', [
       { service: on, name: 'get-person-console-on', what: `GET /persons/{id}, ${s.persons} persons, sync, console on (API key)` },
       { service: off, name: 'get-person-console-off', what: 'the same with SERVICE_CONSOLE=0' },
@@ -219,6 +274,31 @@ async function consoleCase(s: Settings): Promise<Compared> {
     await off?.stop();
     await on.stop();
   }
+}
+
+/** Two services compared in turn: requests/s of the first over the second, and server CPU per request. */
+interface Pair {
+  /** of the round with the median ratio */
+  ratio: number;
+  rounds: number[];
+  /** server CPU per request, second over first, in that round */
+  cpuRatio: number | undefined;
+  cpuRounds: Array<number | undefined>;
+  /** of the round with the median CPU ratio: on a busy machine requests/s move from round to round far more */
+  cpuMedian: number | undefined;
+}
+
+function pairOf(compared: Compared): Pair {
+  const [first, second] = compared.rows as [Row, Row];
+  const cpuRatio = first.serverCpuUsPerRequest && second.serverCpuUsPerRequest ? second.serverCpuUsPerRequest / first.serverCpuUsPerRequest : undefined;
+  const measured = compared.cpuRatios.filter((r): r is number => r !== undefined).sort((a, b) => a - b);
+  return { ratio: first.rps / second.rps, rounds: compared.ratios, cpuRatio, cpuRounds: compared.cpuRatios, cpuMedian: measured[Math.floor(measured.length / 2)] };
+}
+
+function printPair(title: string, cpuTitle: string, pair: Pair, note: string): void {
+  console.log(`\n${title}: ${pct(pair.ratio)}   ${note}the round with the median ratio of ${pair.rounds.map(pct).join(', ')})`);
+  if (pair.cpuRatio !== undefined) console.log(`  server CPU per request, ${cpuTitle} in that round: ${pct(pair.cpuRatio)}   (100%: the same cost per request)`);
+  if (pair.cpuMedian !== undefined) console.log(`  server CPU per request, ${cpuTitle}, the median round: ${pct(pair.cpuMedian)}   (rounds ${pair.cpuRounds.map(pct).join(', ')})`);
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -246,15 +326,20 @@ export async function main(argv: string[]): Promise<void> {
     }
   }
 
-  let consoleOnOff: { ratio: number; rounds: number[]; cpuRatio: number | undefined } | undefined;
+  let consoleOnOff: Pair | undefined;
+  let consoleControl: Pair | undefined;
   if (s.cases.includes('console-on-off')) {
-    const compared = await consoleCase(s);
+    const compared = await consoleCase(s, false);
     rows.push(...compared.rows);
-    const [on, off] = compared.rows as [Row, Row];
-    // The server's CPU per request too: on a busy machine it moves less than requests/s, which follow the scheduler.
-    const cpuRatio = on.serverCpuUsPerRequest && off.serverCpuUsPerRequest ? off.serverCpuUsPerRequest / on.serverCpuUsPerRequest : undefined;
-    consoleOnOff = { ratio: on.rps / off.rps, rounds: compared.ratios, cpuRatio };
+    consoleOnOff = pairOf(compared);
   }
+  if (s.cases.includes('console-off-off')) {
+    const compared = await consoleCase(s, true);
+    rows.push(...compared.rows);
+    consoleControl = pairOf(compared);
+  }
+
+  if (s.cases.includes('console-pages')) rows.push(...(await consolePagesCase(s)));
 
   const ceiling = rows.find((r) => r.case === 'hello');
   if (ceiling) for (const r of rows) r.vsCeiling = r.rps / ceiling.rps;
@@ -264,6 +349,7 @@ export async function main(argv: string[]): Promise<void> {
     { title: 'case', value: (r) => r.case },
     { title: 'req/s', value: (r) => r.rps },
     { title: 'vs hello', value: (r) => (r.vsCeiling === undefined ? '-' : `${(r.vsCeiling * 100).toFixed(1)}%`), align: 'right' },
+    { title: 'pages/s', value: (r) => (r.calls === undefined ? '-' : Math.round(r.rps / r.calls)), align: 'right' },
     { title: 'p50 ms', value: (r) => ms(r.latency.p50_us), align: 'right' },
     { title: 'p99 ms', value: (r) => ms(r.latency.p99_us), align: 'right' },
     { title: 'p99.9 ms', value: (r) => ms(r.latency.p999_us), align: 'right' },
@@ -276,12 +362,10 @@ export async function main(argv: string[]): Promise<void> {
   if (vsBaseline) {
     console.log(`\nGET /persons/{id}, current / at ${vsBaseline.ref}: ${pct(vsBaseline.ratio)}   (issue 22: ≥ 97%; the round with the median ratio of ${vsBaseline.rounds.map(pct).join(', ')})`);
   }
-  if (consoleOnOff) {
-    console.log(`\nGET /persons/{id}, console on / SERVICE_CONSOLE=0: ${pct(consoleOnOff.ratio)}   (target ≥ 98%; the round with the median ratio of ${consoleOnOff.rounds.map(pct).join(', ')})`);
-    if (consoleOnOff.cpuRatio !== undefined) console.log(`  server CPU per request, off / on in that round: ${pct(consoleOnOff.cpuRatio)}   (100%: the console costs nothing per request)`);
-  }
+  if (consoleOnOff) printPair('GET /persons/{id}, console on / SERVICE_CONSOLE=0', 'off / on', consoleOnOff, '(target ≥ 98%; ');
+  if (consoleControl) printPair('the control, GET /persons/{id} of two services with SERVICE_CONSOLE=0, first / second', 'second / first', consoleControl, '(an identical pair: the spread of this machine; ');
   console.log(`\n${loop}${s.rate === undefined ? '' : ': latency counts from when each request was due'}; ${environmentLine(env)}`);
-  const path = writeResults('http', env, { settings: s, results: rows, ...(vsBaseline ? { baseline: vsBaseline } : {}), ...(consoleOnOff ? { console_on_off: consoleOnOff } : {}) });
+  const path = writeResults('http', env, { settings: s, results: rows, ...(vsBaseline ? { baseline: vsBaseline } : {}), ...(consoleOnOff ? { console_on_off: consoleOnOff } : {}), ...(consoleControl ? { console_off_off: consoleControl } : {}) });
   console.log(`written to ${path}`);
 }
 

@@ -3,45 +3,18 @@
 // tokens taken by the management routes only with the console permission each route needs.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
+import { until } from '../support/browser.js';
 import { expectResult } from '../support/expect.js';
-import { Browser } from '../support/oauth-browser.js';
+import { consoleAccessToken } from '../support/console.js';
 import { removeDir, ROOT_ORG, startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { spawnService } from '../support/process.js';
 import { Subscriber } from '../support/ws.js';
 
 const ADMIN = 'ada@example.com';
 const READER = 'rita@example.com';
 const PASSWORD = 'correct horse battery staple';
 const emailHandle = (value: string) => ({ type: 'email_address', value });
-
-/** An administrator's sign-in as the console makes it: the hosted page, then the code with its PKCE verifier. */
-export async function consoleAccessToken(server: TestServer, clientId: string, handle: string, password: string): Promise<string> {
-  const redirect = `${server.base}/console`;
-  const verifier = randomBytes(32).toString('base64url');
-  const challenge = createHash('sha256').update(verifier).digest('base64url');
-  const url = new URL('/oauth2/authorize', server.base);
-  for (const [k, v] of Object.entries({ response_type: 'code', client_id: clientId, redirect_uri: redirect, scope: 'openid', state: 's', code_challenge: challenge, code_challenge_method: 'S256' })) url.searchParams.set(k, v);
-  const browser = new Browser();
-  try {
-    const page = await browser.get(url);
-    assert.equal(page.status, 200, page.html);
-    const done = await browser.signIn(page, server.base, handle, password);
-    assert.equal(done.status, 302, done.html);
-    const back = new URL(done.location as string);
-    assert.equal(`${back.origin}${back.pathname}`, redirect);
-    const res = await fetch(`${server.base}/oauth2/tokens`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: back.searchParams.get('code') as string, redirect_uri: redirect, client_id: clientId, code_verifier: verifier }),
-    });
-    const body = (await res.json()) as { access_token: string };
-    assert.equal(res.status, 200, JSON.stringify(body));
-    return body.access_token;
-  } finally {
-    await browser.close();
-  }
-}
 
 describe('the console', () => {
   let server: TestServer;
@@ -100,7 +73,7 @@ describe('the console', () => {
   });
 
   test("an administrator's console access token reads and writes; API keys keep working", async () => {
-    adminToken = await consoleAccessToken(server, clientId, ADMIN, PASSWORD);
+    adminToken = await consoleAccessToken(server.base, clientId, ADMIN, PASSWORD);
     const admin = asToken(adminToken);
     expectResult(await admin.get('/persons', bearer(adminToken)), 200);
     const created = expectResult(await admin.post('/persons', { handles: [emailHandle(READER)] }, bearer(adminToken)), 201) as { person_id: string };
@@ -109,7 +82,7 @@ describe('the console', () => {
     assert.equal((await server.client.post('/rbac/roles', { name: 'console-reader', permissions: ['console.read'] })).status, 204);
     assert.ok((await server.client.put(`/persons/${created.person_id}/roles`, { roles: ['console-reader'] })).status < 300);
     assert.equal((await server.client.put(`/persons/${created.person_id}/credentials/password`, { password: PASSWORD })).status, 204);
-    readerToken = await consoleAccessToken(server, clientId, READER, PASSWORD);
+    readerToken = await consoleAccessToken(server.base, clientId, READER, PASSWORD);
   });
 
   test('a person without console.write may read, and is refused every write with 403; console.keys guards the API key', async () => {
@@ -181,5 +154,31 @@ describe('with SERVICE_CONSOLE=0', () => {
     const res = await server.client.as(ROOT_ORG, '').get('/persons', { Authorization: 'Bearer x.y.z' });
     assert.equal(res.status, 401, res.text);
     await assert.rejects(Subscriber.open(server.base, { key: '', query: { org_id: ROOT_ORG, access_token: 'x.y.z' } }), (e: { status?: number }) => e.status === 400);
+  });
+});
+
+describe('npm start', () => {
+  test("prints the first-administrator link beside the root API key, and the console's bundle size", async () => {
+    const dataDir = tempDir();
+    const service = await spawnService({}, dataDir);
+    try {
+      // The size comes from the build at start, which ends after the service listens.
+      const size = await until('the console size line', () => /^console at (http:\/\/\S+\/console): ([\d.]+) KB, ([\d.]+) KB gzip$/m.exec(service.process.output()) ?? undefined);
+      assert.equal(size[1], `${service.base}/console`);
+      const [bytes, gzip] = [Number(size[2]), Number(size[3])];
+      assert.ok(gzip > 0 && gzip < bytes && gzip < 150, `${bytes} KB, ${gzip} KB gzip: under 150 KB compressed`);
+      const output = service.process.output();
+      assert.match(output, /Service-API-Key: /);
+      const link = /open this link once to become the first administrator in the console:\n {2}(\S+)/.exec(output);
+      assert.ok(link, output);
+      assert.match(link[1] as string, new RegExp(`^${service.base}/console#first-administrator=[^&]+&org=${ROOT_ORG}$`));
+      // The size printed is what the service serves.
+      let served = 0;
+      for (const path of ['/console', '/console/app.js', '/console/app.css']) served += (await (await fetch(`${service.base}${path}`)).arrayBuffer()).byteLength;
+      assert.equal((served / 1024).toFixed(1), bytes.toFixed(1));
+    } finally {
+      await service.stop();
+      removeDir(dataDir);
+    }
   });
 });

@@ -1,7 +1,9 @@
 // The console in Debian's chromium: the first-administrator link, the sign-in through the hosted page, the main
-// tasks done by clicking (a session ended, a dead letter retried, the API key rotated among them), an event
+// tasks done by clicking (a person put in a group, a role given, a client's secret copied once, a session ended,
+// a dead letter retried, the API key rotated among them), each one's result read back through the API, an event
 // arriving live, a reader refused a write in the page and by the API; every page checked with axe-core (no
-// WCAG 2.x level A or AA violation) and photographed at 1440 px, one at 360 px.
+// WCAG 2.x level A or AA violation) and photographed at 1440 px, one at 360 px. Every wait is for a condition
+// (an element, an API answer), never a fixed time: the machine may be busy.
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -9,7 +11,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, screenshot } from '../support/browser.js';
+import { launchBrowser, screenshot, until } from '../support/browser.js';
 import { expectResult } from '../support/expect.js';
 import { Browser } from '../support/oauth-browser.js';
 import { removeDir, ROOT_ORG, startTestServer, tempDir, type Client, type TestServer } from '../support/server.js';
@@ -53,6 +55,17 @@ describe('the console in chromium', () => {
   let client: Client;
   let browser: BrowserContext;
   let page: Page;
+  /** the person created and put in a group by clicking, then given a role */
+  let graceId: string;
+  /** The console's access token, from the page's session storage. */
+  const sessionToken = async () => (JSON.parse(String(await page.evaluate("sessionStorage.getItem('console.session')"))) as { token: string }).token;
+  /** The API as the signed-in administrator: the token the page holds. */
+  const asConsole = async () => {
+    const token = await sessionToken();
+    const api = client.as(ROOT_ORG, '');
+    const bearer = { Authorization: `Bearer ${token}` };
+    return { get: (path: string) => api.get(path, bearer), post: (path: string, body: unknown) => api.post(path, body, bearer) };
+  };
 
   /** The hosted sign-in page, filled in as a person would. */
   async function hostedSignIn(email: string): Promise<void> {
@@ -80,6 +93,8 @@ describe('the console in chromium', () => {
     server = await startTestServer({ SERVICE_WEBHOOK_ALLOW_INSECURE: '1', SERVICE_WEBHOOK_RETRY_BASE_MS: '5', SERVICE_WEBHOOK_RETRY_MAX_MS: '20' }, {}, dataDir);
     client = server.client;
     browser = await launchBrowser(dir);
+    // The Copy buttons write to the clipboard; the test reads it back.
+    await browser.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
     page = await browser.newPage();
     await page.setViewportSize({ width: 1440, height: 900 });
   });
@@ -101,14 +116,21 @@ describe('the console in chromium', () => {
     await page.click('button:text-is("Create administrator")');
     await hostedSignIn(ADMIN);
     await page.waitForSelector('h1:text-is("Persons")');
-    // The one-time link is spent: opening it again and submitting is refused in the page.
+    // Through the API: the person exists, holds the console permissions, and the page's token is theirs.
+    const [admin] = expectResult(await client.get(`/persons?paging=cursor&handle=email_address:${ADMIN}`), 200) as Array<{ person_id: string }>;
+    assert.ok(admin, `${ADMIN} exists`);
+    const permissions = expectResult(await client.get(`/persons/${admin.person_id}/permissions`), 200) as string[];
+    for (const p of ['console.read', 'console.write', 'console.keys']) assert.ok(permissions.includes(p), `${p} in ${permissions.join(', ')}`);
+    expectResult(await (await asConsole()).get('/persons'), 200);
+    // The one-time link is spent: opening it again and submitting is refused in the page and by the API.
     const again = await browser.newPage();
     await again.goto(link);
     await again.fill('#f-email', 'eve@example.com');
     await again.fill('#f-password', PASSWORD);
     await again.click('button:text-is("Create administrator")');
-    assert.match((await again.textContent('[role="alert"]', { timeout: 30_000 })) ?? '', /already used/);
+    assert.match((await again.textContent('[role="alert"]')) ?? '', /already used/);
     await again.close();
+    assert.deepEqual(expectResult(await client.get('/persons?paging=cursor&handle=email_address:eve@example.com'), 200), []);
   });
 
   test('every page passes axe-core and is photographed at 1440 px', async (t) => {
@@ -125,11 +147,15 @@ describe('the console in chromium', () => {
     await page.fill('#f-name', 'staff');
     await page.click('button:text-is("Create group")');
     await page.waitForSelector('a:text-is("staff")');
+    assert.ok((expectResult(await client.get('/groups'), 200) as string[]).includes('staff'), 'the API lists the group');
     await open(t, 'persons', 'Persons');
     await page.fill('#f-new_value', 'grace@example.com');
     await page.click('button:text-is("Create person")');
     await page.waitForSelector('h1:text-is("Person")');
     const personId = decodeURIComponent(new URL(page.url()).hash.replace('#/persons/', ''));
+    graceId = personId;
+    const created = expectResult(await client.get(`/persons/${personId}`), 200) as { handles: Array<{ value: string }> };
+    assert.deepEqual(created.handles.map((h) => h.value), ['grace@example.com']);
     await page.selectOption('#f-group', 'staff');
     await page.click('button:text-is("Add to group")');
     await page.waitForSelector('[data-testid="person-groups"] li:text-is("staff")');
@@ -144,16 +170,61 @@ describe('the console in chromium', () => {
     await page.waitForSelector('h1:text-is("Person")');
     assert.deepEqual(await accessibilityViolations(page), [], 'person page');
     await screenshot(t, page, join(dir, 'person-1440.png'));
+    // The group's page lists them as a member.
+    await open(t, 'groups', 'Groups');
+    await page.click('a:text-is("staff")');
+    await page.waitForSelector('h1:text-is("Group staff")');
+    await page.waitForSelector(`text="${personId}"`);
+    assert.deepEqual(expectResult(await client.get('/groups/staff/persons'), 200), [personId]);
+    assert.deepEqual(await accessibilityViolations(page), [], 'group page');
+    await screenshot(t, page, join(dir, 'group-1440.png'));
   });
 
-  test("register an OAuth client and see its secret once", async (t) => {
+  test('create a permission and a role, then give the role to a person, all by clicking', async (t) => {
+    await open(t, 'roles', 'Roles and permissions');
+    await page.fill('#f-permission_name', 'documents:read');
+    await page.click('button:text-is("Create permission")');
+    await page.waitForSelector('li:text-is("documents:read")');
+    await page.fill('#f-role', 'support');
+    await page.check('input[name="permission"][value="documents:read"]');
+    await page.click('button:text-is("Create role")');
+    await page.waitForSelector('td:text-is("support")');
+    const role = expectResult(await client.get('/rbac/roles/support'), 200) as { permissions: string[] };
+    assert.deepEqual(role.permissions, ['documents:read']);
+    await page.goto(`${server.base}/console#/persons/${encodeURIComponent(graceId)}`);
+    await page.waitForSelector('h1:text-is("Person")');
+    await page.selectOption('#f-role', 'support');
+    await page.click('button:text-is("Give role")');
+    await page.waitForSelector('p:text-is("Roles: support")');
+    await page.waitForSelector('p:text-is("Permissions: documents:read")');
+    assert.deepEqual(expectResult(await client.get(`/persons/${graceId}/roles`), 200), ['support']);
+    assert.deepEqual(expectResult(await client.get(`/persons/${graceId}/permissions`), 200), ['documents:read']);
+    assert.deepEqual(expectResult(await client.post('/rbac/check', { person_id: graceId, permission_name: 'documents:read' }), 200), { granted: true });
+    await screenshot(t, page, join(dir, 'person-role-1440.png'));
+  });
+
+  test('register an OAuth client, copy its secret, and see it once', async (t) => {
     await open(t, 'clients', 'OAuth clients');
     await page.fill('#f-client_name', 'Web app');
     await page.fill('#f-redirect_uri', 'https://app.example/cb');
     await page.click('button:text-is("Register client")');
-    const secret = (await page.textContent('[data-testid="shown-once"]')) ?? '';
+    const secret = ((await page.textContent('[data-testid="shown-once"]')) ?? '').trim();
     assert.ok(secret.length >= 20, `a secret is shown: ${secret}`);
+    await page.click('.once button:text-is("Copy")');
+    await page.waitForSelector('.once button:text-is("Copied")');
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret, 'the clipboard holds the secret');
     await screenshot(t, page, join(dir, 'client-secret-1440.png'));
+    // Through the API: the client is registered, and the copied secret is its secret (the token endpoint's
+    // revocation authenticates the client, and answers 200 for any token once it has).
+    const [registered] = (expectResult(await client.get('/oauth2/clients'), 200) as Array<{ client_id: string; client_name: string }>).filter((c) => c.client_name === 'Web app');
+    assert.ok(registered, 'the API lists the client');
+    const revoke = (password: string) => fetch(`${server.base}/oauth2/tokens/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${encodeURIComponent(registered.client_id)}:${encodeURIComponent(password)}`).toString('base64')}` },
+      body: new URLSearchParams({ token: 'not-a-token' }),
+    });
+    assert.equal((await revoke(secret)).status, 200, 'the copied secret authenticates the client');
+    assert.equal((await revoke(`${secret}x`)).status, 401, 'another secret does not');
     await page.reload();
     await page.waitForSelector('td:text-is("Web app")');
     assert.equal(await page.$('[data-testid="shown-once"]'), null, 'the secret is not shown again');
@@ -204,24 +275,23 @@ describe('the console in chromium', () => {
     expectResult(await client.post('/persons', { handles: [{ type: 'email_address', value: 'dead@example.com' }] }), 201);
     const letters = `/organizations/webhooks/${hook.id}/dead-letters`;
     type Letter = { offset: number; state: string; attempts: number };
-    let letter: Letter | undefined;
-    for (let i = 0; i < 600 && letter === undefined; i++) {
+    const deadLetter = async () => {
       const [l] = expectResult(await client.get(letters), 200) as Letter[];
-      if (l?.state === 'dead') letter = l;
-      else await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.ok(letter, 'a dead letter');
+      return l?.state === 'dead' ? l : undefined;
+    };
+    const letter = await until('a dead letter', deadLetter);
     await open(t, 'webhooks', 'Webhooks');
     await page.click('a:text-is("down")');
+    const row = (attempts: number) => `tr:has(td:text-is("${letter.offset}")):has(td:text-is("${attempts}")):has(td:text-is("dead"))`;
+    await page.waitForSelector(row(letter.attempts));
     await page.click(`button:text-is("Retry ${letter.offset}")`);
     // The retry is another round of attempts (the receiver still refuses): the letter comes back with more.
-    let again: Letter | undefined;
-    for (let i = 0; i < 600 && again === undefined; i++) {
-      const [l] = expectResult(await client.get(letters), 200) as Letter[];
-      if (l && l.state === 'dead' && l.attempts > letter.attempts) again = l;
-      else await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.ok(again, 'retried: a second round of attempts');
+    const again = await until('the retried letter dead again after more attempts', async () => {
+      const l = await deadLetter();
+      return l && l.attempts > letter.attempts ? l : undefined;
+    });
+    await page.reload();
+    await page.waitForSelector(row(again.attempts));
     assert.deepEqual(await accessibilityViolations(page), [], 'webhook page');
     await screenshot(t, page, join(dir, 'webhook-dead-letters-1440.png'));
   });
@@ -258,7 +328,6 @@ describe('the console in chromium', () => {
     assert.equal((await client.put(`/persons/${reader.person_id}/credentials/password`, { password: PASSWORD })).status, 204);
     assert.equal((await client.post('/rbac/roles', { name: 'console-reader', permissions: ['console.read'] })).status, 204);
     assert.ok((await client.put(`/persons/${reader.person_id}/roles`, { roles: ['console-reader'] })).status < 300);
-    const sessionToken = async () => (JSON.parse(String(await page.evaluate("sessionStorage.getItem('console.session')"))) as { token: string }).token;
     const adminToken = await sessionToken();
     await page.click('button:text-is("Sign out")');
     await browser.clearCookies();

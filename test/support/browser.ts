@@ -53,10 +53,10 @@ function assertPng(path: string): void {
 }
 
 /** Polls `get` every 50 ms until it gives a value (what the page or the service did), or fails naming `what`. */
-export async function until<T>(what: string, get: () => T | undefined, timeoutMs = 60_000): Promise<T> {
+export async function until<T>(what: string, get: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = get();
+    const value = await get();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
