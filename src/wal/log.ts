@@ -59,6 +59,12 @@ export interface Wal {
    * packing while that commit flushes. One that fails to pack is warned of and left out: the WAL has its entries.
    */
   saveSnapshots(items: Iterable<SnapshotItem>): Promise<void>;
+  /**
+   * Installs a snapshot shipped by another process (a reader behind a stream's retention) in one transaction with
+   * the organization's record (made if new) and `meta` values: a crash leaves the old log or the snapshot, never a
+   * mix. Entries up to its offset are no longer read (recovery starts at the snapshot); compaction removes them.
+   */
+  installSnapshot(org: string, snapshot: Snapshot, meta?: ReadonlyArray<[key: string, value: unknown]>, createdMs?: number): Promise<void>;
   /** Calls fn for every entry after `after`, in order; cuts a corrupt or torn tail, with a warning. */
   replay<C>(org: string, after: number, afterEvent: number, fn: (offset: number, entry: WalEntry<C>) => void): Promise<ReplayResult>;
   entries<C>(org: string, after: number, limit: number): Array<{ offset: number; entry: WalEntry<C> }>;
@@ -164,6 +170,20 @@ export function createWal(store: Store, warn: (message: string) => void, options
           if (meta) for (const [key, value] of meta) void store.meta.put(key, encodeRecord(value));
         }),
       );
+    },
+
+    async installSnapshot(org, snapshot, meta, createdMs = Date.now()) {
+      // Encoded as saveSnapshot packs it, so recovery reads it like the log's own.
+      const bytes = encodeRecord(snapshot, 'records');
+      const known = store.orgs.doesExist(org);
+      await store.root.batch(() => {
+        if (!known) void store.orgs.put(org, encodeRecord({ created: createdMs }));
+        void store.snapshots.put(org, bytes);
+        if (meta) for (const [key, value] of meta) void store.meta.put(key, encodeRecord(value));
+      });
+      // Newer than any periodic snapshot still packing from before: that one must not replace it.
+      written.set(org, Math.max(written.get(org) ?? 0, snapshot.offset));
+      noteDurable(org, snapshot.offset);
     },
 
     organizations() {

@@ -1,17 +1,20 @@
-// The origin's side of snapshot shipping: a replica that fell behind past the stream's retention asks for
-// an organization's state over core NATS request/reply (no object store in nats-server 2.9's clients here),
-// and gets the snapshot format the WAL stores (src/domain/snapshot.ts), at the offset it was taken, in parts.
+// Snapshot shipping: a reader that fell behind past a stream's retention (a replica region behind the origin's WAL
+// stream, a standby behind its region's commit stream) asks a process that holds the organization for its state
+// over core NATS request/reply (no object store in nats-server 2.9's clients here), and gets the snapshot format
+// the WAL stores (src/domain/snapshot.ts), at the offset it was taken, in parts.
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { applyEntry } from '../../domain/apply.js';
 import type { Change } from '../../domain/changes.js';
 import { fromSnapshot, toSnapshot } from '../../domain/snapshot.js';
 import type { OrgState } from '../../domain/state.js';
 import type { StoredRecord } from '../../lib/versions.js';
-import { encodeRecord } from '../../wal/codec.js';
+import { decodeRecord, encodeRecord } from '../../wal/codec.js';
 import type { Snapshot, Wal } from '../../wal/log.js';
 
 /** One subject per origin; the organization and the part are in the request. */
 export const snapshotSubject = (origin: string) => `snapshot.${origin}`;
+/** One subject per process of a region: its standbys ask the writer of an organization. */
+export const processSnapshotSubject = (region: string, process: string) => `snapshot.${region}.${process}`;
 
 /** Well under nats-server's default max_payload (1 MiB) once base64 adds its third. */
 export const SNAPSHOT_PART_BYTES = 512 * 1024;
@@ -52,9 +55,10 @@ function stateOf(wal: Wal, org: string): OrgState | undefined {
 
 /**
  * Part 0 takes a fresh snapshot of the organization as its WAL holds it (every committed entry, so at an
- * offset at or past everything the link has published); later parts come from that same one.
+ * offset at or past everything the link has published); later parts come from that same one. `where` names
+ * the server in its errors ("region europe", "process a of region europe").
  */
-export function serveSnapshots(nc: NatsConnection, origin: string, wal: Wal, warn: (m: string) => void): Subscription {
+export function serveSnapshots(nc: NatsConnection, subject: string, where: string, wal: Wal, warn: (m: string) => void): Subscription {
   const taken = new Map<string, { offset: number; parts: Buffer[]; at: number }>();
   const take = async (org: string) => {
     const state = stateOf(wal, org);
@@ -72,12 +76,12 @@ export function serveSnapshots(nc: NatsConnection, origin: string, wal: Wal, war
     for (const [key, t] of taken) if (now - t.at > KEEP_MS) taken.delete(key);
     // Keyed by offset too: replicas fetching at once each finish the snapshot they started.
     const t = request.part === 0 ? await take(request.org) : taken.get(`${request.org}@${request.offset}`);
-    if (!t) return { error: request.part === 0 ? `organization ${request.org} is not in region ${origin}` : `snapshot of ${request.org} at ${request.offset} expired; start again from part 0` };
+    if (!t) return { error: request.part === 0 ? `organization ${request.org} is not in ${where}` : `snapshot of ${request.org} at ${request.offset} expired; start again from part 0` };
     const data = t.parts[request.part];
     if (!data) return { error: `snapshot of ${request.org} has ${t.parts.length} parts, not ${request.part + 1}` };
     return { offset: t.offset, parts: t.parts.length, part: request.part, data: data.toString('base64') };
   };
-  return nc.subscribe(snapshotSubject(origin), {
+  return nc.subscribe(subject, {
     callback: (error, msg) => {
       if (error) return;
       let request: SnapshotRequest;
@@ -91,10 +95,26 @@ export function serveSnapshots(nc: NatsConnection, origin: string, wal: Wal, war
       answer(request).then(
         (reply) => msg.respond(JSON.stringify(reply)),
         (e: unknown) => {
-          warn(`snapshot of ${request.org} for a replica failed: ${(e as Error).message}`);
-          msg.respond(JSON.stringify({ error: 'the origin could not take the snapshot' }));
+          warn(`snapshot of ${request.org} for ${subject} failed: ${(e as Error).message}`);
+          msg.respond(JSON.stringify({ error: `${where} could not take the snapshot` }));
         },
       );
     },
   });
+}
+
+/** Fetches an organization's snapshot part by part from the server on `subject`; checks it is the one announced. */
+export async function fetchSnapshot(nc: NatsConnection, subject: string, org: string, timeoutMs: number): Promise<Snapshot<StoredRecord>> {
+  const request = async (body: SnapshotRequest): Promise<Extract<SnapshotReply, { offset: number }>> => {
+    const msg = await nc.request(subject, JSON.stringify(body), { timeout: timeoutMs });
+    const reply = JSON.parse(Buffer.from(msg.data).toString('utf8')) as SnapshotReply;
+    if ('error' in reply) throw new Error(reply.error);
+    return reply;
+  };
+  const first = await request({ org, part: 0 });
+  const parts = [Buffer.from(first.data, 'base64')];
+  for (let part = 1; part < first.parts; part++) parts.push(Buffer.from((await request({ org, part, offset: first.offset })).data, 'base64'));
+  const snapshot = decodeRecord<Snapshot<StoredRecord>>(Buffer.concat(parts));
+  if (snapshot.offset !== first.offset) throw new Error(`snapshot of ${org} claims offset ${snapshot.offset}, shipped as ${first.offset}`);
+  return snapshot;
 }
