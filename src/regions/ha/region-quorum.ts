@@ -14,6 +14,7 @@ import type { EncodedWrite, Wal } from '../../wal/log.js';
 import { retry } from '../jetstream/connection.js';
 import { commitStreamName, commitSubject, decodeCommit, encodeCommit, ensureRegionStreams, type CommitMessage } from './commit-stream.js';
 import { isWrongSequence, leaseBucket, LeaseTaken, regionValue, type Lease, type LeaseBucket } from './leases.js';
+import { standbySnapshots } from './standby-snapshot.js';
 
 export interface RegionQuorumOptions {
   nc: NatsConnection;
@@ -42,6 +43,8 @@ export interface QuorumView {
   epochs: Record<string, number>;
   /** messages of the region's commit stream not yet applied here */
   lag_entries: number;
+  /** organizations caught up from a writer's snapshot since this process started (it was behind the stream's retention) */
+  snapshots_installed: number;
 }
 
 export interface OrgLeaseView {
@@ -107,6 +110,7 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
   const js: JetStreamClient = jetstream(nc);
   await retry(`streams of region ${region}`, () => ensureRegionStreams(jsm, region, options.replicas, options.retentionMs), warn, () => stopped);
   const bucket: LeaseBucket = leaseBucket(js, jsm, region, Math.min(options.leaseTtlMs, 5000));
+  const snapshots = standbySnapshots({ nc, region, process: options.process, wal: options.wal, bucket, registry: () => registry, warn });
   const secrets = regionValue(js, jsm, region, SECRETS_KEY, Math.min(options.leaseTtlMs, 5000));
   const held = new Map<string, Held>();
   const seen = new Map<string, Seen>();
@@ -138,6 +142,8 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
     for (const { m } of batch) {
       for (const w of m.writes) while (w.offset > head(w.org) && writing(held.get(w.org)) && !stopped) await new Promise((r) => setTimeout(r, 2));
     }
+    // Behind what the stream retains: the writer's snapshot first.
+    await snapshots.fill(batch.flatMap(({ m }) => m.writes), head);
     const byOrg = new Map<string, EncodedWrite[]>();
     const positions = new Map<string, number>();
     const newOrgs: string[] = [];
@@ -395,7 +401,7 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
       const epochs: Record<string, number> = {};
       for (const [org, h] of held) if (writing(h)) epochs[org] = h.epoch;
       const leases = Object.keys(epochs).length;
-      return { role: leases > 0 ? 'writer' : 'standby', process: options.process, leases, epochs, lag_entries: Math.max(0, streamLast - applied) };
+      return { role: leases > 0 ? 'writer' : 'standby', process: options.process, leases, epochs, lag_entries: Math.max(0, streamLast - applied), snapshots_installed: snapshots.installed() };
     },
 
     lease(org) {
@@ -430,6 +436,7 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
   quorum.stop = async () => {
     clearInterval(lagTimer);
     await stop();
+    snapshots.stop();
   };
   return quorum;
 }
