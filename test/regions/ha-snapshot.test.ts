@@ -1,8 +1,8 @@
 // A process of a region further behind than the region's commit stream retains catches up from the writer's
 // snapshot, over real nats-servers and service processes: a standby stopped while many writes were made and the
-// stream's old messages dropped (purged here, as SERVICE_NATS_RETENTION's max_age would). It installs the writer's
-// snapshot, follows the stream on from it, and once the writer is killed serves the organization with every
-// acknowledged write present exactly once.
+// stream's old messages dropped (purged here, as SERVICE_NATS_RETENTION's max_age would), and a new process with an
+// empty data dir joining after that. Each installs the writer's snapshot, follows the stream on from it, and once
+// the writer is killed serves the organization with every acknowledged write present exactly once.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -115,4 +115,16 @@ test('a standby stopped longer than the commit stream retains installs the write
   const restarted = await standby.restart();
   running.push(restarted);
   await caughtUpAndServes(restarted, writer, acked);
+});
+
+test('a new process with an empty data dir joining after the commit stream dropped old messages installs the writer\'s snapshot, then serves every acknowledged write once', { skip, timeout: 240_000 }, async () => {
+  const { nats, start } = await cluster('joining');
+  const writer = await start('a');
+  await waitFor(async () => (await health(writer.base)).lease.writing, 20_000, 'a writer of the root organization');
+  const acked = await write(writer.base, 'before-join', 300);
+  await dropRetained(nats);
+  acked.push(...(await write(writer.base, 'after-retention', 10)));
+
+  const joined = await start('c');
+  await caughtUpAndServes(joined, writer, acked);
 });
