@@ -1,8 +1,9 @@
 // A process of a region further behind than the region's commit stream retains catches up from the writer's
 // snapshot, over real nats-servers and service processes: a standby stopped while many writes were made and the
 // stream's old messages dropped (purged here, as SERVICE_NATS_RETENTION's max_age would), and a new process with an
-// empty data dir joining after that. Each installs the writer's snapshot, follows the stream on from it, and once
-// the writer is killed serves the organization with every acknowledged write present exactly once.
+// empty data dir joining after that, each with the organization written on after the drop or idle since. Each
+// installs the writer's snapshot, follows the stream on from it, and once the writer is killed serves the
+// organization with every acknowledged write present exactly once.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -98,33 +99,37 @@ async function caughtUpAndServes(follower: ServiceProcess, writer: ServiceProces
   assert.equal(new Set(stored).size, stored.length, 'no person twice');
 }
 
-test('a standby stopped longer than the commit stream retains installs the writer\'s snapshot, then serves every acknowledged write once', { skip, timeout: 240_000 }, async () => {
-  const { nats, start } = await cluster('stopped');
-  const a = await start('a');
-  const b = await start('b');
-  await waitFor(async () => (await health(a.base)).lease.writing || (await health(b.base)).lease.writing, 20_000, 'a writer of the root organization');
-  const [writer, standby] = (await health(a.base)).lease.writing ? [a, b] : [b, a];
-  const acked = await write(writer.base, 'before-stop', 20);
-  await waitFor(async () => (await offset(standby)) === (await offset(writer)), 20_000, 'the standby to follow');
+// Written on after the drop, the stream shows the gap to the follower; idle since, it holds no message of the
+// organization at all, and the process compares its log with the writer's where its follower starts.
+for (const [after, written] of [['written on after the drop', 10], ['idle since the drop', 0]] as const) {
+  test(`a standby stopped longer than the commit stream retains installs the writer's snapshot, then serves every acknowledged write once (${after})`, { skip, timeout: 240_000 }, async () => {
+    const { nats, start } = await cluster(`stopped-${written}`);
+    const a = await start('a');
+    const b = await start('b');
+    await waitFor(async () => (await health(a.base)).lease.writing || (await health(b.base)).lease.writing, 20_000, 'a writer of the root organization');
+    const [writer, standby] = (await health(a.base)).lease.writing ? [a, b] : [b, a];
+    const acked = await write(writer.base, 'before-stop', 20);
+    await waitFor(async () => (await offset(standby)) === (await offset(writer)), 20_000, 'the standby to follow');
 
-  await standby.kill('SIGKILL');
-  acked.push(...(await write(writer.base, 'while-stopped', 300)));
-  await dropRetained(nats);
-  acked.push(...(await write(writer.base, 'after-retention', 10)));
+    await standby.kill('SIGKILL');
+    acked.push(...(await write(writer.base, 'while-stopped', 300)));
+    await dropRetained(nats);
+    acked.push(...(await write(writer.base, 'after-retention', written)));
 
-  const restarted = await standby.restart();
-  running.push(restarted);
-  await caughtUpAndServes(restarted, writer, acked);
-});
+    const restarted = await standby.restart();
+    running.push(restarted);
+    await caughtUpAndServes(restarted, writer, acked);
+  });
 
-test('a new process with an empty data dir joining after the commit stream dropped old messages installs the writer\'s snapshot, then serves every acknowledged write once', { skip, timeout: 240_000 }, async () => {
-  const { nats, start } = await cluster('joining');
-  const writer = await start('a');
-  await waitFor(async () => (await health(writer.base)).lease.writing, 20_000, 'a writer of the root organization');
-  const acked = await write(writer.base, 'before-join', 300);
-  await dropRetained(nats);
-  acked.push(...(await write(writer.base, 'after-retention', 10)));
+  test(`a new process with an empty data dir joining after the commit stream dropped old messages installs the writer's snapshot, then serves every acknowledged write once (${after})`, { skip, timeout: 240_000 }, async () => {
+    const { nats, start } = await cluster(`joining-${written}`);
+    const writer = await start('a');
+    await waitFor(async () => (await health(writer.base)).lease.writing, 20_000, 'a writer of the root organization');
+    const acked = await write(writer.base, 'before-join', 300);
+    await dropRetained(nats);
+    acked.push(...(await write(writer.base, 'after-retention', written)));
 
-  const joined = await start('c');
-  await caughtUpAndServes(joined, writer, acked);
-});
+    const joined = await start('c');
+    await caughtUpAndServes(joined, writer, acked);
+  });
+}

@@ -110,7 +110,7 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
   const js: JetStreamClient = jetstream(nc);
   await retry(`streams of region ${region}`, () => ensureRegionStreams(jsm, region, options.replicas, options.retentionMs), warn, () => stopped);
   const bucket: LeaseBucket = leaseBucket(js, jsm, region, Math.min(options.leaseTtlMs, 5000));
-  const snapshots = standbySnapshots({ nc, region, process: options.process, wal: options.wal, bucket, registry: () => registry, warn });
+  const snapshots = standbySnapshots({ nc, jsm, region, process: options.process, wal: options.wal, bucket, registry: () => registry, position: (org, seq) => [seqKey(org), seq], warn });
   const secrets = regionValue(js, jsm, region, SECRETS_KEY, Math.min(options.leaseTtlMs, 5000));
   const held = new Map<string, Held>();
   const seen = new Map<string, Seen>();
@@ -323,6 +323,11 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
       registry = r;
       const info = await retry(`stream ${commitStreamName(region)}`, () => jsm.streams.info(commitStreamName(region)), warn, () => stopped);
       const target = info.state.last_seq;
+      // Organizations idle longer than the stream retains show no gap to the follower: compared with their writers first.
+      await snapshots.start([...r.all()].map((a) => a.id), head, target);
+      // Nothing to wait for below where the follower starts, nor below what the stream still holds: a stream whose
+      // messages all aged out (or one this process had applied to the end) delivers nothing more until a write.
+      applied = Math.max(applied, startSeq() - 1, info.state.first_seq - 1);
       following = follow();
       while (applied < target && !stopped) await new Promise((res) => setTimeout(res, 20));
       ticker = setInterval(() => {

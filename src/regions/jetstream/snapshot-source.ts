@@ -24,6 +24,11 @@ export interface SnapshotRequest {
   part: number;
   /** parts after the first name the snapshot they belong to */
   offset?: number;
+  /**
+   * Part 0 only: the asker holds the organization through this entry. A server whose log holds nothing past it
+   * answers with no parts at that offset instead of taking a snapshot.
+   */
+  have?: number;
 }
 
 export type SnapshotReply = { offset: number; parts: number; part: number; data: string } | { error: string };
@@ -71,9 +76,12 @@ export function serveSnapshots(nc: NatsConnection, subject: string, where: strin
     taken.set(`${org}@${state.offset}`, entry);
     return entry;
   };
+  // Past `have`: a snapshot, or an entry, after it (compaction may have left only the snapshot).
+  const ahead = (org: string, have: number) => wal.snapshotOffset(org) > have || wal.records(org, have, 1).length > 0;
   const answer = async (request: SnapshotRequest): Promise<SnapshotReply> => {
     const now = Date.now();
     for (const [key, t] of taken) if (now - t.at > KEEP_MS) taken.delete(key);
+    if (request.part === 0 && request.have !== undefined && !ahead(request.org, request.have)) return { offset: request.have, parts: 0, part: 0, data: '' };
     // Keyed by offset too: replicas fetching at once each finish the snapshot they started.
     const t = request.part === 0 ? await take(request.org) : taken.get(`${request.org}@${request.offset}`);
     if (!t) return { error: request.part === 0 ? `organization ${request.org} is not in ${where}` : `snapshot of ${request.org} at ${request.offset} expired; start again from part 0` };
@@ -87,7 +95,7 @@ export function serveSnapshots(nc: NatsConnection, subject: string, where: strin
       let request: SnapshotRequest;
       try {
         request = JSON.parse(Buffer.from(msg.data).toString('utf8')) as SnapshotRequest;
-        if (typeof request?.org !== 'string' || !Number.isSafeInteger(request.part) || request.part < 0) throw new Error('not a snapshot request');
+        if (typeof request?.org !== 'string' || !Number.isSafeInteger(request.part) || request.part < 0 || (request.have !== undefined && !Number.isSafeInteger(request.have))) throw new Error('not a snapshot request');
       } catch (e) {
         msg.respond(JSON.stringify({ error: (e as Error).message }));
         return;
@@ -103,15 +111,21 @@ export function serveSnapshots(nc: NatsConnection, subject: string, where: strin
   });
 }
 
-/** Fetches an organization's snapshot part by part from the server on `subject`; checks it is the one announced. */
-export async function fetchSnapshot(nc: NatsConnection, subject: string, org: string, timeoutMs: number): Promise<Snapshot<StoredRecord>> {
+/**
+ * Fetches an organization's snapshot part by part from the server on `subject`; checks it is the one announced.
+ * With `have`, resolves to undefined when the server holds nothing past that entry.
+ */
+export async function fetchSnapshot(nc: NatsConnection, subject: string, org: string, timeoutMs: number): Promise<Snapshot<StoredRecord>>;
+export async function fetchSnapshot(nc: NatsConnection, subject: string, org: string, timeoutMs: number, have: number): Promise<Snapshot<StoredRecord> | undefined>;
+export async function fetchSnapshot(nc: NatsConnection, subject: string, org: string, timeoutMs: number, have?: number): Promise<Snapshot<StoredRecord> | undefined> {
   const request = async (body: SnapshotRequest): Promise<Extract<SnapshotReply, { offset: number }>> => {
     const msg = await nc.request(subject, JSON.stringify(body), { timeout: timeoutMs });
     const reply = JSON.parse(Buffer.from(msg.data).toString('utf8')) as SnapshotReply;
     if ('error' in reply) throw new Error(reply.error);
     return reply;
   };
-  const first = await request({ org, part: 0 });
+  const first = await request({ org, part: 0, ...(have === undefined ? {} : { have }) });
+  if (first.parts === 0) return undefined;
   const parts = [Buffer.from(first.data, 'base64')];
   for (let part = 1; part < first.parts; part++) parts.push(Buffer.from((await request({ org, part, offset: first.offset })).data, 'base64'));
   const snapshot = decodeRecord<Snapshot<StoredRecord>>(Buffer.concat(parts));
