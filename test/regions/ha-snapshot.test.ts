@@ -2,8 +2,8 @@
 // snapshot, over real nats-servers and service processes: a standby stopped while many writes were made and the
 // stream's old messages dropped (purged here, as SERVICE_NATS_RETENTION's max_age would), and a new process with an
 // empty data dir joining after that, each with the organization written on after the drop or idle since. Each
-// installs the writer's snapshot, follows the stream on from it, and once the writer is killed serves the
-// organization with every acknowledged write present exactly once.
+// installs the writer's snapshot (taken from a log compacted up to its last periodic one), follows the stream on
+// from it, and once the writer is killed serves the organization with every acknowledged write present exactly once.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -24,13 +24,15 @@ after(async () => {
 });
 
 const TTL_MS = 2000;
+/** Snapshots and compaction often: the writer serves its snapshot from a log compacted up to its last one. */
+const COMPACTING = { SERVICE_SNAPSHOT_INTERVAL: '25', SERVICE_WAL_COMPACT_INTERVAL_MS: '250' };
 const skip = natsAvailable ? false : 'nats-server is not on PATH';
 
 async function cluster(name: string): Promise<{ nats: NatsServer[]; start(process: string): Promise<ServiceProcess> }> {
   const clusterDir = join(dir, name);
   const nats = await startNatsCluster(HA_REGION, clusterDir);
   for (const n of nats) running.push({ kill: () => n.kill() });
-  return { nats, start: (process) => startHaProcess(process, nats, clusterDir, running, TTL_MS) };
+  return { nats, start: (process) => startHaProcess(process, nats, clusterDir, running, TTL_MS, COMPACTING) };
 }
 
 /** `count` persons created through `base` by four clients at once; resolves to their ids, all acknowledged. */

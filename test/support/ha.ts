@@ -12,7 +12,7 @@ const agent = new Agent({ keepAliveTimeout: 1000 });
 const HEADERS = { 'Service-OrgID': ROOT_ORG, 'Service-API-Key': ROOT_KEY, 'Content-Type': 'application/json' };
 
 /** Starts process `name` of the region on its own data dir under `dir`, and adds it to `running`. */
-export async function startHaProcess(name: string, nats: NatsServer[], dir: string, running: Array<{ kill(): Promise<unknown> }>, ttlMs: number): Promise<ServiceProcess> {
+export async function startHaProcess(name: string, nats: NatsServer[], dir: string, running: Array<{ kill(): Promise<unknown> }>, ttlMs: number, env: Record<string, string> = {}): Promise<ServiceProcess> {
   const port = await freePort();
   const p = await spawnService({
     SERVICE_PORT: String(port),
@@ -25,6 +25,7 @@ export async function startHaProcess(name: string, nats: NatsServer[], dir: stri
     SERVICE_LEASE_TTL: `${ttlMs}ms`,
     SERVICE_LEASE_RENEW: '400ms',
     SERVICE_NATS_PING: '500ms',
+    ...env,
   }, join(dir, name));
   running.push(p);
   return p;
