@@ -52,7 +52,7 @@ export function openReplicaStore(dataDir: string, region: string, durable: boole
         for (const [org, offset] of applied) store.meta.putSync(appliedKey(org), encodeRecord(offset));
       });
     },
-    install: (org, snapshot) => wal.installSnapshot(org, snapshot, [[appliedKey(org), snapshot.offset]], nowMs()),
+    install: (org, snapshot) => wal.installSnapshot(org, snapshot, { meta: [[appliedKey(org), snapshot.offset]], createdMs: nowMs() }),
     close: () => store.close(),
   };
 }

@@ -3,14 +3,15 @@
 // stream's old messages dropped (purged here, as SERVICE_NATS_RETENTION's max_age would), and a new process with an
 // empty data dir joining after that, each with the organization written on after the drop or idle since. Each
 // installs the writer's snapshot (taken from a log compacted up to its last periodic one), follows the stream on
-// from it, and once the writer is killed serves the organization with every acknowledged write present exactly once.
+// from it with the writer's event chain, and once the writer is killed serves the organization with every
+// acknowledged write present exactly once.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { commitStreamName } from '../../src/regions/ha/commit-stream.js';
-import { createPerson, HA_REGION, health, personsAt, startHaProcess } from '../support/ha.js';
+import { chainHead, createPerson, HA_REGION, health, personsAt, startHaProcess } from '../support/ha.js';
 import { natsAvailable, startNatsCluster, type NatsServer } from '../support/nats.js';
 import type { ServiceProcess } from '../support/process.js';
 import { waitFor } from '../support/regions.js';
@@ -82,6 +83,8 @@ async function caughtUpAndServes(follower: ServiceProcess, writer: ServiceProces
   assert.equal(h.role, 'standby');
   assert.ok(h.snapshots_installed >= 1, `/health says a snapshot was installed: ${JSON.stringify(h)}`);
   assert.match(follower.process.output(), /installed the snapshot of \S+ at entry \d+/);
+  // The event chain goes on from the writer's link: the next event either process writes chains from the same one.
+  assert.deepEqual(await chainHead(follower.base), await chainHead(writer.base), 'the same event head and chain link as the writer');
 
   await writer.kill('SIGKILL');
   let served: string | undefined;
@@ -93,6 +96,7 @@ async function caughtUpAndServes(follower: ServiceProcess, writer: ServiceProces
   }
   assert.ok(served, `the process caught up from the snapshot serves once the writer is gone; it said: ${output()}`);
   acked.push(served as string, ...(await write(follower.base, 'new-writer', 20)));
+  assert.doesNotMatch(follower.process.output(), /chain restarts from zero/);
 
   const stored = await personsAt(follower.base);
   const counts = new Map<string, number>();

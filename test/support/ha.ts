@@ -1,6 +1,7 @@
 // Service processes of one region sharing a JetStream cluster (SERVICE_COMMIT=quorum), and what the HA tests ask of
 // them: /health, a person created without following redirects (the status says who answered), every person stored.
 import { join } from 'node:path';
+import { decodeJwt } from 'jose';
 import { Agent, fetch } from 'undici';
 import { freePort } from './free-port.js';
 import type { NatsServer } from './nats.js';
@@ -58,4 +59,12 @@ export async function personsAt(base: string): Promise<string[]> {
 
 export async function jwks(base: string): Promise<unknown> {
   return (await fetch(`${base}/.well-known/jwks.json`, { dispatcher: agent })).json();
+}
+
+/** The root organization's event head and its chain link, from a checkpoint of the process (unverified), or the status. */
+export async function chainHead(base: string): Promise<{ offset: number; chain: string } | { status: number }> {
+  const res = await fetch(`${base}/events/checkpoint`, { headers: HEADERS, dispatcher: agent });
+  if (res.status !== 200) return { status: res.status };
+  const { offset, chain } = decodeJwt(((await res.json()) as any).result.checkpoint) as { offset: number; chain: string };
+  return { offset, chain };
 }

@@ -8,9 +8,8 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Registry } from '../../org/registry.js';
-import type { StoredRecord } from '../../lib/versions.js';
-import type { EncodedWrite, Snapshot, Wal } from '../../wal/log.js';
-import { fetchSnapshot, processSnapshotSubject, serveSnapshots } from '../jetstream/snapshot-source.js';
+import type { EncodedWrite, Wal } from '../../wal/log.js';
+import { fetchSnapshot, processSnapshotSubject, serveSnapshots, type ShippedSnapshot } from '../jetstream/snapshot-source.js';
 import { commitStreamName, commitSubject, leaseBucket, leaseStreamName } from './commit-stream.js';
 import type { LeaseBucket } from './leases.js';
 
@@ -68,9 +67,9 @@ export function standbySnapshots(options: StandbySnapshotOptions): StandbySnapsh
   }
 
   /** `why` ends the log line: what the stream holds of the organization. */
-  async function install(org: string, at: number, holder: string, snapshot: Snapshot<StoredRecord>, why: string, position?: number): Promise<void> {
+  async function install(org: string, at: number, holder: string, { snapshot, chain }: ShippedSnapshot, why: string, position?: number): Promise<void> {
     if (snapshot.offset <= at) return;
-    await wal.installSnapshot(org, snapshot, position === undefined ? [] : [options.position(org, position)]);
+    await wal.installSnapshot(org, snapshot, { meta: position === undefined ? [] : [options.position(org, position)], ...(chain ? { chain } : {}) });
     await options.registry()?.reload(org);
     installed++;
     warn(`${process}: ${org} was at entry ${at} and ${why}; installed the snapshot of ${holder} at entry ${snapshot.offset}`);
@@ -79,10 +78,10 @@ export function standbySnapshots(options: StandbySnapshotOptions): StandbySnapsh
   async function fillGap(org: string, at: number, first: number): Promise<void> {
     const holder = await writer(org);
     if (!holder) throw new Error(`no other process writes ${org}`);
-    const snapshot = await fetchSnapshot(nc, processSnapshotSubject(region, holder), org, timeout);
+    const shipped = await fetchSnapshot(nc, processSnapshotSubject(region, holder), org, timeout);
     // Behind the gap still (the writer's log trails its PubAcks by a flush): a later batch asks again.
-    if (snapshot.offset + 1 < first) throw new Error(`the snapshot of ${holder} is at entry ${snapshot.offset}, before the stream's ${first}`);
-    await install(org, at, holder, snapshot, `the commit stream of ${region} holds it from entry ${first} on`);
+    if (shipped.snapshot.offset + 1 < first) throw new Error(`the snapshot of ${holder} is at entry ${shipped.snapshot.offset}, before the stream's ${first}`);
+    await install(org, at, holder, shipped, `the commit stream of ${region} holds it from entry ${first} on`);
   }
 
   /** The organizations with a lease in the bucket: a key of one token (the region's own values have a dot). */
@@ -96,8 +95,8 @@ export function standbySnapshots(options: StandbySnapshotOptions): StandbySnapsh
     // No writer to ask (every process stopped, or this one held it): nothing newer is known anywhere to follow.
     const holder = await writer(org);
     if (!holder) return;
-    const snapshot = await fetchSnapshot(nc, processSnapshotSubject(region, holder), org, timeout, at);
-    if (snapshot) await install(org, at, holder, snapshot, `the commit stream of ${region} holds no message of it`, last);
+    const shipped = await fetchSnapshot(nc, processSnapshotSubject(region, holder), org, timeout, at);
+    if (shipped) await install(org, at, holder, shipped, `the commit stream of ${region} holds no message of it`, last);
   }
 
   return {

@@ -45,7 +45,7 @@ export function createCatchUp(options: CatchUpOptions): CatchUp {
     const retained = await firstRetained(org);
     // Still in the stream (a resend in flight, or the consumer not there yet): the stream fills the gap.
     if (retained !== undefined && retained <= applied + 1) return;
-    const snapshot = await fetchSnapshot(nc, snapshotSubject(origin), org, timeout);
+    const { snapshot } = await fetchSnapshot(nc, snapshotSubject(origin), org, timeout);
     const floor = await replica.install(org, snapshot);
     warn(`replica ${options.region}: ${org} was at ${applied}, before what ${streamName(origin)} retains (${retained ?? 'nothing'}); installed the origin's snapshot at ${snapshot.offset}, now at ${floor}`);
   };

@@ -31,7 +31,17 @@ export interface SnapshotRequest {
   have?: number;
 }
 
-export type SnapshotReply = { offset: number; parts: number; part: number; data: string } | { error: string };
+/**
+ * `chain` (part 0, hex): the stored chain link of the snapshot's last event, so that a process that installs it and
+ * then writes the organization goes on with the event chain instead of restarting it.
+ */
+export type SnapshotReply = { offset: number; parts: number; part: number; data: string; chain?: string } | { error: string };
+
+/** A fetched snapshot and the chain link of its last event, when the server had one. */
+export interface ShippedSnapshot {
+  snapshot: Snapshot<StoredRecord>;
+  chain?: Buffer;
+}
 
 /** A snapshot being fetched part by part is kept this long after it was taken. */
 const KEEP_MS = 60_000;
@@ -64,7 +74,7 @@ function stateOf(wal: Wal, org: string): OrgState | undefined {
  * the server in its errors ("region europe", "process a of region europe").
  */
 export function serveSnapshots(nc: NatsConnection, subject: string, where: string, wal: Wal, warn: (m: string) => void): Subscription {
-  const taken = new Map<string, { offset: number; parts: Buffer[]; at: number }>();
+  const taken = new Map<string, { offset: number; parts: Buffer[]; chain: Buffer | undefined; at: number }>();
   const take = async (org: string) => {
     const state = stateOf(wal, org);
     if (!state) return undefined;
@@ -72,7 +82,7 @@ export function serveSnapshots(nc: NatsConnection, subject: string, where: strin
     const bytes = encodeRecord(snapshot, 'records');
     const parts: Buffer[] = [];
     for (let at = 0; at < bytes.length || parts.length === 0; at += SNAPSHOT_PART_BYTES) parts.push(bytes.subarray(at, at + SNAPSHOT_PART_BYTES));
-    const entry = { offset: state.offset, parts, at: Date.now() };
+    const entry = { offset: state.offset, parts, chain: state.event_offset > 0 ? wal.chainAt(org, state.event_offset) : undefined, at: Date.now() };
     taken.set(`${org}@${state.offset}`, entry);
     return entry;
   };
@@ -87,7 +97,7 @@ export function serveSnapshots(nc: NatsConnection, subject: string, where: strin
     if (!t) return { error: request.part === 0 ? `organization ${request.org} is not in ${where}` : `snapshot of ${request.org} at ${request.offset} expired; start again from part 0` };
     const data = t.parts[request.part];
     if (!data) return { error: `snapshot of ${request.org} has ${t.parts.length} parts, not ${request.part + 1}` };
-    return { offset: t.offset, parts: t.parts.length, part: request.part, data: data.toString('base64') };
+    return { offset: t.offset, parts: t.parts.length, part: request.part, data: data.toString('base64'), ...(request.part === 0 && t.chain ? { chain: t.chain.toString('hex') } : {}) };
   };
   return nc.subscribe(subject, {
     callback: (error, msg) => {
@@ -115,9 +125,9 @@ export function serveSnapshots(nc: NatsConnection, subject: string, where: strin
  * Fetches an organization's snapshot part by part from the server on `subject`; checks it is the one announced.
  * With `have`, resolves to undefined when the server holds nothing past that entry.
  */
-export async function fetchSnapshot(nc: NatsConnection, subject: string, org: string, timeoutMs: number): Promise<Snapshot<StoredRecord>>;
-export async function fetchSnapshot(nc: NatsConnection, subject: string, org: string, timeoutMs: number, have: number): Promise<Snapshot<StoredRecord> | undefined>;
-export async function fetchSnapshot(nc: NatsConnection, subject: string, org: string, timeoutMs: number, have?: number): Promise<Snapshot<StoredRecord> | undefined> {
+export async function fetchSnapshot(nc: NatsConnection, subject: string, org: string, timeoutMs: number): Promise<ShippedSnapshot>;
+export async function fetchSnapshot(nc: NatsConnection, subject: string, org: string, timeoutMs: number, have: number): Promise<ShippedSnapshot | undefined>;
+export async function fetchSnapshot(nc: NatsConnection, subject: string, org: string, timeoutMs: number, have?: number): Promise<ShippedSnapshot | undefined> {
   const request = async (body: SnapshotRequest): Promise<Extract<SnapshotReply, { offset: number }>> => {
     const msg = await nc.request(subject, JSON.stringify(body), { timeout: timeoutMs });
     const reply = JSON.parse(Buffer.from(msg.data).toString('utf8')) as SnapshotReply;
@@ -130,5 +140,5 @@ export async function fetchSnapshot(nc: NatsConnection, subject: string, org: st
   for (let part = 1; part < first.parts; part++) parts.push(Buffer.from((await request({ org, part, offset: first.offset })).data, 'base64'));
   const snapshot = decodeRecord<Snapshot<StoredRecord>>(Buffer.concat(parts));
   if (snapshot.offset !== first.offset) throw new Error(`snapshot of ${org} claims offset ${snapshot.offset}, shipped as ${first.offset}`);
-  return snapshot;
+  return { snapshot, ...(first.chain ? { chain: Buffer.from(first.chain, 'hex') } : {}) };
 }
