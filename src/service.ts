@@ -407,11 +407,13 @@ async function connectQuorum({ config, log, warn, issuer, metrics }: Base, wal: 
   const leases = metrics.gauge('region_leases_held', 'Organizations whose write lease this process holds (it writes them)');
   const writer = metrics.gauge('region_writer', '1 when this process writes at least one organization of the region, 0 on a standby');
   const lag = metrics.gauge('region_commit_lag_messages', "Messages of the region's commit stream not yet applied by this process");
+  const installed = metrics.gauge('region_snapshots_installed', "Organizations this process caught up from a writer's snapshot since it started (it was behind the commit stream's retention)");
   metrics.collect(() => {
     const v = quorum.view();
     leases.set(v.leases);
     writer.set(v.role === 'writer' ? 1 : 0);
     lag.set(v.lag_entries);
+    installed.set(v.snapshots_installed);
   });
   return {
     quorum,

@@ -82,6 +82,7 @@ async function caughtUpAndServes(follower: ServiceProcess, writer: ServiceProces
   const h = await health(follower.base);
   assert.equal(h.role, 'standby');
   assert.ok(h.snapshots_installed >= 1, `/health says a snapshot was installed: ${JSON.stringify(h)}`);
+  assert.match(await (await fetch(`${follower.base}/metrics`)).text(), /^region_snapshots_installed [1-9]/m);
   assert.match(follower.process.output(), /installed the snapshot of \S+ at entry \d+/);
   // The event chain goes on from the writer's link: the next event either process writes chains from the same one.
   assert.deepEqual(await chainHead(follower.base), await chainHead(writer.base), 'the same event head and chain link as the writer');
