@@ -2,9 +2,9 @@
 // snapshot, over real nats-servers and service processes: a standby stopped while many writes were made and the
 // stream's old messages dropped (purged here, as SERVICE_NATS_RETENTION's max_age would), and a new process with an
 // empty data dir joining after that, each with the organization written on after the drop or idle since. Each
-// installs the writer's snapshot (taken from a log compacted up to its last periodic one), follows the stream on
-// from it with the writer's event chain, and once the writer is killed serves the organization with every
-// acknowledged write present exactly once.
+// installs the writer's snapshot (taken from a log compacted up to its last periodic one; when written on, while the
+// writer goes on writing), follows the stream on from it with the writer's event chain, and once the writer is
+// killed serves the organization with every acknowledged write present exactly once.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -36,12 +36,12 @@ async function cluster(name: string): Promise<{ nats: NatsServer[]; start(proces
   return { nats, start: (process) => startHaProcess(process, nats, clusterDir, running, TTL_MS, COMPACTING) };
 }
 
-/** `count` persons created through `base` by four clients at once; resolves to their ids, all acknowledged. */
-async function write(base: string, prefix: string, count: number): Promise<string[]> {
+/** Persons created through `base` by four clients at once, `until` there are that many or it says so; resolves to their ids, all acknowledged. */
+async function write(base: string, prefix: string, until: number | (() => boolean)): Promise<string[]> {
   const ids: string[] = [];
   let n = 0;
   const client = async () => {
-    while (n < count) {
+    while (typeof until === 'number' ? n < until : !until()) {
       const handle = `${prefix}-${n++}@example.com`;
       for (;;) {
         const r = await createPerson(base, handle);
@@ -123,8 +123,16 @@ for (const [after, written] of [['written on after the drop', 10], ['idle since 
     await dropRetained(nats);
     acked.push(...(await write(writer.base, 'after-retention', written)));
 
+    // Written on: the writer goes on writing while the standby starts, until it has installed the snapshot.
+    let installed = written === 0;
+    const meanwhile = write(writer.base, 'while-installing', () => installed);
     const restarted = await standby.restart();
     running.push(restarted);
+    await waitFor(async () => installed || (await health(restarted.base)).snapshots_installed >= 1, 30_000, 'the snapshot installed');
+    installed = true;
+    const during = await meanwhile;
+    if (written > 0) console.log(`# ${during.length} persons written while the process started and installed the snapshot`);
+    acked.push(...during);
     await caughtUpAndServes(restarted, writer, acked);
   });
 
@@ -136,7 +144,14 @@ for (const [after, written] of [['written on after the drop', 10], ['idle since 
     await dropRetained(nats);
     acked.push(...(await write(writer.base, 'after-retention', written)));
 
+    let installed = written === 0;
+    const meanwhile = write(writer.base, 'while-joining', () => installed);
     const joined = await start('c');
+    await waitFor(async () => installed || (await health(joined.base)).snapshots_installed >= 1, 30_000, 'the snapshot installed');
+    installed = true;
+    const during = await meanwhile;
+    if (written > 0) console.log(`# ${during.length} persons written while the process started and installed the snapshot`);
+    acked.push(...during);
     await caughtUpAndServes(joined, writer, acked);
   });
 }
