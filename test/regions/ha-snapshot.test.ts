@@ -29,6 +29,7 @@ const TTL_MS = 2000;
 const COMPACTING = { SERVICE_SNAPSHOT_INTERVAL: '25', SERVICE_WAL_COMPACT_INTERVAL_MS: '250' };
 const skip = natsAvailable ? false : 'nats-server is not on PATH';
 
+/** Process names as the default makes them (host name and port): each snapshot subject escapes them into one token. */
 async function cluster(name: string): Promise<{ nats: NatsServer[]; start(process: string): Promise<ServiceProcess> }> {
   const clusterDir = join(dir, name);
   const nats = await startNatsCluster(HA_REGION, clusterDir);
@@ -111,8 +112,8 @@ async function caughtUpAndServes(follower: ServiceProcess, writer: ServiceProces
 for (const [after, written] of [['written on after the drop', 10], ['idle since the drop', 0]] as const) {
   test(`a standby stopped longer than the commit stream retains installs the writer's snapshot, then serves every acknowledged write once (${after})`, { skip, timeout: 240_000 }, async () => {
     const { nats, start } = await cluster(`stopped-${written}`);
-    const a = await start('a');
-    const b = await start('b');
+    const a = await start('a.example:8080');
+    const b = await start('b.example:8080');
     await waitFor(async () => (await health(a.base)).lease.writing || (await health(b.base)).lease.writing, 20_000, 'a writer of the root organization');
     const [writer, standby] = (await health(a.base)).lease.writing ? [a, b] : [b, a];
     const acked = await write(writer.base, 'before-stop', 20);
@@ -138,7 +139,7 @@ for (const [after, written] of [['written on after the drop', 10], ['idle since 
 
   test(`a new process with an empty data dir joining after the commit stream dropped old messages installs the writer's snapshot, then serves every acknowledged write once (${after})`, { skip, timeout: 240_000 }, async () => {
     const { nats, start } = await cluster(`joining-${written}`);
-    const writer = await start('a');
+    const writer = await start('a.example:8080');
     await waitFor(async () => (await health(writer.base)).lease.writing, 20_000, 'a writer of the root organization');
     const acked = await write(writer.base, 'before-join', 300);
     await dropRetained(nats);
@@ -146,7 +147,7 @@ for (const [after, written] of [['written on after the drop', 10], ['idle since 
 
     let installed = written === 0;
     const meanwhile = write(writer.base, 'while-joining', () => installed);
-    const joined = await start('c');
+    const joined = await start('c.example:8080');
     await waitFor(async () => installed || (await health(joined.base)).snapshots_installed >= 1, 30_000, 'the snapshot installed');
     installed = true;
     const during = await meanwhile;

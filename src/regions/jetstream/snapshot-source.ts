@@ -13,8 +13,11 @@ import type { Snapshot, Wal } from '../../wal/log.js';
 
 /** One subject per origin; the organization and the part are in the request. */
 export const snapshotSubject = (origin: string) => `snapshot.${origin}`;
-/** One subject per process of a region: its standbys ask the writer of an organization. */
-export const processSnapshotSubject = (region: string, process: string) => `snapshot.${region}.${process}`;
+/**
+ * One subject per process of a region: its standbys ask the writer of an organization. The process's name (a host
+ * name and port by default) is one token, each character a subject token cannot hold written `~<hex>~`.
+ */
+export const processSnapshotSubject = (region: string, process: string) => `snapshot.${region}.${process.replace(/[^A-Za-z0-9_-]/g, (c) => `~${c.charCodeAt(0).toString(16)}~`)}`;
 
 /** Well under nats-server's default max_payload (1 MiB) once base64 adds its third. */
 export const SNAPSHOT_PART_BYTES = 512 * 1024;
