@@ -653,7 +653,7 @@ function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, pass
   });
 }
 
-function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cursorSecret: Buffer, store: Store, pipeline: IssuePipeline, registry: Registry, commits: CommitBus, sealer: SecretSealer) {
+function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cursorSecret: Buffer, store: Store, pipeline: IssuePipeline, registry: Registry, commits: CommitBus, sealer: SecretSealer, challenges: Sealer) {
   const providerTokens = createProviderTokens({
     clock,
     records: createKeyedRecords(store.ssoTokens, PROVIDER_TOKENS_FORMAT),
@@ -678,6 +678,7 @@ function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cu
     pending: createPendingFlows({ clock, records: createKeyedRecords(store.ssoPending, PENDING_FLOW_FORMAT), sealer, limits: config.ssoPending }),
     providerTokens,
     pipeline,
+    challenges,
     org: (id) => registry.get(id),
     callbackUrl: () => `${issuer()}/authenticate/oidc/callback`,
     region: config.regions[0] as string,
@@ -801,7 +802,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.anonymousPerIp },
   });
   const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
-  const sso = buildSso(base, storage.cursorSecret, storage.store, pipeline, registry, orgs.commits, sealer);
+  const sso = buildSso(base, storage.cursorSecret, storage.store, pipeline, registry, orgs.commits, sealer, challenges);
   const oauth = buildOAuth(base, orgs, tokens, pipeline, storage.cursorSecret);
   const mail = config.smtpUrl === undefined ? undefined : createSmtpSender(config.smtpUrl, config.smtpFrom);
   const oneTimeCodes = createOneTimeCodes({
