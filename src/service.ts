@@ -9,7 +9,7 @@ import { totpRoutes } from './http/handlers/totp.js';
 import { oneTimeCodeRoutes } from './http/handlers/one-time-codes.js';
 import { createOneTimeCodes, ONE_TIME_PER_ADDRESS, ONE_TIME_PER_HANDLE } from './auth/one-time-codes.js';
 import { createSmsSender } from './auth/sms-sender.js';
-import { createPasskeys } from './auth/webauthn.js';
+import { createPasskeys, type PasskeyService } from './auth/webauthn.js';
 import { webauthnRoutes } from './http/handlers/webauthn.js';
 import { bulkImportRoutes } from './http/handlers/bulk-import.js';
 import { acceptConsoleTokens, createConsoleTokens } from './console/auth.js';
@@ -724,10 +724,10 @@ function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, com
 }
 
 /** The authorization server's person side: the authorization endpoint with its hosted sign-in page and pushed requests, RP-initiated logout, userinfo, and the device authorization grant's endpoint and user code pages. */
-function buildOAuthUser({ clock, ids, issuer }: Base, storage: Storage, registry: Registry, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>, secondFactor: TotpService, tokens: Tokens): Route[] {
+function buildOAuthUser({ clock, ids, issuer }: Base, storage: Storage, registry: Registry, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>, secondFactor: TotpService, passkeys: PasskeyService, tokens: Tokens): Route[] {
   const sealer = createSessionSealer(storage.cursorSecret);
   const newSessionId = () => ids.uuid();
-  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, secondFactor, issuer, newSessionId, pushed: createPushedRequests(clock) });
+  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, secondFactor, passkeys, issuer, newSessionId, pushed: createPushedRequests(clock) });
   const endSession = createEndSession({ clients: oauth.clients, org: (id) => registry.get(id), hints: createIdTokenHintVerifier({ keys: tokens.keys, issuer }), sealer, clock, issuer });
   const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer, dpop: oauth.dpop });
   const device = createDeviceFlow({ sealer, clock, signIn, issuer, newSessionId, orgs: () => registry.all() });
@@ -888,7 +888,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
       clock: base.clock,
     }),
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
-    ...buildOAuthUser(base, storage, registry, oauth, signIn, totp, tokens),
+    ...buildOAuthUser(base, storage, registry, oauth, signIn, totp, passkeys, tokens),
     ...sessionRoutes(deps, personAuthenticator(tokens.validator), base.clock),
     ...sdkRoutes({ handlers: deps, clock: base.clock, validator: tokens.validator, rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.sdkPerIp, perOrg: config.browser.sdkPerOrg } }),
     ...cloudConnectionRoutes(deps, cloud),
