@@ -732,7 +732,7 @@ function buildOAuthUser({ clock, ids, issuer }: Base, storage: Storage, registry
   const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, secondFactor, passkeys, issuer, newSessionId, pushed: createPushedRequests(clock) });
   const endSession = createEndSession({ clients: oauth.clients, org: (id) => registry.get(id), hints: createIdTokenHintVerifier({ keys: tokens.keys, issuer }), sealer, clock, issuer });
   const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer, dpop: oauth.dpop });
-  const device = createDeviceFlow({ sealer, clock, signIn, issuer, newSessionId, orgs: () => registry.all() });
+  const device = createDeviceFlow({ sealer, clock, signIn, secondFactor, passkeys, issuer, newSessionId, orgs: () => registry.all() });
   return [...oauthAuthorizeRoutes(authorize), ...oauthParRoutes({ clientAuth: oauth.clientAuth, authorize }), ...oauthLogoutRoutes(endSession), ...oauthUserInfoRoutes(userinfo), ...oauthDeviceRoutes(device, oauth.clientAuth)];
 }
 

@@ -267,6 +267,67 @@ export function currentSession(sealer: Sealer, org: IssuingOrg & { state: OrgSta
   return person?.active === true && sessionCurrent(session, person) && sessionActive(org.state, session.session_id, nowMs) ? session : undefined;
 }
 
+/** Where the hosted page's second step is shown: the client it names, where its forms post, and the redirect its policy allows. */
+export interface SecondStepPlace {
+  org: IssuingOrg & { state: OrgState };
+  client_name: string;
+  /** where the forms post; default the authorization endpoint's second step */
+  action?: string;
+  /** the client's redirect URI, which the page's form-action allows; none for a page that redirects only to the service */
+  redirect_uri?: string;
+}
+
+/**
+ * The page asking for the second factor, with the form's sealed request and check value as they came: the
+ * code form for a TOTP holder, the passkey button with fresh assertion options for a person who holds a
+ * passkey this page can use (its RP ID the issuer's host or a parent of it). The authorization endpoint's and
+ * the device page's alike.
+ */
+export async function secondStepPage(
+  deps: Pick<AuthorizeDeps, 'passkeys' | 'issuer'>,
+  place: SecondStepPlace,
+  form: Pick<SecondFactorForm, 'request' | 'csrf'>,
+  challenge: string,
+  methods: readonly string[],
+  status: number,
+  error?: string,
+): Promise<AuthorizeAnswer> {
+  let options: Awaited<ReturnType<PasskeyService['hostedOptions']>>;
+  try {
+    if (methods.includes('webauthn')) options = await deps.passkeys.hostedOptions(place.org, new URL(deps.issuer()).origin, challenge);
+  } catch (error) {
+    // An altered or expired challenge: the page offers no passkey, and its answer says so.
+    if (!(error instanceof ServiceError) || error.status !== 400) throw error;
+  }
+  return {
+    kind: 'page',
+    status,
+    html: secondFactorPage({
+      org_name: place.org.state.org_name,
+      client_name: place.client_name,
+      request: form.request,
+      csrf: form.csrf,
+      challenge,
+      methods: methods.filter((m) => PAGE_SECOND_FACTORS.includes(m)),
+      totp: methods.includes('totp'),
+      ...(place.action !== undefined && { action: place.action }),
+      ...(options !== undefined && { passkey_options: JSON.stringify(options) }),
+      ...(error !== undefined && { error }),
+    }),
+    headers: { 'Content-Security-Policy': secondFactorPageCsp(place.redirect_uri) },
+  };
+}
+
+/** The second step's form as posted: the methods it shows again, and whether anything was entered. */
+export function secondStepPosted(form: Partial<SecondFactorForm>): { methods: string[]; answered: boolean } {
+  return { methods: (form.methods ?? 'totp').split(' '), answered: Boolean(form.code?.trim() || form.recovery_code?.trim() || form.webauthn?.trim()) };
+}
+
+/** The second step's prompt when nothing was entered. */
+export const NOTHING_ENTERED = 'Enter the code your authenticator app shows, or one of your recovery codes, or use your passkey.';
+/** The second step's answer to a challenge expired or altered: the sign-in starts again. */
+export const SIGN_IN_AGAIN = 'The sign-in took too long or the form was altered; sign in again.';
+
 export function createAuthorize(deps: AuthorizeDeps): Authorize {
   const now = () => Math.floor(deps.clock.nowMs() / 1000);
   const secure = () => deps.issuer().startsWith('https:');
@@ -432,44 +493,8 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     return answer;
   }
 
-  /**
-   * The page asking for the second factor, with the form's sealed request and check value as they came: the
-   * code form for a TOTP holder, the passkey button with fresh assertion options for a person who holds a
-   * passkey this page can use (its RP ID the issuer's host or a parent of it).
-   */
-  async function secondStep(
-    found: NonNullable<ReturnType<ClientFinder['find']>>,
-    request: AuthorizationRequest,
-    form: Pick<SecondFactorForm, 'request' | 'csrf'>,
-    challenge: string,
-    methods: readonly string[],
-    status: number,
-    error?: string,
-  ): Promise<AuthorizeAnswer> {
-    let options: Awaited<ReturnType<PasskeyService['hostedOptions']>>;
-    try {
-      if (methods.includes('webauthn')) options = await deps.passkeys.hostedOptions(found.org, new URL(deps.issuer()).origin, challenge);
-    } catch (error) {
-      // An altered or expired challenge: the page offers no passkey, and its answer says so.
-      if (!(error instanceof ServiceError) || error.status !== 400) throw error;
-    }
-    return {
-      kind: 'page',
-      status,
-      html: secondFactorPage({
-        org_name: found.org.state.org_name,
-        client_name: found.client.client_name,
-        request: form.request,
-        csrf: form.csrf,
-        challenge,
-        methods: methods.filter((m) => PAGE_SECOND_FACTORS.includes(m)),
-        totp: methods.includes('totp'),
-        ...(options !== undefined && { passkey_options: JSON.stringify(options) }),
-        ...(error !== undefined && { error }),
-      }),
-      headers: { 'Content-Security-Policy': secondFactorPageCsp(request.redirect_uri) },
-    };
-  }
+  const secondStep = (found: NonNullable<ReturnType<ClientFinder['find']>>, request: AuthorizationRequest, form: Pick<SecondFactorForm, 'request' | 'csrf'>, challenge: string, methods: readonly string[], status: number, error?: string) =>
+    secondStepPage(deps, { org: found.org, client_name: found.client.client_name, redirect_uri: request.redirect_uri }, form, challenge, methods, status, error);
 
   return {
     push(clientId, params) {
@@ -547,14 +572,12 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       if ('kind' in opened) return opened;
       const { request, found } = opened;
       const step = form as SecondFactorForm;
-      const methods = (form.methods ?? 'totp').split(' ');
-      if (!form.code?.trim() && !form.recovery_code?.trim() && !form.webauthn?.trim()) {
-        return await secondStep(found, request, step, form.challenge ?? '', methods, 400, 'Enter the code your authenticator app shows, or one of your recovery codes, or use your passkey.');
-      }
+      const { methods, answered } = secondStepPosted(form);
+      if (!answered) return await secondStep(found, request, step, form.challenge ?? '', methods, 400, NOTHING_ENTERED);
       const signedIn = await hostedSecondFactor(deps, found.org, form, caller);
       if ('status' in signedIn) {
         // A challenge expired or not this organization's: the sign-in starts again; a wrong code: the code again.
-        if (signedIn.status === 400) return page(found, request, 400, 'The sign-in took too long or the form was altered; sign in again.');
+        if (signedIn.status === 400) return page(found, request, 400, SIGN_IN_AGAIN);
         return withRetry(await secondStep(found, request, step, form.challenge ?? '', methods, signedIn.status, signedIn.message), signedIn);
       }
       return issueCode(found.org, request, signedIn.facts, { 'Set-Cookie': signedIn.cookie }, signedIn.session);

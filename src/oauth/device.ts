@@ -10,7 +10,21 @@ import { DEVICE_CODE_TTL_MS, DEVICE_POLL_INTERVAL_S, deviceCodeByUser, type Deci
 import type { OrgState } from '../domain/state.js';
 import { ServiceError } from '../errors.js';
 import { readCookie } from '../lib/signed.js';
-import { currentSession, hostedSignIn, type AuthorizeAnswer, type AuthorizeDeps, type Caller } from './authorize.js';
+import {
+  currentSession,
+  hostedSecondFactor,
+  hostedSignIn,
+  NOTHING_ENTERED,
+  PAGE_SECOND_FACTORS,
+  secondStepPage,
+  secondStepPosted,
+  SIGN_IN_AGAIN,
+  type AuthorizeAnswer,
+  type AuthorizeDeps,
+  type Caller,
+  type HostedSignedIn,
+  type SecondFactorForm,
+} from './authorize.js';
 import type { AuthenticatedClient } from './client-auth.js';
 import { deviceDonePage, deviceEntryPage, deviceConfirmPage } from './device-page.js';
 import { oauthError } from './errors.js';
@@ -23,6 +37,8 @@ export const DEVICE_AUTHORIZATION_PATH = '/oauth2/device_authorization';
 export const DEVICE_PATH = '/oauth2/device';
 export const DEVICE_SIGN_IN_PATH = '/oauth2/device/sign-in';
 export const DEVICE_CONFIRM_PATH = '/oauth2/device/confirm';
+/** the sign-in's second step, for a person who holds TOTP or a passkey */
+export const DEVICE_SECOND_FACTOR_PATH = '/oauth2/device/second-factor';
 
 /** RFC 8628 6.1: consonants only (no words, no 0/O or 1/I to mistake), 8 of them: 20^8, about 34 bits. */
 const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
@@ -52,7 +68,7 @@ export interface DeviceAuthorizationResponse {
   interval: number;
 }
 
-export interface DeviceFlowDeps extends Pick<AuthorizeDeps, 'sealer' | 'clock' | 'signIn' | 'issuer' | 'newSessionId'> {
+export interface DeviceFlowDeps extends Pick<AuthorizeDeps, 'sealer' | 'clock' | 'signIn' | 'secondFactor' | 'passkeys' | 'issuer' | 'newSessionId'> {
   /** every organization: a user code is entered without naming its organization */
   orgs(): Iterable<IssuingOrg & { state: OrgState }>;
 }
@@ -71,6 +87,8 @@ export interface DeviceFlow {
   enter(userCode: string | undefined, caller: Caller): AuthorizeAnswer;
   /** POST /oauth2/device/sign-in: the hosted sign-in, then back to the confirmation */
   signIn(form: Record<string, string | undefined>, caller: Caller): Promise<AuthorizeAnswer>;
+  /** POST /oauth2/device/second-factor: the sign-in's second step (a code, a recovery code or a passkey), then back to the confirmation */
+  secondFactor(form: Partial<SecondFactorForm>, caller: Caller): Promise<AuthorizeAnswer>;
   /** POST /oauth2/device/confirm: allow or deny */
   confirm(form: Record<string, string | undefined>, caller: Caller): Promise<AuthorizeAnswer>;
 }
@@ -126,6 +144,28 @@ export function createDeviceFlow(deps: DeviceFlowDeps): DeviceFlow {
     return request;
   }
 
+  /** A posted form's request and the live code it names, or the page to show instead. */
+  function posted(form: Record<string, string | undefined>, caller: Caller): { request: DeviceRequest; found: NonNullable<ReturnType<typeof lookup>> } | AuthorizeAnswer {
+    const request = opened(form, caller);
+    if (!request) return expired();
+    const found = lookup(request.user_code);
+    if (!found || found.org.id !== request.org) return pageOf(400, deviceEntryPage({ error: 'That code expired meanwhile. Start again on your device.' }));
+    return { request, found };
+  }
+
+  /** The second step's page, posting to the device page's own route; it redirects only to the service. */
+  const secondStep = (found: { org: IssuingOrg & { state: OrgState }; code: OAuthDeviceCode }, form: Pick<SecondFactorForm, 'request' | 'csrf'>, challenge: string, methods: readonly string[], status: number, error?: string) =>
+    secondStepPage(deps, { org: found.org, client_name: `${clientName(found.org.state, found.code.client_id)} on your device`, action: DEVICE_SECOND_FACTOR_PATH }, form, challenge, methods, status, error);
+
+  /** A completed sign-in (one factor or two): its session opened, and back to the code for the confirmation. */
+  async function signedInBack(org: IssuingOrg, request: DeviceRequest, signedIn: HostedSignedIn): Promise<AuthorizeAnswer> {
+    // No code is issued here to record the session with: it opens in an entry of its own, and the device's grant joins it.
+    await org.execute({ kind: 'StartSession', session: signedIn.session });
+    // Back to the code with the new session: the confirmation is asked for there, as for a person already signed in.
+    const back = `${DEVICE_PATH}?user_code=${encodeURIComponent(request.user_code)}`;
+    return { kind: 'redirect', location: back, headers: { 'Set-Cookie': signedIn.cookie } };
+  }
+
   const expired = () => pageOf(400, deviceEntryPage({ error: 'The form expired or did not come from this browser. Enter the code again.' }));
 
   return {
@@ -167,26 +207,38 @@ export function createDeviceFlow(deps: DeviceFlowDeps): DeviceFlow {
     },
 
     async signIn(form, caller) {
-      const request = opened(form, caller);
-      if (!request) return expired();
-      const found = lookup(request.user_code);
-      if (!found || found.org.id !== request.org) return pageOf(400, deviceEntryPage({ error: 'That code expired meanwhile. Start again on your device.' }));
-      const signedIn = await hostedSignIn(deps, found.org, form, caller);
+      const open = posted(form, caller);
+      if ('kind' in open) return open;
+      const { request, found } = open;
+      const signedIn = await hostedSignIn(deps, found.org, form, caller, PAGE_SECOND_FACTORS);
       if ('status' in signedIn) return signInStep(found.org, found.code, request.user_code, signedIn.status, signedIn.message, signedIn.retryAfter);
-      // Asked for no second factor (none is answerable here), the sign-in refuses a person who holds one instead.
-      if ('second_factor' in signedIn) throw new Error('the device page asks for no second factor');
-      // No code is issued here to record the session with: it opens in an entry of its own, and the device's grant joins it.
-      await found.org.execute({ kind: 'StartSession', session: signedIn.session });
-      // Back to the code with the new session: the confirmation is asked for there, as for a person already signed in.
-      const back = `${DEVICE_PATH}?user_code=${encodeURIComponent(request.user_code)}`;
-      return { kind: 'redirect', location: back, headers: { 'Set-Cookie': signedIn.cookie } };
+      // The same request and check value go on to the second step, as on the authorization endpoint's page.
+      if ('second_factor' in signedIn) return secondStep(found, { request: form['request'] ?? '', csrf: form['csrf'] ?? '' }, signedIn.second_factor.challenge, signedIn.second_factor.methods, 200);
+      return signedInBack(found.org, request, signedIn);
+    },
+
+    async secondFactor(form, caller) {
+      const open = posted(form, caller);
+      if ('kind' in open) return open;
+      const { request, found } = open;
+      const step = form as SecondFactorForm;
+      const { methods, answered } = secondStepPosted(form);
+      if (!answered) return secondStep(found, step, form.challenge ?? '', methods, 400, NOTHING_ENTERED);
+      const signedIn = await hostedSecondFactor(deps, found.org, form, caller);
+      if ('status' in signedIn) {
+        // A challenge expired or not this organization's: the sign-in starts again; a wrong code: the code again.
+        if (signedIn.status === 400) return signInStep(found.org, found.code, request.user_code, 400, SIGN_IN_AGAIN);
+        const again = await secondStep(found, step, form.challenge ?? '', methods, signedIn.status, signedIn.message);
+        if (signedIn.retryAfter !== undefined && again.kind === 'page') again.headers = { ...again.headers, 'Retry-After': signedIn.retryAfter };
+        return again;
+      }
+      return signedInBack(found.org, request, signedIn);
     },
 
     async confirm(form, caller) {
-      const request = opened(form, caller);
-      if (!request) return expired();
-      const found = lookup(request.user_code);
-      if (!found || found.org.id !== request.org) return pageOf(400, deviceEntryPage({ error: 'That code expired meanwhile. Start again on your device.' }));
+      const open = posted(form, caller);
+      if ('kind' in open) return open;
+      const { request, found } = open;
       const session = sessionFor(found.org, caller.cookie);
       if (!session) return signInStep(found.org, found.code, request.user_code, 200);
       const allow = form['decision'] === 'allow';

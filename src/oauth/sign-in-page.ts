@@ -61,8 +61,8 @@ button.addEventListener('click', async () => {
 const PASSKEY_SCRIPT_SOURCE = `'sha256-${createHash('sha256').update(PASSKEY_SCRIPT).digest('base64')}'`;
 
 /** The second step's policy: the sign-in page's, with the passkey script allowed by its hash (nothing else runs). */
-export function secondFactorPageCsp(redirectUri: string): string {
-  return `${signInPageCsp(redirectUri)}; script-src ${PASSKEY_SCRIPT_SOURCE}`;
+export function secondFactorPageCsp(redirectUri: string | undefined): string {
+  return `${redirectUri === undefined ? PAGE_HEADERS['Content-Security-Policy'] : signInPageCsp(redirectUri)}; script-src ${PASSKEY_SCRIPT_SOURCE}`;
 }
 
 /** A page of the hosted sign-in (the device page's too): its frame and style. */
@@ -133,6 +133,8 @@ export interface SecondFactorPageInput {
   csrf: string;
   /** the signed challenge the password step answered with */
   challenge: string;
+  /** where the forms post; default the authorization endpoint's second step */
+  action?: string;
   /** the methods the challenge named that this page asks for, carried with the forms to show them again */
   methods: readonly string[];
   /** the person holds TOTP: the code form */
@@ -151,10 +153,11 @@ export function secondFactorPage(p: SecondFactorPageInput): string {
 <input type="hidden" name="csrf" value="${escapeHtml(p.csrf)}">
 <input type="hidden" name="challenge" value="${escapeHtml(p.challenge)}">
 <input type="hidden" name="methods" value="${escapeHtml(p.methods.join(' '))}">`;
+  const action = escapeHtml(p.action ?? SECOND_FACTOR_PATH);
   const passkey =
     p.passkey_options === undefined
       ? ''
-      : `<form id="passkey-form" method="post" action="${SECOND_FACTOR_PATH}">
+      : `<form id="passkey-form" method="post" action="${action}">
 ${carried}
 <input type="hidden" name="webauthn" value="">
 <button type="button" id="passkey" data-options="${escapeHtml(p.passkey_options)}">Use a passkey</button>
@@ -163,7 +166,7 @@ ${carried}
 <script>${PASSKEY_SCRIPT}</script>`;
   const totp = !p.totp
     ? ''
-    : `<form method="post" action="${SECOND_FACTOR_PATH}">
+    : `<form method="post" action="${action}">
 ${carried}
 <label for="code">Authentication code</label>
 <input id="code" name="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code"${passkey === '' ? ' autofocus' : ''}>

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { calculateJwkThumbprint, createLocalJWKSet, decodeJwt, exportJWK, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import type { BrowserContext } from 'playwright-core';
@@ -162,6 +163,67 @@ describe('device authorization grant (RFC 8628)', () => {
     // The grant refreshes like the authorization code's.
     const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token as string);
     assert.ok(refreshed.access_token);
+  });
+
+  test('a person holding TOTP: the password, then the second step asks for the code (oathtool\'s), then the confirmation; the ID token says otp and mfa', async (t) => {
+    const email = 'grace@example.com';
+    const person = await personWithPassword(org, email, PASSWORD);
+    const headers = { authorization: `Bearer ${expectResult<string>(await org.admin.post(`/persons/${person}/mint-token`, {}), 201)}` };
+    const enrollment = expectResult<{ credential_id: string; key_uri: string }>(await org.user.post('/register/totp', {}, headers), 201);
+    const secret = new URL(enrollment.key_uri).searchParams.get('secret') as string;
+    const oathtool = () => execFileSync('oathtool', ['--totp', '--base32', secret, '--now', `@${Math.floor(clock.nowMs() / 1000)}`], { encoding: 'utf8' }).trim();
+    // 5 s into a time step, so that a code made now stays good while the test runs.
+    const startOfStep = () => clock.advance(35_000 - (clock.nowMs() % 30_000));
+    startOfStep();
+    expectResult(await org.user.post('/register/totp/confirm', { credential_id: enrollment.credential_id, code: oathtool() }, headers), 200);
+    clock.advance(30_000);
+
+    const config = await oidc.discovery(new URL(server.base), tv.client_id, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
+    const device = await oidc.initiateDeviceAuthorization(config, { scope: 'openid email' });
+    const polled = oidc.pollDeviceAuthorizationGrant(config, device);
+    // Awaited below; a failure on the page must not leave it unhandled.
+    polled.catch(() => undefined);
+    // A browser of its own: no session of the first test's person.
+    const context = await launchBrowser(dir);
+    try {
+      const page = await context.newPage();
+      page.on('console', (m) => t.diagnostic(`console ${m.type()}: ${m.text()}`));
+      await page.goto(device.verification_uri_complete as string);
+      await page.waitForSelector('input#password');
+      await page.fill('#handle', email);
+      await page.fill('#password', PASSWORD);
+      const [second] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/oauth2/device/sign-in')), page.click('button[type="submit"]')]);
+      assert.equal(second.status(), 200);
+      // The hosted page's second step: its policy allows the passkey script by hash, nothing else.
+      assert.match((await second.headerValue('content-security-policy')) ?? '', /script-src 'sha256-[A-Za-z0-9+/=]+'$/);
+      await page.waitForSelector('input#code');
+      assert.match((await page.textContent('body')) ?? '', /Living-room TV on your device: enter the code your authenticator app shows/);
+      assert.equal(await page.getAttribute('form:has(#code)', 'action'), '/oauth2/device/second-factor');
+      await screenshot(t, page, join(dir, 'device-second-factor.png'));
+      // A code two steps old: the step again, with the reason.
+      startOfStep();
+      await page.fill('#code', execFileSync('oathtool', ['--totp', '--base32', secret, '--now', `@${Math.floor(clock.nowMs() / 1000) - 90}`], { encoding: 'utf8' }).trim());
+      await page.click('form:has(#code) button[type="submit"]');
+      await page.waitForSelector('p.error');
+      assert.ok(await page.isVisible('input#code'));
+      await page.fill('#code', oathtool());
+      await page.click('form:has(#code) button[type="submit"]');
+      await page.waitForSelector('#allow');
+      assert.equal(await page.textContent('#user_code'), device.user_code);
+      await page.click('#allow');
+      await page.waitForSelector('#done');
+      assert.equal(await page.textContent('#done'), 'Device connected');
+    } finally {
+      await context.close();
+    }
+
+    const tokens = await polled;
+    const jwks = createLocalJWKSet((await server.client.get('/.well-known/jwks.json')).body);
+    const id = await jwtVerify(tokens.id_token as string, jwks, { issuer: server.base, audience: tv.client_id });
+    assert.equal(id.payload.sub, person);
+    assert.deepEqual(id.payload['amr'], ['pwd', 'otp', 'mfa']);
+    const access = decodeJwt(tokens.access_token);
+    assert.deepEqual(access['authenticated_methods'], ['password', 'totp']);
   });
 
   test('polled before the person answered: authorization_pending; too fast: slow_down, and the interval grows by 5 s', async () => {

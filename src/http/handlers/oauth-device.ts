@@ -1,7 +1,7 @@
 // The device authorization grant's routes (RFC 8628): the device authorization endpoint (form-encoded, the client
 // authenticated, errors as RFC 6749 5.2 JSON), and the user code pages a person's browser visits.
 import { Type, type Static } from '@sinclair/typebox';
-import { DEVICE_AUTHORIZATION_PATH, DEVICE_CONFIRM_PATH, DEVICE_PATH, DEVICE_SIGN_IN_PATH, type DeviceFlow } from '../../oauth/device.js';
+import { DEVICE_AUTHORIZATION_PATH, DEVICE_CONFIRM_PATH, DEVICE_PATH, DEVICE_SECOND_FACTOR_PATH, DEVICE_SIGN_IN_PATH, type DeviceFlow } from '../../oauth/device.js';
 import type { Authenticator } from '../auth.js';
 import { route, type Route } from '../route.js';
 import { AssertionParams, callerOf } from './oauth-tokens.js';
@@ -33,6 +33,11 @@ const PageForm = Type.Object(
     handle_type: Param('sign-in: email_address, phone_number or username'),
     handle: Param('sign-in: the handle'),
     password: Param('sign-in: the password'),
+    challenge: Param('second step: the challenge the password step answered with'),
+    code: Param('second step: six digits from the authenticator app'),
+    recovery_code: Param("second step: or one of the person's unused recovery codes"),
+    webauthn: Param("second step: or a passkey's assertion (JSON, as the page's script posts it)"),
+    methods: Param('second step: the methods the challenge named, space-separated'),
     decision: Param('confirmation: allow or deny'),
   },
   { additionalProperties: true },
@@ -73,9 +78,22 @@ export function oauthDeviceRoutes(device: DeviceFlow, clientAuth: Authenticator)
       codec: 'form',
       body: PageForm,
       bodyOptional: true,
-      success: { status: 302, description: 'to the confirmation; the page again with the reason on a refusal' },
+      success: { status: 302, description: 'to the confirmation; the second step for a person who holds TOTP or a passkey; the page again with the reason on a refusal' },
       errors: [400, 401, 429, 502],
       handler: async (req) => answer(await device.signIn(req.body ?? {}, caller(req))),
+    }),
+    route<Record<string, string | undefined>>({
+      method: 'post',
+      path: DEVICE_SECOND_FACTOR_PATH,
+      summary: "The user code page's second step, for a person who holds TOTP or a passkey: a code, a recovery code or a passkey assertion, then back to the confirmation",
+      tag: 'oauth2',
+      auth: browser,
+      codec: 'form',
+      body: PageForm,
+      bodyOptional: true,
+      success: { status: 302, description: 'to the confirmation; the step again with the reason on a wrong code, the sign-in page on an expired challenge' },
+      errors: [400, 401, 429],
+      handler: async (req) => answer(await device.secondFactor(req.body ?? {}, caller(req))),
     }),
     route<Record<string, string | undefined>>({
       method: 'post',
