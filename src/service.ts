@@ -62,6 +62,7 @@ import { systemRoutes } from './http/handlers/system.js';
 import { webhookRoutes } from './http/handlers/webhooks.js';
 import { ssoSignInRoutes } from './http/handlers/sso-sign-in.js';
 import { createSsoSignIn } from './sso/flow.js';
+import { createSsoCompletion } from './sso/completion.js';
 import { createProviderEndpoints } from './sso/endpoints.js';
 import { createPendingFlows, PENDING_FLOW_FORMAT } from './sso/pending.js';
 import { createProviderTokens, PROVIDER_TOKENS_FORMAT } from './sso/provider-tokens.js';
@@ -671,6 +672,8 @@ function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cu
       }
     }
   }, 'the SSO provider tokens');
+  // What a second factor finishes of an SSO sign-in: its session, and the provider's tokens it carries sealed.
+  const completion = createSsoCompletion({ secret: cursorSecret, clock, providerTokens, newSessionId: () => ids.uuid() });
   // Sign-ins in flight are kept beside the WAL: a restart between a start and its callback loses none.
   const signIn = createSsoSignIn({
     clock,
@@ -685,9 +688,9 @@ function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cu
     callbackUrl: () => `${issuer()}/authenticate/oidc/callback`,
     region: config.regions[0] as string,
     newPersonId: () => ids.uuid(),
-    newSessionId: () => ids.uuid(),
+    completion,
   });
-  return { signIn, providerTokens };
+  return { signIn, providerTokens, completion };
 }
 
 /** private_key_jwt: assertions verified against registered keys (jwks_uri fetched through the address guard), each jti once. */
@@ -784,6 +787,9 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
   const challenges = createSealer(storage.cursorSecret, 'sign-in challenge');
   const signIn = buildSignIn(base, pipeline, passwords, challenges);
   const personAuth = personAuthenticator(tokens.validator);
+  const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
+  // Before the second factors, which finish an SSO sign-in they complete.
+  const sso = buildSso(base, storage.cursorSecret, storage.store, pipeline, registry, orgs.commits, sealer, challenges);
   const totp = createTotp({
     clock: base.clock,
     pipeline,
@@ -792,8 +798,9 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     previousSecretsKey: config.secretsKeyPrevious,
     throttle: createLimiter({ windowMs: config.authThrottle.windowMs, limit: TOTP_FAILURES_PER_WINDOW }),
     hashKey,
+    finish: sso.completion.finish,
   });
-  const passkeys = createPasskeys({ clock: base.clock, pipeline, challenges, ceremonies: createSealer(storage.cursorSecret, 'webauthn ceremony'), hashKey });
+  const passkeys = createPasskeys({ clock: base.clock, pipeline, challenges, finish: sso.completion.finish, ceremonies: createSealer(storage.cursorSecret, 'webauthn ceremony'), hashKey });
   const anonymous = createAnonymousPersons({
     pipeline,
     validator: tokens.validator,
@@ -803,8 +810,6 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     ttlS: config.browser.anonymousTtl,
     rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.anonymousPerIp },
   });
-  const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
-  const sso = buildSso(base, storage.cursorSecret, storage.store, pipeline, registry, orgs.commits, sealer, challenges);
   const oauth = buildOAuth(base, orgs, tokens, pipeline, storage.cursorSecret);
   const mail = config.smtpUrl === undefined ? undefined : createSmtpSender(config.smtpUrl, config.smtpFrom);
   const oneTimeCodes = createOneTimeCodes({

@@ -22,7 +22,7 @@ import {
 import { SIGN_IN_DENIED } from '../domain/sign-in.js';
 import { rfc3339Nanos } from '../lib/time-text.js';
 import type { Clock } from '../lib/clock.js';
-import type { Consistency, IssuePipeline, IssuingOrg, SignInIssue } from './issue.js';
+import type { Consistency, Issued, IssuePipeline, IssuingOrg, SignInIssue } from './issue.js';
 import type { AuthenticationMethod, SignedIn } from './verify.js';
 
 /** The request a sign-in arrives with, whatever its method. */
@@ -58,7 +58,19 @@ export interface Admitted {
   /** a registration: the person is created (or the held anonymous one upgraded) by the entry recording the sign-in */
   registration?: { password_hash?: Promise<string>; groups?: string[]; upgrade?: true } | undefined;
   /** the factors proven before this one, from the challenge they answered */
-  earlier?: Pick<Challenge, 'authentications' | 'proofs'> | undefined;
+  earlier?: Pick<Challenge, 'authentications' | 'proofs' | 'completion'> | undefined;
+  /** what the first factor's method finishes once a second factor completes the sign-in, carried with the challenge */
+  completion?: Completion | undefined;
+}
+
+/**
+ * What a first factor's method still has to do when the second factor completes the sign-in (SSO: keep the
+ * provider's tokens, open the session): named by the method, its facts sealed by that method (the challenge is
+ * only signed, and the caller reads it).
+ */
+export interface Completion {
+  method: string;
+  sealed: string;
 }
 
 /**
@@ -73,6 +85,7 @@ export interface Challenge {
   proofs: Proof[];
   anonymous_person_id?: string | undefined;
   analytics_correlation_id?: string | undefined;
+  completion?: Completion | undefined;
 }
 
 /** How long a second-factor challenge may be answered: long enough to open an authenticator app. */
@@ -104,6 +117,8 @@ export interface AdmissionDeps {
   pipeline: Pick<IssuePipeline, 'issue' | 'verify' | 'refuse'>;
   /** signs second-factor challenges; a method that never asks for one needs none */
   challenges?: Sealer | undefined;
+  /** finishes a first factor's completion once the second factor's token is issued; a method that answers no challenge needs none */
+  finish?: ((c: SignInContext, a: Admitted, issued: Issued, completion: Completion) => Promise<void>) | undefined;
 }
 
 /** The second factors a person holds that the organization accepts, as the methods that answer a challenge. */
@@ -160,7 +175,15 @@ const CHALLENGE_PURPOSE = 'second-factor challenge';
 
 export function createAdmission(deps: AdmissionDeps): Admission {
   const { clock, pipeline } = deps;
-  const issue = async (c: SignInContext, a: Admitted) => (await pipeline.issue(c.org, request(c, a))).token;
+  const issue = async (c: SignInContext, a: Admitted) => {
+    const issued = await pipeline.issue(c.org, request(c, a));
+    const completion = a.earlier?.completion;
+    if (completion !== undefined) {
+      if (deps.finish === undefined) throw new Error(`the completion of a ${completion.method} sign-in needs a finisher`);
+      await deps.finish(c, a, issued, completion);
+    }
+    return issued.token;
+  };
 
   /** A person who must use two factors and holds no second one the organization accepts: refused (403), recorded. */
   async function requireNone(c: SignInContext, a: Admitted): Promise<void> {
@@ -186,6 +209,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       proofs: [proof],
       ...(c.anonymous_person_id !== undefined && { anonymous_person_id: c.anonymous_person_id }),
       ...(c.analytics_correlation_id !== undefined && { analytics_correlation_id: c.analytics_correlation_id }),
+      ...(a.completion !== undefined && { completion: a.completion }),
     };
     const expires = Math.floor(clock.nowMs() / 1000) + CHALLENGE_TTL_S;
     return { second_factor: { challenge: deps.challenges.seal(CHALLENGE_PURPOSE, challenge, expires), methods, expires_in: CHALLENGE_TTL_S } };

@@ -25,3 +25,16 @@ export function openBytes(key: Buffer, name: string, sealed: SealedBytes): Buffe
     return undefined;
   }
 }
+
+const NONCE = 12;
+const TAG = 16;
+
+/** A sealed value as one base64url string: nonce, tag, then the data. */
+export function packSealed(s: SealedBytes): string {
+  return Buffer.concat([s.nonce, s.tag, s.data]).toString('base64url');
+}
+
+export function unpackSealed(box: string): SealedBytes {
+  const b = Buffer.from(box, 'base64url');
+  return { nonce: b.subarray(0, NONCE), tag: b.subarray(NONCE, NONCE + TAG), data: b.subarray(NONCE + TAG) };
+}

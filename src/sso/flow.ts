@@ -24,6 +24,7 @@ import { readApiPerson, UserApiError } from './user-api.js';
 import { verifiedEmail } from './verified-email.js';
 import type { SsoProvider } from './providers.js';
 import type { ProviderClient, ProviderTokenResponse, ProviderTokens } from './provider-tokens.js';
+import type { SsoCompletion } from './completion.js';
 
 const METHOD = 'oidc' as const;
 
@@ -50,8 +51,8 @@ export interface SsoSignInDeps {
   /** where self-registered persons live: the local region */
   region: string;
   newPersonId(): string;
-  /** the ID of the session a sign-in opens */
-  newSessionId(): string;
+  /** the session a sign-in opens, and what a challenge carries for the second factor to finish */
+  completion: Pick<SsoCompletion, 'carry' | 'openSession'>;
 }
 
 export interface StartRequest {
@@ -325,8 +326,8 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
       throw refusal('invalid_email', error as ServiceError, 'access_denied');
     }
     try {
-      const admitted = await admit(org, r, credential, claims, handle, heldAnonymous(org, flow));
-      // The provider's tokens are kept only for a sign-in that ends here: none for a person not yet signed in.
+      const admitted = await admit(org, r, credential, claims, handle, heldAnonymous(org, flow), tokens);
+      // The challenge carries the provider's tokens (sealed): the second factor's sign-in keeps them (completion.ts).
       if ('second_factor' in admitted) return { second_factor: admitted.second_factor };
       // The sign-in's identity token names this authentication: GET /sso/oidc/tokens finds the tokens by it.
       await deps.providerTokens.keep(org.id, admitted.person_id, credential, admitted.jti, tokens);
@@ -358,7 +359,15 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
    * a second factor (answered at /authenticate/<method>, which issues the token). With a held anonymous
    * person, a registration is that person's upgrade and a sign-in of an existing person deletes it.
    */
-  async function admit(org: IssuingOrg, r: CallbackRequest, credential: SsoCredential, claims: Record<string, unknown>, handle: Handle, held: Person | undefined): Promise<SsoOutcome> {
+  async function admit(
+    org: IssuingOrg,
+    r: CallbackRequest,
+    credential: SsoCredential,
+    claims: Record<string, unknown>,
+    handle: Handle,
+    held: Person | undefined,
+    tokens: ProviderTokenResponse,
+  ): Promise<SsoOutcome> {
     const groups = followedGroups(credential, claims, org.state);
     const id = org.state.handles.get(handleKey(handle));
     const found = id === undefined ? undefined : org.state.persons.get(id);
@@ -387,11 +396,13 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
       const { person, upgrade } = admission.registrant(c, { person_id: deps.newPersonId(), region: deps.region, groups }, handle);
       a = { method: METHOD, person, handle, proof: { method: METHOD }, registration: upgrade ? { upgrade } : groups ? { groups } : {} };
     }
+    // Kept by the second factor's sign-in, if a challenge is asked, with the session it opens.
+    a.completion = deps.completion.carry(org.id, a.person.person_id, credential, tokens, r);
     try {
       const challenged = await admission.secondFactor(c, a);
       if (challenged) return { ...challenged, person_id: a.person.person_id };
       const issued = await deps.pipeline.issue(org, admission.request(c, a));
-      await openSession(org, r, a.person.person_id, issued);
+      await deps.completion.openSession(org, r, a.person.person_id, [METHOD], issued);
       return { token: issued.token, jti: issued.jti, person_id: a.person.person_id };
     } catch (error) {
       // The admission step and the pipeline recorded their own refusals (a second factor missing, a hook's
@@ -399,26 +410,6 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
       const e = error instanceof ServiceError ? error : new ServiceError('ERR_INTERNAL', 'internal error', { cause: error });
       throw new Refusal('pipeline', e, e.status >= 500 ? 'server_error' : 'access_denied', false);
     }
-  }
-
-  /** The sign-in's session, which its token belongs to: listed, and ended (the token revoked) by the person or the organization. */
-  async function openSession(org: IssuingOrg, r: CallbackRequest, personId: string, issued: { jti: string; exp: number; iat: number }): Promise<void> {
-    const nowMs = clock.nowMs();
-    await org.execute({
-      kind: 'StartSession',
-      session: {
-        session_id: deps.newSessionId(),
-        person_id: personId,
-        methods: [METHOD],
-        clients: [],
-        created_ms: nowMs,
-        last_used_ms: nowMs,
-        expires_at_ms: issued.exp * 1000,
-        ip: r.ip,
-        user_agent: r.userAgent,
-        tokens: [{ jti: issued.jti, exp: issued.exp }],
-      },
-    });
   }
 
   async function record(orgId: string | undefined, r: CallbackRequest, f: Refusal): Promise<void> {

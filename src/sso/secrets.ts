@@ -3,7 +3,7 @@
 // bound to its organization, client_id and field, so a sealed value copied elsewhere does not open.
 import type { StoredSecret } from '../domain/state.js';
 import { ServiceError } from '../errors.js';
-import { openBytes, sealBytes, type SealedBytes } from '../lib/seal.js';
+import { openBytes, packSealed as pack, sealBytes, unpackSealed as unpack } from '../lib/seal.js';
 
 /** pending_flow: an SSO sign-in's nonce and PKCE verifier in flight (bound to its state); provider_token: a token a provider issued (bound to person, credential and type) */
 export type SecretField = 'client_secret' | 'private_key' | 'pending_flow' | 'provider_token';
@@ -15,20 +15,8 @@ export interface SecretSealer {
   open(org: string, clientId: string, field: SecretField, stored: StoredSecret): string;
 }
 
-const NONCE = 12;
-const TAG = 16;
-
 /** The additional data a secret is bound to. */
 const boundTo = (org: string, clientId: string, field: SecretField) => `sso:${org}:${clientId}:${field}`;
-
-function pack(s: SealedBytes): string {
-  return Buffer.concat([s.nonce, s.tag, s.data]).toString('base64url');
-}
-
-function unpack(box: string): SealedBytes {
-  const b = Buffer.from(box, 'base64url');
-  return { nonce: b.subarray(0, NONCE), tag: b.subarray(NONCE, NONCE + TAG), data: b.subarray(NONCE + TAG) };
-}
 
 /**
  * Values written before a key was set stay plain, and values sealed with SERVICE_SECRETS_KEY_PREVIOUS keep

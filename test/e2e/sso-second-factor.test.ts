@@ -87,6 +87,48 @@ describe('SSO sign-in and the second-factor policy', () => {
     }
   });
 
+  test("completed with TOTP, the sign-in keeps the provider's tokens (GET /sso/oidc/tokens answers them) and opens its session, as a one-factor one does; the challenge shows none of them", async () => {
+    const s = await ssoSetup(server, 'sso-mfa-keep', APP);
+    try {
+      const { org } = s;
+      const first = (await ssoSignIn(s)).get('token') as string;
+      const person = (await verifyIdentityToken(server, first)).sub as string;
+      const sessions = async () => expectResult<Array<Record<string, any>>>(await org.admin.get(`/persons/${person}/sessions`), 200);
+      assert.equal((await sessions()).length, 1, 'the one-factor sign-in opened a session');
+      const secret = await enrollTotp(org, first);
+
+      clock.advance(30_000);
+      const challenged = await ssoSignIn(s);
+      const challenge = challenged.get('second_factor_challenge') as string;
+      assert.ok(challenge, challenged.toString());
+      assert.equal((await sessions()).length, 1, 'no session before the second factor');
+      const answered = expectResult<{ token: string }>(await org.user.post('/authenticate/totp', { challenge, code: oathtool(secret, clock.nowMs()) }), 200);
+      const claims = await verifyIdentityToken(server, answered.token);
+
+      const kept = await org.admin.get('/sso/oidc/tokens', { 'Service-Token': answered.token });
+      assert.equal(kept.status, 200, kept.text);
+      const got = kept.body.result as Array<{ token: string; token_type: string; authentication_id: string; person_id: string; expiry: string }>;
+      assert.deepEqual(got.map((d) => d.token_type).sort(), ['access', 'id', 'refresh']);
+      for (const d of got) assert.deepEqual([d.authentication_id, d.person_id], [claims.jti, person]);
+      const access = got.find((d) => d.token_type === 'access')!;
+      assert.ok(Date.parse(access.expiry) > clock.nowMs());
+      // The provider takes it: a token it issued, kept as the callback received it.
+      assert.equal((await fetch(`${s.idp.issuer}/me`, { headers: { authorization: `Bearer ${access.token}` } })).status, 200);
+      // The challenge the browser held carried them sealed: none readable in it.
+      const readable = Buffer.from(challenge.split('.')[0] as string, 'base64url').toString('utf8');
+      for (const d of got) assert.equal(readable.includes(d.token), false, `the ${d.token_type} token is readable in the challenge`);
+
+      const [session] = await sessions();
+      assert.equal((await sessions()).length, 2, 'the completed sign-in opened its session');
+      assert.deepEqual(session?.['methods'], ['oidc', 'totp']);
+      // Its token belongs to that session: ending it revokes the token.
+      assert.equal((await org.admin.delete(`/persons/${person}/sessions/${session?.['session_id']}`)).status, 204);
+      assert.equal((await org.admin.get('/sso/oidc/tokens', { 'Service-Token': answered.token })).status, 401);
+    } finally {
+      await s.close();
+    }
+  });
+
   test('the same challenge as password sign-in answers it: JSON {second_factor}; a person required to use two factors who holds none is refused (403, recorded)', async () => {
     const s = await ssoSetup(server, 'sso-mfa-all', APP);
     try {
