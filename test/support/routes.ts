@@ -226,7 +226,7 @@ export const OAUTH_CLIENT_ROUTES = ['POST /oauth2/tokens', 'POST /oauth2/tokens/
 export const REGISTRATION_ROUTES = ['POST /oauth2/register', 'GET /oauth2/register/{client_id}', 'PUT /oauth2/register/{client_id}', 'DELETE /oauth2/register/{client_id}'];
 
 /** OAuth 2.0 endpoints a person's browser or an access token reaches: the hosted sign-in and userinfo. */
-export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/authorize', 'POST /oauth2/authorize/sign-in', 'POST /oauth2/authorize/second-factor', 'GET /oauth2/userinfo', 'POST /oauth2/userinfo', 'GET /oauth2/logout', 'POST /oauth2/logout', 'POST /oauth2/logout/confirm', 'GET /oauth2/device', 'POST /oauth2/device/sign-in', 'POST /oauth2/device/confirm'];
+export const OAUTH_PERSON_ROUTES = ['GET /oauth2/authorize', 'POST /oauth2/authorize', 'POST /oauth2/authorize/sign-in', 'POST /oauth2/authorize/second-factor', 'GET /oauth2/userinfo', 'POST /oauth2/userinfo', 'GET /oauth2/logout', 'POST /oauth2/logout', 'POST /oauth2/logout/confirm', 'GET /oauth2/device', 'POST /oauth2/device/sign-in', 'POST /oauth2/device/second-factor', 'POST /oauth2/device/confirm'];
 
 /** A person's own sessions, with their identity token; not in PERSON_TOKEN_ROUTES, whose sweeps would sign the token out. */
 export const PERSON_SESSION_ROUTES = ['GET /sessions', 'DELETE /sessions/{session_id}', 'DELETE /session'];
