@@ -82,7 +82,6 @@ import { createClientAuthenticator, type AssertionDeps } from './oauth/client-au
 import { createReplayGuard } from './lib/replay-guard.js';
 import { createDpop, createDpopNonces } from './oauth/dpop.js';
 import { createDpopProofVerifier } from './tokens/dpop-proof.js';
-import { createPushedRequests } from './oauth/pushed-requests.js';
 import { oauthParRoutes } from './http/handlers/oauth-par.js';
 import { oauthRegistrationRoutes } from './http/handlers/oauth-registration.js';
 import { initialAccessTokenAuthenticator, registrationAccessTokenAuthenticator } from './http/registration-auth.js';
@@ -726,7 +725,7 @@ function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, com
 function buildOAuthUser({ clock, ids, issuer }: Base, storage: Storage, registry: Registry, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>, secondFactor: TotpService, tokens: Tokens): Route[] {
   const sealer = createSessionSealer(storage.cursorSecret);
   const newSessionId = () => ids.uuid();
-  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, secondFactor, issuer, newSessionId, pushed: createPushedRequests(clock) });
+  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, secondFactor, issuer, newSessionId });
   const endSession = createEndSession({ clients: oauth.clients, org: (id) => registry.get(id), hints: createIdTokenHintVerifier({ keys: tokens.keys, issuer }), sealer, clock, issuer });
   const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer, dpop: oauth.dpop });
   const device = createDeviceFlow({ sealer, clock, signIn, issuer, newSessionId, orgs: () => registry.all() });

@@ -19,7 +19,7 @@ import { CSRF_COOKIE, FORM_TTL_S, SESSION_TTL_S, newCsrf, readSession, sessionCo
 import { personScope } from './scopes.js';
 import { acrSatisfied } from './acr.js';
 import { errorPage, secondFactorPage, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
-import type { PushedParams, PushedRequests } from './pushed-requests.js';
+import { pushRequest, redeemRequest, type PushedParams } from './pushed-requests.js';
 
 /** What the authorization endpoint needs of a client (the clients' own module owns the rest). */
 export interface AuthorizeClient {
@@ -74,7 +74,6 @@ export interface AuthorizeDeps {
   secondFactor: Pick<TotpService, 'verify'>;
   issuer(): string;
   newSessionId(): string;
-  pushed: PushedRequests;
 }
 
 export interface SignInForm {
@@ -108,7 +107,7 @@ export interface Caller {
 export interface Authorize {
   start(query: Record<string, unknown>, caller: Caller): Promise<AuthorizeAnswer>;
   /** RFC 9126 2: the authenticated client's request, checked as the authorization endpoint would; refusals in RFC 6749 5.2's form */
-  push(clientId: string, params: Record<string, unknown>): { request_uri: string; expires_in: number };
+  push(clientId: string, params: Record<string, unknown>): Promise<{ request_uri: string; expires_in: number }>;
   signIn(form: Partial<SignInForm>, caller: Caller): Promise<AuthorizeAnswer>;
   /** The sign-in form's second step, for a person who holds a second factor: its code, then the redirect with a code. */
   secondFactor(form: Partial<SecondFactorForm>, caller: Caller): Promise<AuthorizeAnswer>;
@@ -366,7 +365,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     return out;
   }
 
-  function page(found: NonNullable<ReturnType<ClientFinder['find']>>, request: AuthorizationRequest, status: number, error?: string, handleType?: HandleType): AuthorizeAnswer {
+  async function page(found: NonNullable<ReturnType<ClientFinder['find']>>, request: AuthorizationRequest, status: number, error?: string, handleType?: HandleType): Promise<AuthorizeAnswer> {
     const csrf = newCsrf();
     const sealed = deps.sealer.seal('authorize-request', { ...request, csrf }, now() + FORM_TTL_S);
     const again = new URL('/oauth2/authorize', deps.issuer());
@@ -375,7 +374,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       if (v !== undefined && v !== '') params[k] = v;
     }
     // A pushed request comes back from an SSO sign-in through a reference of its own, as the form lives.
-    const pushedAgain = request.pushed ? deps.pushed.push(request.client_id, params, FORM_TTL_S) : undefined;
+    const pushedAgain = request.pushed ? await pushRequest(found.org, request.client_id, params, FORM_TTL_S) : undefined;
     for (const [k, v] of Object.entries(pushedAgain ? { client_id: request.client_id, request_uri: pushedAgain.request_uri } : params)) again.searchParams.set(k, v);
     const hint = request.login_hint;
     return {
@@ -423,7 +422,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
   }
 
   return {
-    push(clientId, params) {
+    async push(clientId, params) {
       const refuse = (error: string, description: string) => new ServiceError('ERR_BAD_REQUEST', description, { oauth: error });
       if (params['client_id'] !== undefined && params['client_id'] !== clientId) throw refuse('invalid_request', 'client_id: differs from the authenticated client');
       const query = { ...params, client_id: clientId };
@@ -437,7 +436,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       }
       const kept: PushedParams = {};
       for (const [k, v] of Object.entries(query)) if (typeof v === 'string') kept[k] = v;
-      const pushed = deps.pushed.push(clientId, kept);
+      const pushed = await pushRequest(resolved.found.org, clientId, kept);
       if (pushed === undefined) throw new ServiceError('ERR_TOO_MANY_REQUESTS', 'too many pushed authorization requests are waiting; retry shortly', { oauth: 'temporarily_unavailable', headers: { 'Retry-After': '5' } });
       return pushed;
     },
@@ -450,7 +449,8 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
         const requestUri = query['request_uri'];
         if (typeof clientId !== 'string' || clientId === '') return badPage('invalid_request', 'client_id is required with request_uri');
         if (typeof requestUri !== 'string') return badPage('invalid_request_uri', 'request_uri must be a string');
-        const redeemed = deps.pushed.redeem(requestUri, clientId);
+        const owner = deps.clients.find(clientId);
+        const redeemed = owner === undefined ? { ok: false as const, reason: 'unknown' as const } : await redeemRequest(owner.org, requestUri, clientId);
         if (!redeemed.ok) return badPage('invalid_request_uri', redeemed.reason === 'expired' ? 'request_uri has expired; push the request again' : 'request_uri is unknown or was used already; push the request again');
         query = redeemed.params;
         pushed = true;
@@ -486,7 +486,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       const { request, found } = opened;
       const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
       const signedIn = await hostedSignIn(deps, found.org, form, caller, PAGE_SECOND_FACTORS);
-      if ('status' in signedIn) return withRetry(page(found, request, signedIn.status, signedIn.message, handleType), signedIn);
+      if ('status' in signedIn) return withRetry(await page(found, request, signedIn.status, signedIn.message, handleType), signedIn);
       // The same request and check value go on to the second step.
       if ('second_factor' in signedIn) return secondStep(found, request, form as SecondFactorForm, signedIn.second_factor.challenge, 200);
       // The session the sign-in opens is recorded with the code, in one entry.

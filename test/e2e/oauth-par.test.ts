@@ -2,16 +2,17 @@
 // private_key_jwt, as a public client) and completes the code flow through the hosted page; a client that
 // requires PAR is refused a plain request; and the negatives: a request_uri used twice, after expiry (the
 // manual clock), by another client, pushed requests that the authorization endpoint would refuse, bad
-// credentials at the push endpoint, and parameters beside request_uri ignored.
+// credentials at the push endpoint, and parameters beside request_uri ignored. Pushed requests outlive a
+// restart, and one used is refused again after another.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { exportJWK, generateKeyPair, type CryptoKey } from 'jose';
 import * as oidc from 'openid-client';
 import { expectError, expectResult } from '../support/expect.js';
-import { newOrg, personWithPassword, type Org } from '../support/auth.js';
+import { newOrg, personWithPassword, sameOrgOn, type Org } from '../support/auth.js';
 import { movableClock } from '../support/clock.js';
 import { Browser } from '../support/oauth-browser.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { removeDir, startTestServer, tempDir, type TestServer } from '../support/server.js';
 
 const REDIRECT = 'https://app.example/cb';
 const EMAIL = 'grace@example.com';
@@ -182,5 +183,51 @@ describe('Pushed authorization requests (RFC 9126)', () => {
     assert.equal(new URL(refused.location as string).searchParams.get('error'), 'invalid_request');
     assert.equal(expectResult(await org.admin.patch(`/oauth2/clients/${confidential.client_id}`, { require_pushed_authorization_requests: false }), 200).require_pushed_authorization_requests, false);
     assert.equal((await authorize({ response_type: 'code', client_id: confidential.client_id, redirect_uri: REDIRECT, scope: 'openid' })).status, 200);
+  });
+});
+
+describe('Pushed authorization requests across restarts', () => {
+  const dir = tempDir();
+  let server: TestServer;
+  after(async () => {
+    await server.stop();
+    removeDir(dir);
+  });
+
+  test('a request_uri pushed before a restart signs in after it, once: used, it is refused after another restart', async () => {
+    server = await startTestServer({}, {}, dir);
+    const org = await newOrg(server);
+    await personWithPassword(org, EMAIL, PASSWORD);
+    const client = expectResult(await org.admin.post('/oauth2/clients', { client_name: 'Web app', scopes: ['openid', 'email'], grant_types: ['authorization_code'], redirect_uris: [REDIRECT] }), 201);
+    const pushed = await fetch(`${server.base}/oauth2/par`, {
+      method: 'POST',
+      headers: { ...FORM, Authorization: basic(client.client_id, client.client_secret) },
+      body: new URLSearchParams({ response_type: 'code', redirect_uri: REDIRECT, scope: 'openid email', state: 'kept' }).toString(),
+    });
+    assert.equal(pushed.status, 201);
+    const { request_uri } = (await pushed.json()) as { request_uri: string };
+    const url = () => `${server.base}/oauth2/authorize?${new URLSearchParams({ client_id: client.client_id, request_uri })}`;
+
+    await server.stop();
+    server = await startTestServer({}, {}, dir);
+    const browser = new Browser();
+    const page = await browser.get(url());
+    assert.equal(page.status, 200, page.html);
+    const done = await browser.signIn(page, server.base, EMAIL, PASSWORD);
+    assert.equal(done.status, 302, done.html);
+    assert.equal(new URL(done.location as string).searchParams.get('state'), 'kept');
+    await browser.close();
+    const config = await oidc.discovery(new URL(server.base), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), { execute: [oidc.allowInsecureRequests] });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(done.location as string), { expectedState: 'kept', idTokenExpected: true });
+    assert.equal(tokens.claims()?.['email'], EMAIL);
+
+    await server.stop();
+    server = await startTestServer({}, {}, dir);
+    assert.equal(expectResult(await sameOrgOn(server, org).admin.get(`/oauth2/clients/${client.client_id}`), 200).client_id, client.client_id);
+    const late = new Browser();
+    const again = await late.get(url());
+    await late.close();
+    assert.equal(again.status, 400, 'used before the restart');
+    assert.match(again.html, /invalid_request_uri/);
   });
 });
