@@ -66,7 +66,8 @@ import { createProviderEndpoints } from './sso/endpoints.js';
 import { createPendingFlows, PENDING_FLOW_FORMAT } from './sso/pending.js';
 import { createProviderTokens, PROVIDER_TOKENS_FORMAT } from './sso/provider-tokens.js';
 import { ssoTokenRoutes } from './http/handlers/sso-tokens.js';
-import { createKeyedRecords } from './wal/keyed-records.js';
+import { createKeyedRecords, type KeyedRecords } from './wal/keyed-records.js';
+import { createUsedOnce, USED_ONCE_FORMAT, type UsedOnceRecord } from './wal/used-once.js';
 import { createStateCookies, createStateSealer } from './sso/state-cookie.js';
 import { tokenRoutes } from './http/handlers/tokens.js';
 import { rbacRoutes } from './http/handlers/rbac.js';
@@ -79,7 +80,6 @@ import { oauthClientAuthenticator } from './http/oauth-client-auth.js';
 import { ACCESS_TOKEN_DURATION } from './domain/oauth-clients.js';
 import { createAccessTokenIssuer } from './oauth/access-tokens.js';
 import { createClientAuthenticator, type AssertionDeps } from './oauth/client-auth.js';
-import { createReplayGuard } from './lib/replay-guard.js';
 import { createDpop, createDpopNonces } from './oauth/dpop.js';
 import { createDpopProofVerifier } from './tokens/dpop-proof.js';
 import { oauthParRoutes } from './http/handlers/oauth-par.js';
@@ -686,17 +686,18 @@ function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cu
   return { signIn, providerTokens };
 }
 
-/** private_key_jwt: assertions verified against registered keys (jwks_uri fetched through the address guard), each jti once. */
-function clientAssertions(clock: Clock, issuer: () => string, guard: AddressGuard): AssertionDeps {
+/** private_key_jwt: assertions verified against registered keys (jwks_uri fetched through the address guard), each jti once, across restarts. */
+function clientAssertions(clock: Clock, issuer: () => string, guard: AddressGuard, usedOnce: KeyedRecords<UsedOnceRecord>): AssertionDeps {
   return {
-    verifier: createClientAssertionVerifier({ clock, fetch: guardedFetch(guard), startedS: Math.floor(clock.nowMs() / 1000) }),
-    replays: createReplayGuard(clock),
+    verifier: createClientAssertionVerifier({ clock, fetch: guardedFetch(guard) }),
+    replays: createUsedOnce(clock, usedOnce, 'client_assertion'),
     issuer,
   };
 }
 
 /** The authorization server's machine side: the client index, client authentication, the token endpoint. */
-function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline, cursorSecret: Buffer) {
+function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline, { cursorSecret, store }: Storage) {
+  const usedOnce = createKeyedRecords<UsedOnceRecord>(store.usedOnce, USED_ONCE_FORMAT);
   const clients = createClientIndex(registry, commits);
   // Access tokens share the identity tokens' keys and signer; only their typ header (and lifetime) differ.
   const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });
@@ -707,13 +708,13 @@ function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, com
   const ownTokens = { accessToken: (t: string) => active.active(t), identityToken: (t: string) => tokens.validator.identify(t) };
   return {
     clients,
-    clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients, clientAssertions(clock, issuer, guard))),
+    clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients, clientAssertions(clock, issuer, guard, usedOnce))),
     tokens: createTokenEndpoint({ accessTokens, issuer, users, ownTokens, devicePolls: createPollPacer(clock), nowMs: () => clock.nowMs() }),
     users,
     accessTokens: active,
     dpop: createDpop({
       verifier: createDpopProofVerifier(clock),
-      replays: createReplayGuard(clock),
+      replays: createUsedOnce(clock, usedOnce, 'dpop'),
       // the nonce key: the service's secret specialised, so that it signs nothing else
       nonces: config.dpopNonce ? createDpopNonces(createHmac('sha256', cursorSecret).update('dpop nonces').digest(), clock) : undefined,
       issuer,
@@ -801,7 +802,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
   });
   const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
   const sso = buildSso(base, storage.cursorSecret, storage.store, pipeline, registry, orgs.commits, sealer);
-  const oauth = buildOAuth(base, orgs, tokens, pipeline, storage.cursorSecret);
+  const oauth = buildOAuth(base, orgs, tokens, pipeline, storage);
   const mail = config.smtpUrl === undefined ? undefined : createSmtpSender(config.smtpUrl, config.smtpFrom);
   const oneTimeCodes = createOneTimeCodes({
     clock: base.clock,

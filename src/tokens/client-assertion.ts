@@ -63,7 +63,7 @@ async function boundedBody(res: Response, limit: number): Promise<Uint8Array> {
   return Buffer.concat(chunks);
 }
 
-export function createClientAssertionVerifier(options: { clock: Pick<Clock, 'nowMs'>; fetch: GuardedFetch; startedS: number }): ClientAssertionVerifier {
+export function createClientAssertionVerifier(options: { clock: Pick<Clock, 'nowMs'>; fetch: GuardedFetch }): ClientAssertionVerifier {
   const { clock } = options;
   // Per client object: a changed client (new keys, new URI) is a new object, so the cache follows it.
   const keySets = new WeakMap<object, JWTVerifyGetKey>();
@@ -117,11 +117,7 @@ export function createClientAssertionVerifier(options: { clock: Pick<Clock, 'now
       }
       const exp = payload.exp as number;
       if (exp - nowS > MAX_ASSERTION_LIFETIME_S) throw new ClientAssertionError(`client_assertion: exp is more than ${MAX_ASSERTION_LIFETIME_S} seconds away; make short-lived assertions`);
-      if (typeof payload.iat === 'number') {
-        if (payload.iat > nowS + ASSERTION_SKEW_S) throw new ClientAssertionError('client_assertion: iat is in the future');
-        // Used jti values are remembered in memory: one made before this process started may have been used already.
-        if (payload.iat < options.startedS - ASSERTION_SKEW_S) throw new ClientAssertionError('client_assertion: issued before this server started; make a new one');
-      }
+      if (typeof payload.iat === 'number' && payload.iat > nowS + ASSERTION_SKEW_S) throw new ClientAssertionError('client_assertion: iat is in the future');
       const jti = payload.jti as string;
       if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw new ClientAssertionError('client_assertion: jti must be a string of 1-256 characters');
       return { jti, exp };
