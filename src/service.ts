@@ -66,8 +66,8 @@ import { createProviderEndpoints } from './sso/endpoints.js';
 import { createPendingFlows, PENDING_FLOW_FORMAT } from './sso/pending.js';
 import { createProviderTokens, PROVIDER_TOKENS_FORMAT } from './sso/provider-tokens.js';
 import { ssoTokenRoutes } from './http/handlers/sso-tokens.js';
-import { createKeyedRecords, type KeyedRecords } from './wal/keyed-records.js';
-import { createUsedOnce, USED_ONCE_FORMAT, type UsedOnceRecord } from './wal/used-once.js';
+import { createKeyedRecords } from './wal/keyed-records.js';
+import { createUsedOnce } from './wal/used-once.js';
 import { createStateCookies, createStateSealer } from './sso/state-cookie.js';
 import { tokenRoutes } from './http/handlers/tokens.js';
 import { rbacRoutes } from './http/handlers/rbac.js';
@@ -687,7 +687,7 @@ function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cu
 }
 
 /** private_key_jwt: assertions verified against registered keys (jwks_uri fetched through the address guard), each jti once, across restarts. */
-function clientAssertions(clock: Clock, issuer: () => string, guard: AddressGuard, usedOnce: KeyedRecords<UsedOnceRecord>): AssertionDeps {
+function clientAssertions(clock: Clock, issuer: () => string, guard: AddressGuard, usedOnce: Store['usedOnce']): AssertionDeps {
   return {
     verifier: createClientAssertionVerifier({ clock, fetch: guardedFetch(guard) }),
     replays: createUsedOnce(clock, usedOnce, 'client_assertion'),
@@ -697,7 +697,7 @@ function clientAssertions(clock: Clock, issuer: () => string, guard: AddressGuar
 
 /** The authorization server's machine side: the client index, client authentication, the token endpoint. */
 function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline, { cursorSecret, store }: Storage) {
-  const usedOnce = createKeyedRecords<UsedOnceRecord>(store.usedOnce, USED_ONCE_FORMAT);
+  const usedOnce = store.usedOnce;
   const clients = createClientIndex(registry, commits);
   // Access tokens share the identity tokens' keys and signer; only their typ header (and lifetime) differ.
   const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });

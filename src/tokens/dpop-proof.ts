@@ -35,7 +35,7 @@ export class DpopProofError extends Error {
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
-/** htu compares without query and fragment, scheme and host as URL parsing normalises them (RFC 9449 4.3 item 9). */
+/** htu compares without query and fragment, scheme and host as URL parsing normalises them (RFC 9449 4.3 item 9); the same string needs no parsing. */
 export function htuOf(url: string): string | undefined {
   try {
     const u = new URL(url);
@@ -133,7 +133,7 @@ export function createDpopProofVerifier(clock: Pick<Clock, 'nowMs'>, keyCacheSiz
       if (nbf !== undefined && (typeof nbf !== 'number' || nbf > nowS + DPOP_SKEW_S)) throw new DpopProofError('DPoP: the nbf claim is wrong');
       if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw new DpopProofError('DPoP: jti must be a string of 1-256 characters');
       if (htm !== request.method) throw new DpopProofError(`DPoP: htm must be ${request.method}`);
-      if (typeof htu !== 'string' || htuOf(htu) !== htuOf(request.url)) throw new DpopProofError(`DPoP: htu must be ${htuOf(request.url)}`);
+      if (typeof htu !== 'string' || (htu !== request.url && htuOf(htu) !== htuOf(request.url))) throw new DpopProofError(`DPoP: htu must be ${htuOf(request.url)}`);
       if (typeof iat !== 'number' || iat > nowS + DPOP_SKEW_S || iat < nowS - DPOP_MAX_AGE_S - DPOP_SKEW_S) throw new DpopProofError(`DPoP: iat must be within ${DPOP_MAX_AGE_S} seconds of now`);
       if (request.accessToken !== undefined && ath !== accessTokenHash(request.accessToken)) throw new DpopProofError('DPoP: ath must be the base64url SHA-256 of the access token');
       return { jkt, jti, iat, ...(typeof nonce === 'string' && { nonce }) };

@@ -37,7 +37,7 @@ export interface Store {
   readonly ssoPending: Database<Buffer, string>;
   /** org US person US client_id (US: \u001f) → framed record of the tokens a person's SSO provider issued (sso/provider-tokens.ts), sealed. */
   readonly ssoTokens: Database<Buffer, string>;
-  /** kind US SHA-256 of a one-time value (US: \u001f) → framed record {exp} of a used client assertion's or DPoP proof's jti (used-once.ts), until it expires. */
+  /** kind US SHA-256 of a one-time value (US: \u001f) → the expiry (used-once.ts) of a used client assertion's or DPoP proof's jti (used-once.ts), until it expires. */
   readonly usedOnce: Database<Buffer, string>;
   readonly durable: boolean;
   close(): Promise<void>;

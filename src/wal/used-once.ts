@@ -4,36 +4,47 @@
 // use is stored before its request is answered (one small LMDB put, batched with the others of the same
 // moment), and each value is removed from both when the map sweeps it out as expired.
 import { createHash } from 'node:crypto';
+import type { Database } from 'lmdb';
 import type { Clock } from '../lib/clock.js';
-import type { Format } from '../lib/versions.js';
 import { createReplayGuard, type OnceCheck } from '../lib/replay-guard.js';
-import type { KeyedRecords } from './keyed-records.js';
 
-export const USED_ONCE_FORMAT: Format = { name: 'used one-time value', steps: [] };
-
-export interface UsedOnceRecord {
-  /** seconds: past it, the value is dropped */
-  exp: number;
+/**
+ * A stored value is five bytes: its format version (1), then its expiry in seconds (uint32, big-endian). This is
+ * on the token endpoint's path, so it is not a msgpack record; a later format takes the next version byte.
+ */
+const VERSION = 1;
+function encodeUsedOnce(expS: number): Buffer {
+  const out = Buffer.allocUnsafe(5);
+  out[0] = VERSION;
+  out.writeUInt32BE(expS, 1);
+  return out;
+}
+/** the expiry, or undefined for a value this version does not know */
+function decodeUsedOnce(value: Uint8Array): number | undefined {
+  return value.length === 5 && value[0] === VERSION ? Buffer.from(value.buffer, value.byteOffset, 5).readUInt32BE(1) : undefined;
 }
 
 /**
  * `kind` keeps each use's values apart in the shared database (e.g. client_assertion, dpop). Keys are stored
  * as SHA-256 digests: fixed length whatever the value, and no client's jti is written out.
  */
-export function createUsedOnce(clock: Pick<Clock, 'nowMs'>, records: KeyedRecords<UsedOnceRecord>, kind: string): OnceCheck & { readonly size: number } {
+export function createUsedOnce(clock: Pick<Clock, 'nowMs'>, db: Database<Buffer, string>, kind: string): OnceCheck & { readonly size: number } {
   const prefix = `${kind}\u001f`;
   // The map holds the same digests as the database, so the values loaded at start meet the ones offered later.
-  const memory = createReplayGuard(clock, undefined, (digest) => void records.remove(prefix + digest));
+  const memory = createReplayGuard(clock, undefined, (digest) => void db.remove(prefix + digest));
   const nowS = Math.floor(clock.nowMs() / 1000);
-  for (const { key, value } of records.prefixed(prefix)) {
-    if (value.exp < nowS) void records.remove(key);
-    else memory.firstUse(key.slice(prefix.length), value.exp);
+  for (const { key, value } of db.getRange({ start: prefix, end: `${prefix}\uffff` })) {
+    const exp = decodeUsedOnce(value);
+    // one this version cannot read was written by a later one: it is kept for that one, and this one forgets it
+    if (exp === undefined) continue;
+    if (exp < nowS) void db.remove(key);
+    else memory.firstUse(key.slice(prefix.length), exp);
   }
   return {
     async firstUse(key, expS) {
       const digest = createHash('sha256').update(key).digest('base64url');
       if (!memory.firstUse(digest, expS)) return false;
-      await records.put(prefix + digest, { exp: expS });
+      await db.put(prefix + digest, encodeUsedOnce(expS));
       return true;
     },
     get size() {
