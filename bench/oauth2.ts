@@ -182,10 +182,10 @@ async function tokenTarget(server: ServerProcess, path: string, ask: Ask, dpop: 
   };
 }
 
-/** Requests a pool holds: the run's seconds at 1.5 times the best rate seen so far, or at `first` before any. */
-function poolSize(seen: LoadResult[] | undefined, o: Options, first: number): number {
-  const rate = Math.max(0, ...(seen ?? []).map((r) => r.rps));
-  return Math.ceil((rate > 0 ? rate * 1.5 : first) * (o.warmup + o.duration)) + o.connections;
+/** Requests a pool holds: the run's seconds at `least` requests a second, or twice the best rate seen so far if more. */
+function poolSize(seen: LoadResult[] | undefined, o: Options, least: number): number {
+  const rate = Math.max(least, ...(seen ?? []).map((r) => 2 * r.rps));
+  return Math.ceil(rate * (o.warmup + o.duration)) + o.connections;
 }
 
 const PLAIN_BODY = 'grant_type=client_credentials&scope=invoices.read';
@@ -197,11 +197,11 @@ const withDpop = (authorization: string, htu: string, key: { privateKey: KeyObje
 });
 const keyJwt = (clientId: string, audience: string, key: KeyObject): Ask => ({ headers: () => ({}), body: () => assertionBody(clientId, audience, key), fresh: true });
 
-/** Signatures made before the first run of a target, per second of it: above any rate measured on two cores. */
-const FIRST_POOL_RATE = 15_000;
+/** Signatures made before each run of a target, per second of it at least: above any rate measured on two cores. */
+const POOL_RATE = 15_000;
 
 async function closed(label: string, t: Target, o: Options, seen: LoadResult[] | undefined): Promise<LoadResult & { presigned?: number; signedLive?: number }> {
-  const presigned = t.prepare ? poolSize(seen, o, FIRST_POOL_RATE) : undefined;
+  const presigned = t.prepare ? poolSize(seen, o, POOL_RATE) : undefined;
   if (presigned !== undefined) t.prepare?.(presigned);
   console.error(`  ${label}: ${o.warmup} s warm-up, ${o.duration} s closed loop over ${o.connections} connections${presigned === undefined ? '' : `, ${presigned} requests signed before`}`);
   const r = await runLoad({ url: t.server.url, request: t.request, connections: o.connections, durationMs: o.duration * 1000, warmupMs: o.warmup * 1000, serverPid: t.server.pid });

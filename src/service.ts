@@ -67,7 +67,7 @@ import { createPendingFlows, PENDING_FLOW_FORMAT } from './sso/pending.js';
 import { createProviderTokens, PROVIDER_TOKENS_FORMAT } from './sso/provider-tokens.js';
 import { ssoTokenRoutes } from './http/handlers/sso-tokens.js';
 import { createKeyedRecords } from './wal/keyed-records.js';
-import { createUsedOnce } from './wal/used-once.js';
+import { createUsedOnce, openUsedOnceStore, type UsedOnceStore } from './wal/used-once.js';
 import { createStateCookies, createStateSealer } from './sso/state-cookie.js';
 import { tokenRoutes } from './http/handlers/tokens.js';
 import { rbacRoutes } from './http/handlers/rbac.js';
@@ -339,6 +339,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await quorum?.close();
       await tokens.signer.close();
       await storage.store.close();
+      await storage.usedOnce.close();
     },
   };
 }
@@ -361,6 +362,7 @@ function requireHttp(config: Config, warn: (message: string) => void): boolean {
 
 interface Storage {
   store: Store;
+  usedOnce: UsedOnceStore;
   wal: Wal;
   secrets: MetaStore;
   cursorSecret: Buffer;
@@ -383,7 +385,7 @@ async function openStorage({ config, log, warn, codec }: Base): Promise<Storage>
     cursorSecret = randomBytes(32);
     await secrets.putMeta(CURSOR_SECRET, cursorSecret);
   }
-  return { store, wal, secrets, cursorSecret: Buffer.from(cursorSecret) };
+  return { store, wal, secrets, cursorSecret: Buffer.from(cursorSecret), usedOnce: openUsedOnceStore(config.dataDir) };
 }
 
 interface Organizations {
@@ -687,7 +689,7 @@ function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cu
 }
 
 /** private_key_jwt: assertions verified against registered keys (jwks_uri fetched through the address guard), each jti once, across restarts. */
-function clientAssertions(clock: Clock, issuer: () => string, guard: AddressGuard, usedOnce: Store['usedOnce']): AssertionDeps {
+function clientAssertions(clock: Clock, issuer: () => string, guard: AddressGuard, usedOnce: UsedOnceStore['db']): AssertionDeps {
   return {
     verifier: createClientAssertionVerifier({ clock, fetch: guardedFetch(guard) }),
     replays: createUsedOnce(clock, usedOnce, 'client_assertion'),
@@ -696,8 +698,7 @@ function clientAssertions(clock: Clock, issuer: () => string, guard: AddressGuar
 }
 
 /** The authorization server's machine side: the client index, client authentication, the token endpoint. */
-function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline, { cursorSecret, store }: Storage) {
-  const usedOnce = store.usedOnce;
+function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline, { cursorSecret, usedOnce: { db: usedOnce } }: Storage) {
   const clients = createClientIndex(registry, commits);
   // Access tokens share the identity tokens' keys and signer; only their typ header (and lifetime) differ.
   const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });

@@ -1,5 +1,5 @@
 // The local LMDB environment and its named databases: WAL entries, snapshots, events, organizations, metadata,
-// the webhook outbox's delivery positions and dead letters, the SSO sign-ins in flight, the tokens SSO providers issued, and used one-time values.
+// the webhook outbox's delivery positions and dead letters, the SSO sign-ins in flight and the tokens SSO providers issued.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -37,8 +37,6 @@ export interface Store {
   readonly ssoPending: Database<Buffer, string>;
   /** org US person US client_id (US: \u001f) → framed record of the tokens a person's SSO provider issued (sso/provider-tokens.ts), sealed. */
   readonly ssoTokens: Database<Buffer, string>;
-  /** kind US SHA-256 of a one-time value (US: \u001f) → the expiry (used-once.ts) of a used client assertion's or DPoP proof's jti (used-once.ts), until it expires. */
-  readonly usedOnce: Database<Buffer, string>;
   readonly durable: boolean;
   close(): Promise<void>;
 }
@@ -68,7 +66,6 @@ export function openStore(dataDir: string, name: string, durable: boolean): Stor
     deadLetters: sub<DeadLetterKey>('dead_letters'),
     ssoPending: sub<string>('sso_pending'),
     ssoTokens: sub<string>('sso_tokens'),
-    usedOnce: sub<string>('used_once'),
     durable,
     close: () => root.close(),
   };
