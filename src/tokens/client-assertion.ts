@@ -105,17 +105,19 @@ export function createClientAssertionVerifier(options: { clock: Pick<Clock, 'now
   /** The signature against the client's key for the header, or each candidate when several match (jose lists them). */
   async function signatureValid(header: JWSHeaderParameters & { alg: string }, client: AssertingClient, input: string, signature: string): Promise<boolean> {
     const spec = ALG_SPECS[header.alg]!;
-    const fits = (key: Awaited<ReturnType<JWTVerifyGetKey>>) => {
+    const fits = async (key: Awaited<ReturnType<JWTVerifyGetKey>>) => {
       const object = keyObjectOf(key);
-      return object !== undefined && keyFits(spec, object) && signatureVerifies(spec, object, input, signature);
+      return object !== undefined && keyFits(spec, object) && (await signatureVerifies(spec, object, input, signature));
     };
+    let key;
     try {
-      return fits(await keysOf(client)(header, { payload: '', signature }));
+      key = await keysOf(client)(header, { payload: '', signature });
     } catch (error) {
       if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw error;
-      for await (const candidate of error as unknown as AsyncIterable<CryptoKey>) if (fits(candidate)) return true;
+      for await (const candidate of error as unknown as AsyncIterable<CryptoKey>) if (await fits(candidate)) return true;
       return false;
     }
+    return fits(key);
   }
 
   return {

@@ -121,7 +121,7 @@ export function createDpopProofVerifier(clock: Pick<Clock, 'nowMs'>, keyCacheSiz
       if (parts === undefined) throw new DpopProofError('DPoP: not a compact JWS');
       const [headerPart, payloadPart, signaturePart] = parts;
       const { spec, key, jkt } = checked(headerPart);
-      if (!signatureVerifies(spec, key, `${headerPart}.${payloadPart}`, signaturePart)) throw new DpopProofError('DPoP: the signature does not verify with its jwk');
+      if (!(await signatureVerifies(spec, key, `${headerPart}.${payloadPart}`, signaturePart))) throw new DpopProofError('DPoP: the signature does not verify with its jwk');
 
       const payload = decodeJsonPart(payloadPart);
       if (payload === undefined) throw new DpopProofError('DPoP: the payload must be a JSON object');

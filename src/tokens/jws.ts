@@ -1,6 +1,6 @@
 // A compact JWS checked with node:crypto against a KeyObject imported once: the one signature verify each
-// client assertion and DPoP proof needs, without jose's WebCrypto path (an async job per verify, about twice
-// the cost of a direct verify). Which key, and what the claims must say, are the callers'.
+// client assertion and DPoP proof needs, without jose's WebCrypto path (a CryptoKey and a promise job per
+// verify). Which key, and what the claims must say, are the callers'.
 import { constants, verify, type KeyObject } from 'node:crypto';
 
 /** The key type and curve (or minimum RSA size) each algorithm takes, and how node:crypto verifies it (RFC 7518 3, RFC 8037 3.1). */
@@ -38,17 +38,23 @@ export function keyFits(spec: AlgSpec, key: KeyObject): boolean {
   return curve !== undefined && (spec.crv === undefined || spec.crv.includes(curve));
 }
 
-/** Whether `signature` over `signingInput` (header.payload, as sent) verifies with `key` for the algorithm. */
-export function signatureVerifies(spec: AlgSpec, key: KeyObject, signingInput: string, signature: string): boolean {
+/**
+ * Whether `signature` over `signingInput` (header.payload, as sent) verifies with `key` for the algorithm. In
+ * libuv's thread pool (node:crypto's verify with a callback): the verify is most of a proof's or an assertion's
+ * cost, and on the main thread it would queue every other request behind it.
+ */
+export function signatureVerifies(spec: AlgSpec, key: KeyObject, signingInput: string, signature: string): Promise<boolean> {
   const data = Buffer.from(signingInput);
   const sig = Buffer.from(signature, 'base64url');
-  try {
-    if (spec.kty === 'EC') return verify(spec.hash, data, { key, dsaEncoding: 'ieee-p1363' }, sig);
-    if (spec.pss) return verify(spec.hash, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }, sig);
-    return verify(spec.hash, data, key, sig);
-  } catch {
-    return false;
-  }
+  const options = spec.kty === 'EC' ? { key, dsaEncoding: 'ieee-p1363' as const } : spec.pss ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST } : key;
+  return new Promise((resolve) => {
+    try {
+      verify(spec.hash, data, options, sig, (error, valid) => resolve(error === null && valid));
+    } catch {
+      // a key and signature node:crypto refuses outright (e.g. a signature of the wrong length)
+      resolve(false);
+    }
+  });
 }
 
 /** A JWS part as a JSON object, or undefined when it is not one. */
