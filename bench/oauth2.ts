@@ -92,7 +92,7 @@ interface Target {
 }
 
 /** A compact JWS signed with an EC P-256 key (ES256), built here so that each request costs the generator one signature. */
-function es256(header: Record<string, unknown>, payload: Record<string, unknown>, key: KeyObject): string {
+export function es256(header: Record<string, unknown>, payload: Record<string, unknown>, key: KeyObject): string {
   const input = `${Buffer.from(JSON.stringify({ alg: 'ES256', ...header })).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
   return `${input}.${sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
 }
