@@ -1,6 +1,6 @@
 // Decisions about pushed authorization requests (RFC 9126): the checked parameters a client posted, under the
 // hash of a request_uri the authorization endpoint redeems once before it expires. In the organization's state
-// like authorization codes, so a restart loses none and every process of the deployment knows them; only the
+// like authorization codes, so a restart loses none and any process serving the organization knows them; only the
 // hash of a reference is stored, so the WAL and snapshots never hold a usable one.
 import type { Change } from './changes.js';
 import { decision, type DecideContext, type Decision } from './decision.js';

@@ -1,7 +1,7 @@
 // Pushed authorization requests (RFC 9126): the checked parameters a client posted, under a request_uri the
 // authorization endpoint redeems once, within a minute. Kept in the client's organization like authorization
-// codes (domain/pushed-requests.ts), under the SHA-256 of the reference: a restart loses none, every process
-// of the deployment finds them, and a reference used once is refused again even after a restart.
+// codes (domain/pushed-requests.ts), under the SHA-256 of the reference: a restart loses none, any process that
+// serves the organization finds them, and a reference used once is refused again even after a restart.
 import { createHash, randomBytes } from 'node:crypto';
 import type { IssuingOrg } from '../auth/issue.js';
 import type { PushOutcome, RedeemPushedOutcome } from '../domain/pushed-requests.js';
