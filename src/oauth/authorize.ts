@@ -373,8 +373,10 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     for (const [k, v] of Object.entries({ response_type: 'code', client_id: request.client_id, redirect_uri: request.redirect_uri, scope: request.scope.join(' '), state: request.state, nonce: request.nonce, code_challenge: request.code_challenge, code_challenge_method: request.code_challenge && 'S256' })) {
       if (v !== undefined && v !== '') params[k] = v;
     }
-    // A pushed request comes back from an SSO sign-in through a reference of its own, as the form lives.
-    const pushedAgain = request.pushed ? await pushRequest(found.org, request.client_id, params, FORM_TTL_S) : undefined;
+    // A pushed request comes back from an SSO sign-in through a reference of its own, as the form lives: pushed
+    // again (an entry in the organization's log) only when the page offers an SSO button to come back from.
+    const offersSso = [...found.org.state.sso_credentials.values()].some((c) => c.enable_in_slashid_oidc_authz_server);
+    const pushedAgain = request.pushed && offersSso ? await pushRequest(found.org, request.client_id, params, FORM_TTL_S) : undefined;
     for (const [k, v] of Object.entries(pushedAgain ? { client_id: request.client_id, request_uri: pushedAgain.request_uri } : params)) again.searchParams.set(k, v);
     const hint = request.login_hint;
     return {

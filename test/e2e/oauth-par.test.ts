@@ -176,6 +176,25 @@ describe('Pushed authorization requests (RFC 9126)', () => {
     assert.equal(ok.status, 201, ok.text);
   });
 
+  test('a pushed request\'s sign-in page sends an SSO sign-in back through a fresh request_uri', async () => {
+    const form = { client_id: publicClient.client_id, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid', state: 'via-sso', ...(await pkce()) };
+    const links = (html: string) => [...html.matchAll(/<a class="sso" href="([^"]+)">/g)].map((m) => new URL((m[1] as string).replace(/&amp;/g, '&'), server.base));
+    const plain = await authorize({ client_id: publicClient.client_id, request_uri: (await push(form)).body.request_uri });
+    assert.equal(plain.status, 200);
+    assert.deepEqual(links(plain.html), [], 'no SSO button');
+    const sso = '/organizations/sso/oidc/provider-credentials';
+    assert.equal((await org.admin.post(sso, { client_id: 'par-google', client_secret: 'a-secret-value', provider: 'google', label: 'Google', enable_in_slashid_oidc_authz_server: true })).status, 201);
+    const page = await authorize({ client_id: publicClient.client_id, request_uri: (await push(form)).body.request_uri });
+    assert.equal(page.status, 200);
+    const back = new URL(links(page.html)[0]?.searchParams.get('redirect_uri') as string);
+    assert.deepEqual([...back.searchParams.keys()].sort(), ['client_id', 'request_uri']);
+    // the fresh reference stands for the same request: with nobody signed in, the sign-in page again
+    const again = await authorize(Object.fromEntries(back.searchParams));
+    assert.equal(again.status, 200, again.html);
+    assert.match(again.html, /Sign in/);
+    assert.ok([200, 204].includes((await org.admin.delete(`${sso}/par-google`)).status));
+  });
+
   test('require_pushed_authorization_requests is set and cleared with PATCH', async () => {
     expectError(await org.admin.patch(`/oauth2/clients/${confidential.client_id}`, { require_pushed_authorization_requests: 'yes' }), 400, 'require_pushed_authorization_requests');
     assert.equal(expectResult(await org.admin.patch(`/oauth2/clients/${confidential.client_id}`, { require_pushed_authorization_requests: true }), 200).require_pushed_authorization_requests, true);
@@ -188,9 +207,10 @@ describe('Pushed authorization requests (RFC 9126)', () => {
 
 describe('Pushed authorization requests across restarts', () => {
   const dir = tempDir();
-  let server: TestServer;
+  let server: TestServer | undefined;
+  const base = () => (server as TestServer).base;
   after(async () => {
-    await server.stop();
+    await server?.stop();
     removeDir(dir);
   });
 
@@ -206,7 +226,7 @@ describe('Pushed authorization requests across restarts', () => {
     });
     assert.equal(pushed.status, 201);
     const { request_uri } = (await pushed.json()) as { request_uri: string };
-    const url = () => `${server.base}/oauth2/authorize?${new URLSearchParams({ client_id: client.client_id, request_uri })}`;
+    const url = () => `${base()}/oauth2/authorize?${new URLSearchParams({ client_id: client.client_id, request_uri })}`;
 
     await server.stop();
     server = await startTestServer({}, {}, dir);
