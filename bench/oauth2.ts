@@ -2,12 +2,15 @@
 // same service and beside panva's oidc-provider doing the same grant with JWT access tokens (ES256)? Three ways
 // of asking on each server: client_secret_basic, private_key_jwt (RFC 7523: a fresh ES256 assertion per request)
 // and client_secret_basic with a DPoP proof (RFC 9449: a fresh proof per request, the token bound to its key).
-// The load generator signs each assertion and proof as it sends the request, the same for both servers.
+// Each assertion and proof is new (its own jti), signed by the load generator before each timed run (a pool
+// sized from the rate seen before, iat and exp inside every server's window), the same for both servers: the
+// generator shares the machine's cores with the servers, so signing while sending would measure it, not them.
 // One service process serves all of its measurements; oidc-provider runs in its own process. Each is
 // measured in a closed loop over keep-alive connections, all in turn for several rounds; the table
 // shows each one's median round, the JSON every round.
 //   npm run bench -- oauth2 [--duration 2] [--connections 50] [--rounds 3]
 import { generateKeyPairSync, randomUUID, sign, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { numberFlag, runIfMain } from './lib/cli.js';
 import { encodeRequest } from './lib/connection.js';
@@ -22,6 +25,8 @@ const USAGE = `usage: npm run bench -- oauth2 [options]   (or: npx tsx bench/oau
   --connections <n>   keep-alive connections of the load generator (default 50)
   --warmup <s>        unmeasured seconds before each run (default 1)
   --rounds <n>        rounds, taking the seven cases in turn (default 3)
+  --only <names>      only these measurements, comma-separated (e.g. oauth2,oauth2Dpop; default all seven)
+  --profile           write a CPU profile of the service to bench/results/profiles/
   --help              this text
 Prints a table and ratios, and writes the figures to bench/results/oauth2-<time>.json.`;
 
@@ -30,6 +35,8 @@ interface Options {
   connections: number;
   warmup: number;
   rounds: number;
+  profile: boolean;
+  only: string[] | undefined;
 }
 
 function options(argv: string[]): Options | undefined {
@@ -40,6 +47,8 @@ function options(argv: string[]): Options | undefined {
       connections: { type: 'string', default: '50' },
       warmup: { type: 'string', default: '1' },
       rounds: { type: 'string', default: '3' },
+      profile: { type: 'boolean', default: false },
+      only: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -49,6 +58,8 @@ function options(argv: string[]): Options | undefined {
     connections: Math.round(numberFlag('connections', values.connections, 1, USAGE)),
     warmup: numberFlag('warmup', values.warmup, 0, USAGE),
     rounds: Math.round(numberFlag('rounds', values.rounds, 1, USAGE)),
+    profile: values.profile,
+    only: values.only?.split(',').map((n) => n.trim()),
   };
 }
 
@@ -74,10 +85,14 @@ interface Target {
   server: ServerProcess;
   /** the bytes of request i: the same bytes each time, or a fresh assertion or proof in each */
   request(i: number): Buffer;
+  /** a target whose requests differ: signs the next run's `count` requests now, outside the timed part */
+  prepare?(count: number): void;
+  /** requests of the last run signed while sending, the pool having run out (0 when the pool was big enough) */
+  signedLive?(): number;
 }
 
 /** A compact JWS signed with an EC P-256 key (ES256), built here so that each request costs the generator one signature. */
-function es256(header: Record<string, unknown>, payload: Record<string, unknown>, key: KeyObject): string {
+export function es256(header: Record<string, unknown>, payload: Record<string, unknown>, key: KeyObject): string {
   const input = `${Buffer.from(JSON.stringify({ alg: 'ES256', ...header })).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
   return `${input}.${sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
 }
@@ -132,6 +147,8 @@ async function oauthKeyClient(url: string, jwk: JsonWebKey): Promise<string> {
 interface Ask {
   headers(): Record<string, string>;
   body(): string;
+  /** each request is signed anew (an assertion or a proof) */
+  fresh?: true;
 }
 
 /**
@@ -147,7 +164,28 @@ async function tokenTarget(server: ServerProcess, path: string, ask: Ask, dpop: 
   if (header.typ !== 'at+jwt') throw new Error(`${path}: the access token's typ is ${header.typ}, not at+jwt`);
   if (dpop && (answer.token_type !== 'DPoP' || typeof payload.cnf?.jkt !== 'string')) throw new Error(`${path}: not a DPoP-bound token (token_type ${answer.token_type}, cnf ${JSON.stringify(payload.cnf)})`);
   const host = `127.0.0.1:${server.port}`;
-  return { server, request: () => encodeRequest(host, { method: 'POST', path, headers: { ...ask.headers(), 'Content-Type': FORM }, body: ask.body() }) };
+  const make = () => encodeRequest(host, { method: 'POST', path, headers: { ...ask.headers(), 'Content-Type': FORM }, body: ask.body() });
+  if (!ask.fresh) {
+    const same = make();
+    return { server, request: () => same };
+  }
+  let pool: Buffer[] = [];
+  let live = 0;
+  return {
+    server,
+    prepare(count) {
+      pool = Array.from({ length: count }, make);
+      live = 0;
+    },
+    request: (i) => pool[i] ?? (live++, make()),
+    signedLive: () => live,
+  };
+}
+
+/** Requests a pool holds: the run's seconds at `least` requests a second, or twice the best rate seen so far if more. */
+function poolSize(seen: LoadResult[] | undefined, o: Options, least: number): number {
+  const rate = Math.max(least, ...(seen ?? []).map((r) => 2 * r.rps));
+  return Math.ceil(rate * (o.warmup + o.duration)) + o.connections;
 }
 
 const PLAIN_BODY = 'grant_type=client_credentials&scope=invoices.read';
@@ -155,14 +193,22 @@ const plain = (authorization: string): Ask => ({ headers: () => ({ Authorization
 const withDpop = (authorization: string, htu: string, key: { privateKey: KeyObject; jwk: JsonWebKey }): Ask => ({
   headers: () => ({ Authorization: authorization, DPoP: dpopProof(htu, key.privateKey, key.jwk) }),
   body: () => PLAIN_BODY,
+  fresh: true,
 });
-const keyJwt = (clientId: string, audience: string, key: KeyObject): Ask => ({ headers: () => ({}), body: () => assertionBody(clientId, audience, key) });
+const keyJwt = (clientId: string, audience: string, key: KeyObject): Ask => ({ headers: () => ({}), body: () => assertionBody(clientId, audience, key), fresh: true });
 
-async function closed(label: string, t: Target, o: Options): Promise<LoadResult> {
-  console.error(`  ${label}: ${o.warmup} s warm-up, ${o.duration} s closed loop over ${o.connections} connections`);
+/** Signatures made before each run of a target, per second of it at least: above any rate measured on two cores. */
+const POOL_RATE = 15_000;
+
+async function closed(label: string, t: Target, o: Options, seen: LoadResult[] | undefined): Promise<LoadResult & { presigned?: number; signedLive?: number }> {
+  const presigned = t.prepare ? poolSize(seen, o, POOL_RATE) : undefined;
+  if (presigned !== undefined) t.prepare?.(presigned);
+  console.error(`  ${label}: ${o.warmup} s warm-up, ${o.duration} s closed loop over ${o.connections} connections${presigned === undefined ? '' : `, ${presigned} requests signed before`}`);
   const r = await runLoad({ url: t.server.url, request: t.request, connections: o.connections, durationMs: o.duration * 1000, warmupMs: o.warmup * 1000, serverPid: t.server.pid });
   if (r.errors > 0) console.error(`    ${label}: ${r.errors} errors ${JSON.stringify(r.statuses)} ${r.failures.join('; ')}`);
-  return r;
+  const live = t.signedLive?.();
+  if (live) console.error(`    ${label}: the pool ran out; ${live} requests were signed while sending`);
+  return { ...r, ...(presigned !== undefined && { presigned, signedLive: live ?? 0 }) };
 }
 
 const median = (rounds: LoadResult[] | undefined) => (rounds && rounds.length > 0 ? [...rounds].sort((a, b) => a.rps - b.rps)[Math.floor(rounds.length / 2)] : undefined);
@@ -175,7 +221,10 @@ export async function main(argv: string[]): Promise<void> {
   const rounds: Partial<Record<Name, LoadResult[]>> = {};
   console.error(`oauth2 benchmark: ${o.connections} connections, ${o.duration} s per run, ${o.rounds} rounds`);
   try {
-    const service = await startService({ SERVICE_DURABILITY: 'sync' });
+    const profileDir = o.profile ? 'bench/results/profiles' : undefined;
+    if (profileDir) mkdirSync(profileDir, { recursive: true });
+    const service = await startService({ SERVICE_DURABILITY: 'sync' }, profileDir === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+    if (profileDir) console.error(`  a CPU profile of the service goes to ${profileDir} (npm run bench -- profile-summary <file>)`);
     servers.push(service);
     const persons = await createPersons(service, 64);
     const clientKey = keyPair();
@@ -196,8 +245,9 @@ export async function main(argv: string[]): Promise<void> {
       ['oauth2Dpop', await tokenTarget(service, '/oauth2/tokens', withDpop(secretAuth, `${issuer}/oauth2/tokens`, dpopKey), true)],
       ['oidcProviderDpop', await tokenTarget(provider, '/token', withDpop(providerAuth, `${provider.url}/token`, dpopKey), true)],
     ];
+    const chosen = targets.filter(([name]) => o.only === undefined || o.only.includes(name));
     for (let round = 1; round <= o.rounds; round++) {
-      for (const [name, target] of targets) (rounds[name] ??= []).push(await closed(`${LABELS[name]} (round ${round} of ${o.rounds})`, target, o));
+      for (const [name, target] of chosen) (rounds[name] ??= []).push(await closed(`${LABELS[name]} (round ${round} of ${o.rounds})`, target, o, rounds[name]));
     }
   } finally {
     for (const s of servers) await s.stop();

@@ -22,6 +22,7 @@ const BENCHES: Record<string, Entry> = {
   'snapshot-block': { about: 'in process: how long one snapshot of N persons holds the event loop, one pack against the sliced writer', load: () => import('./snapshot-block.js') },
   sdk: { about: 'the browser side: POST /actions/sdk events/s beside POST /test-events and POST /persons, GET /mitm/{token}.png beside hello world; ratios per round', load: () => import('./sdk.js') },
   cloud: { about: 'IAM role create + delete through the service against moto beside the same SDK calls directly (added p50 latency); time to snapshot --roles roles', load: () => import('./cloud.js') },
+  'jws-costs': { about: 'in process: CPU µs of a client assertion check and a DPoP proof check against one bare ES256 verify (the floor), and of keeping a used jti across restarts', load: () => import('./jws-costs.js') },
   'chain-costs': { about: 'in process: CPU µs the event chain (protobuf encoding, SHA-256 link, its LMDB put) and the consistency token add to one write', load: () => import('./chain-costs.js') },
   'mint-path-costs': { about: 'in process: CPU µs a mint-token spends beyond the durable floor, stage by stage (front, claims, decide/apply, event, encodings, puts, answer)', load: () => import('./mint-path-costs.js') },
   codec: { about: 'event protobuf encode/decode/validate against JSON.stringify/parse, in process', load: () => import('./codec.js') },

@@ -68,6 +68,7 @@ import { createPendingFlows, PENDING_FLOW_FORMAT } from './sso/pending.js';
 import { createProviderTokens, PROVIDER_TOKENS_FORMAT } from './sso/provider-tokens.js';
 import { ssoTokenRoutes } from './http/handlers/sso-tokens.js';
 import { createKeyedRecords } from './wal/keyed-records.js';
+import { createUsedOnce, openUsedOnceStore, type UsedOnceStore } from './wal/used-once.js';
 import { createStateCookies, createStateSealer } from './sso/state-cookie.js';
 import { tokenRoutes } from './http/handlers/tokens.js';
 import { rbacRoutes } from './http/handlers/rbac.js';
@@ -80,10 +81,8 @@ import { oauthClientAuthenticator } from './http/oauth-client-auth.js';
 import { ACCESS_TOKEN_DURATION } from './domain/oauth-clients.js';
 import { createAccessTokenIssuer } from './oauth/access-tokens.js';
 import { createClientAuthenticator, type AssertionDeps } from './oauth/client-auth.js';
-import { createReplayGuard } from './lib/replay-guard.js';
 import { createDpop, createDpopNonces } from './oauth/dpop.js';
 import { createDpopProofVerifier } from './tokens/dpop-proof.js';
-import { createPushedRequests } from './oauth/pushed-requests.js';
 import { oauthParRoutes } from './http/handlers/oauth-par.js';
 import { oauthRegistrationRoutes } from './http/handlers/oauth-registration.js';
 import { initialAccessTokenAuthenticator, registrationAccessTokenAuthenticator } from './http/registration-auth.js';
@@ -341,6 +340,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await quorum?.close();
       await tokens.signer.close();
       await storage.store.close();
+      await storage.usedOnce.close();
     },
   };
 }
@@ -363,6 +363,7 @@ function requireHttp(config: Config, warn: (message: string) => void): boolean {
 
 interface Storage {
   store: Store;
+  usedOnce: UsedOnceStore;
   wal: Wal;
   secrets: MetaStore;
   cursorSecret: Buffer;
@@ -385,7 +386,7 @@ async function openStorage({ config, log, warn, codec }: Base): Promise<Storage>
     cursorSecret = randomBytes(32);
     await secrets.putMeta(CURSOR_SECRET, cursorSecret);
   }
-  return { store, wal, secrets, cursorSecret: Buffer.from(cursorSecret) };
+  return { store, wal, secrets, cursorSecret: Buffer.from(cursorSecret), usedOnce: openUsedOnceStore(config.dataDir) };
 }
 
 interface Organizations {
@@ -693,17 +694,17 @@ function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cu
   return { signIn, providerTokens, completion };
 }
 
-/** private_key_jwt: assertions verified against registered keys (jwks_uri fetched through the address guard), each jti once. */
-function clientAssertions(clock: Clock, issuer: () => string, guard: AddressGuard): AssertionDeps {
+/** private_key_jwt: assertions verified against registered keys (jwks_uri fetched through the address guard), each jti once, across restarts. */
+function clientAssertions(clock: Clock, issuer: () => string, guard: AddressGuard, usedOnce: UsedOnceStore['db']): AssertionDeps {
   return {
-    verifier: createClientAssertionVerifier({ clock, fetch: guardedFetch(guard), startedS: Math.floor(clock.nowMs() / 1000) }),
-    replays: createReplayGuard(clock),
+    verifier: createClientAssertionVerifier({ clock, fetch: guardedFetch(guard) }),
+    replays: createUsedOnce(clock, usedOnce, 'client_assertion'),
     issuer,
   };
 }
 
 /** The authorization server's machine side: the client index, client authentication, the token endpoint. */
-function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline, cursorSecret: Buffer) {
+function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, commits }: Organizations, tokens: Tokens, pipeline: IssuePipeline, { cursorSecret, usedOnce: { db: usedOnce } }: Storage) {
   const clients = createClientIndex(registry, commits);
   // Access tokens share the identity tokens' keys and signer; only their typ header (and lifetime) differ.
   const atIssuer = createTokenIssuer({ keys: tokens.keys, issuer, ttl: ACCESS_TOKEN_DURATION.default, clock, signer: tokens.signer, typ: 'at+jwt' });
@@ -714,13 +715,13 @@ function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, com
   const ownTokens = { accessToken: (t: string) => active.active(t), identityToken: (t: string) => tokens.validator.identify(t) };
   return {
     clients,
-    clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients, clientAssertions(clock, issuer, guard))),
+    clientAuth: oauthClientAuthenticator(createClientAuthenticator(clients, clientAssertions(clock, issuer, guard, usedOnce))),
     tokens: createTokenEndpoint({ accessTokens, issuer, users, ownTokens, devicePolls: createPollPacer(clock), nowMs: () => clock.nowMs() }),
     users,
     accessTokens: active,
     dpop: createDpop({
       verifier: createDpopProofVerifier(clock),
-      replays: createReplayGuard(clock),
+      replays: createUsedOnce(clock, usedOnce, 'dpop'),
       // the nonce key: the service's secret specialised, so that it signs nothing else
       nonces: config.dpopNonce ? createDpopNonces(createHmac('sha256', cursorSecret).update('dpop nonces').digest(), clock) : undefined,
       issuer,
@@ -732,7 +733,7 @@ function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, com
 function buildOAuthUser({ clock, ids, issuer }: Base, storage: Storage, registry: Registry, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>, secondFactor: TotpService, passkeys: PasskeyService, tokens: Tokens): Route[] {
   const sealer = createSessionSealer(storage.cursorSecret);
   const newSessionId = () => ids.uuid();
-  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, secondFactor, passkeys, issuer, newSessionId, pushed: createPushedRequests(clock) });
+  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, secondFactor, passkeys, issuer, newSessionId });
   const endSession = createEndSession({ clients: oauth.clients, org: (id) => registry.get(id), hints: createIdTokenHintVerifier({ keys: tokens.keys, issuer }), sealer, clock, issuer });
   const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer, dpop: oauth.dpop });
   const device = createDeviceFlow({ sealer, clock, signIn, secondFactor, passkeys, issuer, newSessionId, orgs: () => registry.all() });
@@ -810,7 +811,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     ttlS: config.browser.anonymousTtl,
     rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.anonymousPerIp },
   });
-  const oauth = buildOAuth(base, orgs, tokens, pipeline, storage.cursorSecret);
+  const oauth = buildOAuth(base, orgs, tokens, pipeline, storage);
   const mail = config.smtpUrl === undefined ? undefined : createSmtpSender(config.smtpUrl, config.smtpFrom);
   const oneTimeCodes = createOneTimeCodes({
     clock: base.clock,

@@ -457,5 +457,12 @@ export function apply(state: OrgState, change: Change): OrgState {
     case 'OAuthDeviceCodesPruned':
       for (const h of change.device_code_hashes) state.oauth_device_codes.delete(h);
       return state;
+    case 'OAuthRequestPushed':
+      for (const h of change.expired) state.oauth_pushed.delete(h);
+      state.oauth_pushed.set(change.request.request_uri_hash, change.request);
+      return state;
+    case 'OAuthPushedRequestRedeemed':
+      state.oauth_pushed.delete(change.request_uri_hash);
+      return state;
   }
 }

@@ -5,6 +5,7 @@ import type { TotpCredential } from './totp.js';
 import type { PersonWebauthn } from './passkeys.js';
 import type { OAuthCode, OAuthGrant, SignInFacts } from './oauth-grants.js';
 import type { OAuthDeviceCode } from './device-codes.js';
+import type { OAuthPushedRequest } from './pushed-requests.js';
 import type { LogoutNotice, PersonSession, SessionEndReason } from './sessions.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
@@ -120,6 +121,11 @@ export type Change =
   | { t: 'OAuthDeviceCodeDecided'; device_code_hash: string; approved?: SignInFacts; denied?: true }
   | { t: 'OAuthDeviceCodeRedeemed'; device_code_hash: string; grant: OAuthGrant }
   | { t: 'OAuthDeviceCodesPruned'; device_code_hashes: string[] }
+  // Pushed authorization requests (pushed-requests.ts)
+  /** a request pushed; `expired`: hashes of pushed requests past their time, dropped */
+  | { t: 'OAuthRequestPushed'; request: OAuthPushedRequest; expired: string[] }
+  /** a pushed request's reference was used (or found expired): it is never found again */
+  | { t: 'OAuthPushedRequestRedeemed'; request_uri_hash: string }
   /** a direct-id sign-in value was issued (its hash only); `expired`: hashes of values past their time, dropped */
   | { t: 'DirectIdIssued'; hash: string; direct_id: DirectId; expired: string[] }
   /** a direct-id sign-in value was used: it never signs in again */

@@ -9,6 +9,7 @@ import type { OAuthClientInput, OAuthClientPatch } from './oauth-clients.js';
 import type { PersonSession, SessionEndReason } from './sessions.js';
 import type { RegistrationTokenInput } from './client-registration.js';
 import type { DecideDeviceCodeInput, IssueDeviceCodeInput, RedeemDeviceCodeInput } from './device-codes.js';
+import type { PushRequestInput } from './pushed-requests.js';
 import type { IssueCodeInput, MintGrantInput, RedeemCodeInput, RotateRefreshInput } from './oauth-grants.js';
 import type { PasswordReset } from './credentials.js';
 import type { MessageTemplate } from './message-templates.js';
@@ -254,6 +255,10 @@ export type Command =
   | { kind: 'IssueOAuthDeviceCode'; input: IssueDeviceCodeInput }
   | { kind: 'DecideOAuthDeviceCode'; input: DecideDeviceCodeInput }
   | { kind: 'RedeemOAuthDeviceCode'; input: RedeemDeviceCodeInput }
+  /** POST /oauth2/par (RFC 9126): the checked request under its reference's hash */
+  | { kind: 'PushOAuthRequest'; input: PushRequestInput }
+  /** the authorization endpoint's request_uri, once */
+  | { kind: 'RedeemOAuthPushedRequest'; input: { request_uri_hash: string; client_id: string } }
   /** POST /persons/bulk-import: one batch of rows, each created whole or refused whole; the accepted ones share one entry */
   | { kind: 'ImportPersons'; rows: ImportRow[] }
   /** POST /persons/{id}/direct-id: a fresh one-time sign-in value, replied once; only its hash is stored */

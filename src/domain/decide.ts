@@ -24,6 +24,7 @@ import { createOAuthClient, deleteOAuthClient, revokeAccessToken, rotateOAuthCli
 import { emitOwedTwins, withTwins } from './twins.js';
 import { createSsoCredential, deleteSsoCredential, updateSsoCredential } from './sso-credentials.js';
 import { decideDeviceCode, issueDeviceCode, redeemDeviceCode } from './device-codes.js';
+import { pushOAuthRequest, redeemOAuthPushedRequest } from './pushed-requests.js';
 import { issueOAuthCode, mintOAuthGrant, redeemOAuthCode, revokeOAuthGrant, revokeOAuthGrants, rotateOAuthRefresh } from './oauth-grants.js';
 import { addTrigger, createWebhook, deleteWebhook, removeTrigger, updateWebhook } from './webhooks.js';
 import { issueDirectId } from './direct-id.js';
@@ -197,6 +198,10 @@ function decideCommand(state: OrgState, command: Command, ctx: DecideContext): D
       return decideDeviceCode(state, command.input, ctx);
     case 'RedeemOAuthDeviceCode':
       return redeemDeviceCode(state, command.input, ctx);
+    case 'PushOAuthRequest':
+      return pushOAuthRequest(state, command.input, ctx);
+    case 'RedeemOAuthPushedRequest':
+      return redeemOAuthPushedRequest(state, command.input, ctx);
     case 'ImportPersons':
       return importPersons(state, command.rows, ctx);
     case 'IssueDirectId':

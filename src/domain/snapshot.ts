@@ -9,13 +9,14 @@ import { handleKey, type Group, type OrgState, type Person, type AttributeSet, t
 
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 import type { OAuthDeviceCode } from './device-codes.js';
+import type { OAuthPushedRequest } from './pushed-requests.js';
 import type { LogoutNotice, PersonSession } from './sessions.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
 
 export interface StateSnapshot {
   v: number;
-  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'mitm_tokens' | 'oauth_codes' | 'oauth_grants' | 'oauth_device_codes' | 'sessions' | 'backchannel_logouts' | 'config' | 'direct_ids' | 'used_password_resets' | 'message_templates' | 'cloud_connections' | 'cloud_snapshots' | 'billing_rows'> & {
+  org: Omit<OrgState, 'persons' | 'person_order' | 'handles' | 'groups' | 'attributes' | 'webhooks' | 'permissions' | 'roles' | 'sso_credentials' | 'oauth_clients' | 'oauth_revoked' | 'revoked_tokens' | 'mitm_tokens' | 'oauth_codes' | 'oauth_grants' | 'oauth_device_codes' | 'oauth_pushed' | 'sessions' | 'backchannel_logouts' | 'config' | 'direct_ids' | 'used_password_resets' | 'message_templates' | 'cloud_connections' | 'cloud_snapshots' | 'billing_rows'> & {
     /** fields added to the configuration later read as their defaults */
     config: Partial<OrgConfig>;
   };
@@ -38,6 +39,8 @@ export interface StateSnapshot {
   oauth_codes: OAuthCode[];
   oauth_grants: OAuthGrant[];
   oauth_device_codes: OAuthDeviceCode[];
+  /** hashes of references only, never a usable request_uri */
+  oauth_pushed: OAuthPushedRequest[];
   sessions: PersonSession[];
   backchannel_logouts: LogoutNotice[];
   /** [hash, direct-id] of unredeemed direct-id values; hashes only, never a usable value */
@@ -89,13 +92,15 @@ export const SNAPSHOT_FORMAT: Format = {
     (s) => ({ ...s, oauth_device_codes: [] }),
     // 14 → 15: sign-in sessions and the back-channel logouts owed; older snapshots have none.
     (s) => ({ ...s, sessions: [], backchannel_logouts: [] }),
+    // 15 → 16: pushed authorization requests (RFC 9126), held in memory before; older snapshots have none.
+    (s) => ({ ...s, oauth_pushed: [] }),
   ],
 };
 
 const VERSION = currentVersion(SNAPSHOT_FORMAT);
 
 export function toSnapshot(s: OrgState): StateSnapshot {
-  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, mitm_tokens, oauth_codes, oauth_grants, oauth_device_codes, sessions, backchannel_logouts, direct_ids, used_password_resets, message_templates, cloud_connections, cloud_snapshots, billing_rows, ...org } = s;
+  const { persons, person_order, handles, groups, attributes, webhooks, permissions, roles, sso_credentials, oauth_clients, oauth_revoked, revoked_tokens, mitm_tokens, oauth_codes, oauth_grants, oauth_device_codes, oauth_pushed, sessions, backchannel_logouts, direct_ids, used_password_resets, message_templates, cloud_connections, cloud_snapshots, billing_rows, ...org } = s;
   return {
     v: VERSION,
     org: { ...org, suborganizations: [...org.suborganizations], owed_twins: [...org.owed_twins] },
@@ -113,6 +118,7 @@ export function toSnapshot(s: OrgState): StateSnapshot {
     oauth_codes: [...oauth_codes.values()],
     oauth_grants: [...oauth_grants.values()],
     oauth_device_codes: [...oauth_device_codes.values()],
+    oauth_pushed: [...oauth_pushed.values()],
     sessions: [...sessions.values()],
     backchannel_logouts: [...backchannel_logouts.values()],
     direct_ids: [...direct_ids.entries()],
@@ -169,6 +175,7 @@ export function fromSnapshot(stored: StateSnapshot | StoredRecord, owned = false
     oauth_codes: new Map(snap.oauth_codes.map((c) => [c.code_hash, c])),
     oauth_grants: new Map(snap.oauth_grants.map((g) => [g.grant_id, g])),
     oauth_device_codes: new Map(snap.oauth_device_codes.map((c) => [c.device_code_hash, c])),
+    oauth_pushed: new Map(snap.oauth_pushed.map((r) => [r.request_uri_hash, r])),
     sessions: new Map(snap.sessions.map((s) => [s.session_id, s])),
     backchannel_logouts: new Map(snap.backchannel_logouts.map((n) => [n.sid, n])),
     direct_ids: new Map(snap.direct_ids),

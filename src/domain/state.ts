@@ -3,6 +3,7 @@ import { defaultOrgConfig, type OrgConfig } from './org-config.js';
 import type { OAuthCode, OAuthGrant } from './oauth-grants.js';
 import type { LogoutNotice, PersonSession } from './sessions.js';
 import type { OAuthDeviceCode } from './device-codes.js';
+import type { OAuthPushedRequest } from './pushed-requests.js';
 import type { MessageTemplate } from './message-templates.js';
 import type { BillingRow, CloudConnection, CloudSnapshot } from './cloud.js';
 import type { TotpCredential } from './totp.js';
@@ -287,6 +288,8 @@ export interface OrgState extends OrgGenesis {
   backchannel_logouts: Map<string, LogoutNotice>;
   /** RFC 8628 device codes by the hash of the device code (device-codes.ts) */
   oauth_device_codes: Map<string, OAuthDeviceCode>;
+  /** RFC 9126 pushed authorization requests by the hash of their request_uri (pushed-requests.ts) */
+  oauth_pushed: Map<string, OAuthPushedRequest>;
   /** offset of the last WAL entry applied */
   offset: number;
   /** offset of the last event emitted */
@@ -368,6 +371,7 @@ export function emptyState(g: OrgGenesis): OrgState {
     sessions: new Map(),
     backchannel_logouts: new Map(),
     oauth_device_codes: new Map(),
+    oauth_pushed: new Map(),
     offset: 0,
     event_offset: 0,
     // A suborganization starts here too: it does not inherit its parent's configuration.

@@ -1,6 +1,5 @@
-// One-time values seen (a client assertion's jti, RFC 7523 3 item 7), each remembered until it expires. In
-// memory: a durable record would put a WAL commit on every token request; instead what this process could
-// not have seen (assertions issued before it started) is refused where they are checked.
+// One-time values seen (a client assertion's jti, RFC 7523 3 item 7; a DPoP proof's, RFC 9449 11.1), each
+// remembered until it expires. This map is the whole check; wal/used-once.ts keeps it durable for the service.
 import type { Clock } from './clock.js';
 
 export interface ReplayGuard {
@@ -9,15 +8,25 @@ export interface ReplayGuard {
   readonly size: number;
 }
 
+/** A replay check that may record the first use before it answers (wal/used-once.ts). */
+export interface OnceCheck {
+  firstUse(key: string, expS: number): boolean | Promise<boolean>;
+}
+
 /** beyond this many live entries a new one is refused: a bound on memory, reached only by a flood */
 export const MAX_REMEMBERED = 500_000;
 
-export function createReplayGuard(clock: Pick<Clock, 'nowMs'>, max = MAX_REMEMBERED): ReplayGuard {
+/** `forget`: told each key dropped once expired, so a durable copy drops it too. */
+export function createReplayGuard(clock: Pick<Clock, 'nowMs'>, max = MAX_REMEMBERED, forget?: (key: string) => void): ReplayGuard {
   const seen = new Map<string, number>();
   let sweptS = 0;
   const sweep = (nowS: number) => {
     sweptS = nowS;
-    for (const [key, exp] of seen) if (exp < nowS) seen.delete(key);
+    for (const [key, exp] of seen) {
+      if (exp >= nowS) continue;
+      seen.delete(key);
+      forget?.(key);
+    }
   };
   return {
     firstUse(key, expS) {

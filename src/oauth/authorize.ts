@@ -20,7 +20,7 @@ import { CSRF_COOKIE, FORM_TTL_S, SESSION_TTL_S, newCsrf, readSession, sessionCo
 import { personScope } from './scopes.js';
 import { acrSatisfied } from './acr.js';
 import { errorPage, secondFactorPage, secondFactorPageCsp, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
-import type { PushedParams, PushedRequests } from './pushed-requests.js';
+import { pushRequest, redeemRequest, type PushedParams } from './pushed-requests.js';
 
 /** What the authorization endpoint needs of a client (the clients' own module owns the rest). */
 export interface AuthorizeClient {
@@ -77,7 +77,6 @@ export interface AuthorizeDeps {
   passkeys: Pick<PasskeyService, 'hostedOptions' | 'verify'>;
   issuer(): string;
   newSessionId(): string;
-  pushed: PushedRequests;
 }
 
 export interface SignInForm {
@@ -117,7 +116,7 @@ export interface Caller {
 export interface Authorize {
   start(query: Record<string, unknown>, caller: Caller): Promise<AuthorizeAnswer>;
   /** RFC 9126 2: the authenticated client's request, checked as the authorization endpoint would; refusals in RFC 6749 5.2's form */
-  push(clientId: string, params: Record<string, unknown>): { request_uri: string; expires_in: number };
+  push(clientId: string, params: Record<string, unknown>): Promise<{ request_uri: string; expires_in: number }>;
   signIn(form: Partial<SignInForm>, caller: Caller): Promise<AuthorizeAnswer>;
   /** The sign-in form's second step, for a person who holds a second factor: its code, then the redirect with a code. */
   secondFactor(form: Partial<SecondFactorForm>, caller: Caller): Promise<AuthorizeAnswer>;
@@ -447,7 +446,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     return out;
   }
 
-  function page(found: NonNullable<ReturnType<ClientFinder['find']>>, request: AuthorizationRequest, status: number, error?: string, handleType?: HandleType): AuthorizeAnswer {
+  async function page(found: NonNullable<ReturnType<ClientFinder['find']>>, request: AuthorizationRequest, status: number, error?: string, handleType?: HandleType): Promise<AuthorizeAnswer> {
     const csrf = newCsrf();
     const sealed = deps.sealer.seal('authorize-request', { ...request, csrf }, now() + FORM_TTL_S);
     const again = new URL('/oauth2/authorize', deps.issuer());
@@ -455,8 +454,10 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     for (const [k, v] of Object.entries({ response_type: 'code', client_id: request.client_id, redirect_uri: request.redirect_uri, scope: request.scope.join(' '), state: request.state, nonce: request.nonce, code_challenge: request.code_challenge, code_challenge_method: request.code_challenge && 'S256' })) {
       if (v !== undefined && v !== '') params[k] = v;
     }
-    // A pushed request comes back from an SSO sign-in through a reference of its own, as the form lives.
-    const pushedAgain = request.pushed ? deps.pushed.push(request.client_id, params, FORM_TTL_S) : undefined;
+    // A pushed request comes back from an SSO sign-in through a reference of its own, as the form lives: pushed
+    // again (an entry in the organization's log) only when the page offers an SSO button to come back from.
+    const offersSso = [...found.org.state.sso_credentials.values()].some((c) => c.enable_in_slashid_oidc_authz_server);
+    const pushedAgain = request.pushed && offersSso ? await pushRequest(found.org, request.client_id, params, FORM_TTL_S) : undefined;
     for (const [k, v] of Object.entries(pushedAgain ? { client_id: request.client_id, request_uri: pushedAgain.request_uri } : params)) again.searchParams.set(k, v);
     const hint = request.login_hint;
     return {
@@ -497,7 +498,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     secondStepPage(deps, { org: found.org, client_name: found.client.client_name, redirect_uri: request.redirect_uri }, form, challenge, methods, status, error);
 
   return {
-    push(clientId, params) {
+    async push(clientId, params) {
       const refuse = (error: string, description: string) => new ServiceError('ERR_BAD_REQUEST', description, { oauth: error });
       if (params['client_id'] !== undefined && params['client_id'] !== clientId) throw refuse('invalid_request', 'client_id: differs from the authenticated client');
       const query = { ...params, client_id: clientId };
@@ -511,7 +512,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       }
       const kept: PushedParams = {};
       for (const [k, v] of Object.entries(query)) if (typeof v === 'string') kept[k] = v;
-      const pushed = deps.pushed.push(clientId, kept);
+      const pushed = await pushRequest(resolved.found.org, clientId, kept);
       if (pushed === undefined) throw new ServiceError('ERR_TOO_MANY_REQUESTS', 'too many pushed authorization requests are waiting; retry shortly', { oauth: 'temporarily_unavailable', headers: { 'Retry-After': '5' } });
       return pushed;
     },
@@ -524,7 +525,8 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
         const requestUri = query['request_uri'];
         if (typeof clientId !== 'string' || clientId === '') return badPage('invalid_request', 'client_id is required with request_uri');
         if (typeof requestUri !== 'string') return badPage('invalid_request_uri', 'request_uri must be a string');
-        const redeemed = deps.pushed.redeem(requestUri, clientId);
+        const owner = deps.clients.find(clientId);
+        const redeemed = owner === undefined ? { ok: false as const, reason: 'unknown' as const } : await redeemRequest(owner.org, requestUri, clientId);
         if (!redeemed.ok) return badPage('invalid_request_uri', redeemed.reason === 'expired' ? 'request_uri has expired; push the request again' : 'request_uri is unknown or was used already; push the request again');
         query = redeemed.params;
         pushed = true;
@@ -560,7 +562,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       const { request, found } = opened;
       const handleType = HANDLE_TYPES.find((t) => t === form.handle_type) ?? 'email_address';
       const signedIn = await hostedSignIn(deps, found.org, form, caller, PAGE_SECOND_FACTORS);
-      if ('status' in signedIn) return withRetry(page(found, request, signedIn.status, signedIn.message, handleType), signedIn);
+      if ('status' in signedIn) return withRetry(await page(found, request, signedIn.status, signedIn.message, handleType), signedIn);
       // The same request and check value go on to the second step.
       if ('second_factor' in signedIn) return await secondStep(found, request, form as SecondFactorForm, signedIn.second_factor.challenge, signedIn.second_factor.methods, 200);
       // The session the sign-in opens is recorded with the code, in one entry.

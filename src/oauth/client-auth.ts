@@ -9,7 +9,7 @@ import type { OrgActor } from '../org/actor.js';
 import { ClientAssertionError, type ClientAssertionVerifier } from '../tokens/client-assertion.js';
 import type { ClientIndex } from './client-index.js';
 import { oauthError } from './errors.js';
-import type { ReplayGuard } from '../lib/replay-guard.js';
+import type { OnceCheck } from '../lib/replay-guard.js';
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 export const CLIENT_AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
@@ -74,7 +74,7 @@ export interface ClientAuthenticator {
 export interface AssertionDeps {
   verifier: ClientAssertionVerifier;
   /** each jti once per client while the assertion lives */
-  replays: ReplayGuard;
+  replays: OnceCheck;
   /** the audience an assertion must name: the issuer (RFC 7523bis) */
   issuer(): string;
 }
@@ -128,7 +128,7 @@ export function createClientAuthenticator(index: ClientIndex, assertions: Assert
         throw error;
       }
       // RFC 7523 3 item 7: the jti is used once; the key is the client's own space of jti values.
-      if (!assertions.replays.firstUse(`${found.client.client_id}\u0000${verified.jti}`, verified.exp)) throw oauthError('invalid_client', 'client_assertion: its jti was used already; make a new assertion for each request');
+      if (!(await assertions.replays.firstUse(`${found.client.client_id}\u0000${verified.jti}`, verified.exp))) throw oauthError('invalid_client', 'client_assertion: its jti was used already; make a new assertion for each request');
       return { org: found.org, client: found.client, method: 'private_key_jwt' };
     },
   };

@@ -1,11 +1,11 @@
 // DPoP (RFC 9449) for the authorization server's own endpoints: a request's proof checked for its method and
-// URL, each proof's jti once (in memory, for the proof's short life, like client assertions' jti), and, when the
+// URL, each proof's jti once (for the proof's short life, kept across restarts like client assertions' jti), and, when the
 // deployment asks for them, server nonces (RFC 9449 8, 9): stateless, an HMAC of a five-minute window, so
 // any process of the deployment that holds the key accepts them and nothing is stored.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../lib/clock.js';
 import { DPOP_MAX_AGE_S, DPOP_SKEW_S, DpopProofError, type DpopProofVerifier } from '../tokens/dpop-proof.js';
-import type { ReplayGuard } from '../lib/replay-guard.js';
+import type { OnceCheck } from '../lib/replay-guard.js';
 
 const NONCE_WINDOW_S = 300;
 
@@ -58,7 +58,7 @@ export interface Dpop {
   nonce(): string | undefined;
 }
 
-export function createDpop(deps: { verifier: DpopProofVerifier; replays: ReplayGuard; nonces: DpopNonces | undefined; issuer(): string }): Dpop {
+export function createDpop(deps: { verifier: DpopProofVerifier; replays: OnceCheck; nonces: DpopNonces | undefined; issuer(): string }): Dpop {
   return {
     nonce: () => deps.nonces?.current(),
     async check(header, method, path, accessToken) {
@@ -73,7 +73,7 @@ export function createDpop(deps: { verifier: DpopProofVerifier; replays: ReplayG
       }
       if (deps.nonces !== undefined && !deps.nonces.valid(proof.nonce)) throw new DpopRefusal('use_dpop_nonce', 'DPoP: the proof must carry the nonce of the DPoP-Nonce header', deps.nonces.current());
       // RFC 9449 11.1: a proof is used once while it could be accepted
-      if (!deps.replays.firstUse(`${proof.jkt}\u0000${proof.jti}`, proof.iat + DPOP_MAX_AGE_S + DPOP_SKEW_S)) throw new DpopRefusal('invalid_dpop_proof', 'DPoP: this proof (its jti) was used already; make a new proof for each request');
+      if (!(await deps.replays.firstUse(`${proof.jkt}\u0000${proof.jti}`, proof.iat + DPOP_MAX_AGE_S + DPOP_SKEW_S))) throw new DpopRefusal('invalid_dpop_proof', 'DPoP: this proof (its jti) was used already; make a new proof for each request');
       return proof.jkt;
     },
   };

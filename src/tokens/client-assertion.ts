@@ -2,7 +2,9 @@
 // its own key, checked against the keys it registered (jwks) or publishes (jwks_uri, fetched through the
 // guarded fetch the service gives, which applies the outbound address guard). Replay of its jti is the caller's
 // concern: this file only says whether the assertion is genuine and fresh, and until when.
-import { createLocalJWKSet, createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { createPublicKey, KeyObject, type JsonWebKey } from 'node:crypto';
+import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, type CryptoKey, type JWSHeaderParameters, type JWTVerifyGetKey } from 'jose';
+import { ALG_SPECS, compactParts, decodeJsonPart, keyFits, signatureVerifies } from './jws.js';
 import type { Clock } from '../lib/clock.js';
 import type { GuardedFetch } from '../lib/guarded-connect.js';
 import { KEY_CARRYING_HEADERS } from './own-key.js';
@@ -63,7 +65,7 @@ async function boundedBody(res: Response, limit: number): Promise<Uint8Array> {
   return Buffer.concat(chunks);
 }
 
-export function createClientAssertionVerifier(options: { clock: Pick<Clock, 'nowMs'>; fetch: GuardedFetch; startedS: number }): ClientAssertionVerifier {
+export function createClientAssertionVerifier(options: { clock: Pick<Clock, 'nowMs'>; fetch: GuardedFetch }): ClientAssertionVerifier {
   const { clock } = options;
   // Per client object: a changed client (new keys, new URI) is a new object, so the cache follows it.
   const keySets = new WeakMap<object, JWTVerifyGetKey>();
@@ -83,32 +85,64 @@ export function createClientAssertionVerifier(options: { clock: Pick<Clock, 'now
     return set;
   };
 
+  // jose picks the key (by kid and alg, fetching a jwks_uri as needed) and caches its import; the verify is
+  // node:crypto's with a KeyObject made once per key.
+  const keyObjects = new WeakMap<object, KeyObject>();
+  const keyObjectOf = (key: Awaited<ReturnType<JWTVerifyGetKey>>): KeyObject | undefined => {
+    if (key instanceof Uint8Array) return undefined;
+    if (key instanceof KeyObject) return key;
+    let object = keyObjects.get(key);
+    if (object === undefined) {
+      try {
+        object = 'kty' in key ? createPublicKey({ key: key as JsonWebKey, format: 'jwk' }) : KeyObject.from(key as CryptoKey);
+      } catch {
+        return undefined;
+      }
+      keyObjects.set(key, object);
+    }
+    return object;
+  };
+  /** The signature against the client's key for the header, or each candidate when several match (jose lists them). */
+  async function signatureValid(header: JWSHeaderParameters & { alg: string }, client: AssertingClient, input: string, signature: string): Promise<boolean> {
+    const spec = ALG_SPECS[header.alg]!;
+    const fits = async (key: Awaited<ReturnType<JWTVerifyGetKey>>) => {
+      const object = keyObjectOf(key);
+      return object !== undefined && keyFits(spec, object) && (await signatureVerifies(spec, object, input, signature));
+    };
+    let key;
+    try {
+      key = await keysOf(client)(header, { payload: '', signature });
+    } catch (error) {
+      if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw error;
+      for await (const candidate of error as unknown as AsyncIterable<CryptoKey>) if (await fits(candidate)) return true;
+      return false;
+    }
+    return fits(key);
+  }
+
   return {
     async verify(assertion, client, audience) {
-      let header;
-      try {
-        header = decodeProtectedHeader(assertion);
-      } catch {
-        throw new ClientAssertionError('client_assertion: not a compact JWS');
-      }
+      const parts = compactParts(assertion);
+      const header = parts && decodeJsonPart(parts[0]);
+      if (parts === undefined || header === undefined) throw new ClientAssertionError('client_assertion: not a compact JWS');
       // The key is the one the client registered, never one the assertion points to.
       const carried = KEY_CARRYING_HEADERS.find((h) => h in header);
       if (carried !== undefined) throw new ClientAssertionError(`client_assertion: the ${carried} header is not accepted; the key comes from the client's registration`);
       if (typeof header.alg !== 'string' || !CLIENT_ASSERTION_ALGS.includes(header.alg)) throw new ClientAssertionError(`client_assertion: alg must be one of ${CLIENT_ASSERTION_ALGS.join(', ')}`);
-      const nowS = Math.floor(clock.nowMs() / 1000);
-      let payload;
+      // no extension is understood, so any critical one refuses the assertion (RFC 7515 4.1.11)
+      if (header.crit !== undefined) throw new ClientAssertionError('client_assertion: no crit header parameter is supported');
+      const [headerPart, payloadPart, signature] = parts;
+      let valid: boolean;
       try {
-        ({ payload } = await jwtVerify(assertion, keysOf(client), {
-          algorithms: CLIENT_ASSERTION_ALGS,
-          issuer: client.client_id,
-          subject: client.client_id,
-          requiredClaims: ['iss', 'sub', 'aud', 'exp', 'jti'],
-          currentDate: new Date(nowS * 1000),
-          clockTolerance: ASSERTION_SKEW_S,
-        }));
+        valid = await signatureValid(header as JWSHeaderParameters & { alg: string }, client, `${headerPart}.${payloadPart}`, signature);
       } catch (error) {
         throw new ClientAssertionError(describe(error), { cause: error });
       }
+      if (!valid) throw new ClientAssertionError(describe(new errors.JWSSignatureVerificationFailed()));
+      const payload = decodeJsonPart(payloadPart);
+      if (payload === undefined) throw new ClientAssertionError('client_assertion: the claims must be a JSON object');
+      const nowS = Math.floor(clock.nowMs() / 1000);
+      checkClaims(payload, client.client_id, nowS);
       // RFC 7523bis: the audience is this server's issuer identifier, as the only value. A token endpoint URL
       // is refused: a client told another server's endpoint would otherwise make assertions usable here.
       const aud = payload.aud;
@@ -117,16 +151,26 @@ export function createClientAssertionVerifier(options: { clock: Pick<Clock, 'now
       }
       const exp = payload.exp as number;
       if (exp - nowS > MAX_ASSERTION_LIFETIME_S) throw new ClientAssertionError(`client_assertion: exp is more than ${MAX_ASSERTION_LIFETIME_S} seconds away; make short-lived assertions`);
-      if (typeof payload.iat === 'number') {
-        if (payload.iat > nowS + ASSERTION_SKEW_S) throw new ClientAssertionError('client_assertion: iat is in the future');
-        // Used jti values are remembered in memory: one made before this process started may have been used already.
-        if (payload.iat < options.startedS - ASSERTION_SKEW_S) throw new ClientAssertionError('client_assertion: issued before this server started; make a new one');
-      }
-      const jti = payload.jti as string;
+      if (typeof payload.iat === 'number' && payload.iat > nowS + ASSERTION_SKEW_S) throw new ClientAssertionError('client_assertion: iat is in the future');
+      const jti = payload.jti;
       if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw new ClientAssertionError('client_assertion: jti must be a string of 1-256 characters');
       return { jti, exp };
     },
   };
+}
+
+const REQUIRED_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'jti'];
+
+/** RFC 7519 4.1 and RFC 7523 3: present, iss and sub the client, exp not passed, nbf reached, iat a number; in jose's words. */
+function checkClaims(payload: Record<string, unknown>, clientId: string, nowS: number): void {
+  const failed = (claim: string, reason: string) => new ClientAssertionError(`client_assertion: the ${claim} claim ${reason}${claim === 'iss' || claim === 'sub' ? ' (must be the client_id)' : ''}`);
+  for (const claim of REQUIRED_CLAIMS) if (!(claim in payload)) throw failed(claim, 'is missing');
+  if (payload.iss !== clientId) throw failed('iss', 'is wrong');
+  if (payload.sub !== clientId) throw failed('sub', 'is wrong');
+  if (payload.iat !== undefined && typeof payload.iat !== 'number') throw failed('iat', 'is wrong');
+  if (payload.nbf !== undefined && (typeof payload.nbf !== 'number' || payload.nbf > nowS + ASSERTION_SKEW_S)) throw failed('nbf', 'is wrong');
+  if (typeof payload.exp !== 'number') throw failed('exp', 'is wrong');
+  if (payload.exp <= nowS - ASSERTION_SKEW_S) throw new ClientAssertionError('client_assertion: expired (exp)');
 }
 
 function describe(error: unknown): string {

@@ -2,16 +2,17 @@
 // private_key_jwt, as a public client) and completes the code flow through the hosted page; a client that
 // requires PAR is refused a plain request; and the negatives: a request_uri used twice, after expiry (the
 // manual clock), by another client, pushed requests that the authorization endpoint would refuse, bad
-// credentials at the push endpoint, and parameters beside request_uri ignored.
+// credentials at the push endpoint, and parameters beside request_uri ignored. Pushed requests outlive a
+// restart, and one used is refused again after another.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { exportJWK, generateKeyPair, type CryptoKey } from 'jose';
 import * as oidc from 'openid-client';
 import { expectError, expectResult } from '../support/expect.js';
-import { newOrg, personWithPassword, type Org } from '../support/auth.js';
+import { newOrg, personWithPassword, sameOrgOn, type Org } from '../support/auth.js';
 import { movableClock } from '../support/clock.js';
 import { Browser } from '../support/oauth-browser.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { removeDir, startTestServer, tempDir, type TestServer } from '../support/server.js';
 
 const REDIRECT = 'https://app.example/cb';
 const EMAIL = 'grace@example.com';
@@ -175,6 +176,25 @@ describe('Pushed authorization requests (RFC 9126)', () => {
     assert.equal(ok.status, 201, ok.text);
   });
 
+  test('a pushed request\'s sign-in page sends an SSO sign-in back through a fresh request_uri', async () => {
+    const form = { client_id: publicClient.client_id, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid', state: 'via-sso', ...(await pkce()) };
+    const links = (html: string) => [...html.matchAll(/<a class="sso" href="([^"]+)">/g)].map((m) => new URL((m[1] as string).replace(/&amp;/g, '&'), server.base));
+    const plain = await authorize({ client_id: publicClient.client_id, request_uri: (await push(form)).body.request_uri });
+    assert.equal(plain.status, 200);
+    assert.deepEqual(links(plain.html), [], 'no SSO button');
+    const sso = '/organizations/sso/oidc/provider-credentials';
+    assert.equal((await org.admin.post(sso, { client_id: 'par-google', client_secret: 'a-secret-value', provider: 'google', label: 'Google', enable_in_slashid_oidc_authz_server: true })).status, 201);
+    const page = await authorize({ client_id: publicClient.client_id, request_uri: (await push(form)).body.request_uri });
+    assert.equal(page.status, 200);
+    const back = new URL(links(page.html)[0]?.searchParams.get('redirect_uri') as string);
+    assert.deepEqual([...back.searchParams.keys()].sort(), ['client_id', 'request_uri']);
+    // the fresh reference stands for the same request: with nobody signed in, the sign-in page again
+    const again = await authorize(Object.fromEntries(back.searchParams));
+    assert.equal(again.status, 200, again.html);
+    assert.match(again.html, /Sign in/);
+    assert.ok([200, 204].includes((await org.admin.delete(`${sso}/par-google`)).status));
+  });
+
   test('require_pushed_authorization_requests is set and cleared with PATCH', async () => {
     expectError(await org.admin.patch(`/oauth2/clients/${confidential.client_id}`, { require_pushed_authorization_requests: 'yes' }), 400, 'require_pushed_authorization_requests');
     assert.equal(expectResult(await org.admin.patch(`/oauth2/clients/${confidential.client_id}`, { require_pushed_authorization_requests: true }), 200).require_pushed_authorization_requests, true);
@@ -182,5 +202,52 @@ describe('Pushed authorization requests (RFC 9126)', () => {
     assert.equal(new URL(refused.location as string).searchParams.get('error'), 'invalid_request');
     assert.equal(expectResult(await org.admin.patch(`/oauth2/clients/${confidential.client_id}`, { require_pushed_authorization_requests: false }), 200).require_pushed_authorization_requests, false);
     assert.equal((await authorize({ response_type: 'code', client_id: confidential.client_id, redirect_uri: REDIRECT, scope: 'openid' })).status, 200);
+  });
+});
+
+describe('Pushed authorization requests across restarts', () => {
+  const dir = tempDir();
+  let server: TestServer | undefined;
+  const base = () => (server as TestServer).base;
+  after(async () => {
+    await server?.stop();
+    removeDir(dir);
+  });
+
+  test('a request_uri pushed before a restart signs in after it, once: used, it is refused after another restart', async () => {
+    server = await startTestServer({}, {}, dir);
+    const org = await newOrg(server);
+    await personWithPassword(org, EMAIL, PASSWORD);
+    const client = expectResult(await org.admin.post('/oauth2/clients', { client_name: 'Web app', scopes: ['openid', 'email'], grant_types: ['authorization_code'], redirect_uris: [REDIRECT] }), 201);
+    const pushed = await fetch(`${server.base}/oauth2/par`, {
+      method: 'POST',
+      headers: { ...FORM, Authorization: basic(client.client_id, client.client_secret) },
+      body: new URLSearchParams({ response_type: 'code', redirect_uri: REDIRECT, scope: 'openid email', state: 'kept' }).toString(),
+    });
+    assert.equal(pushed.status, 201);
+    const { request_uri } = (await pushed.json()) as { request_uri: string };
+    const url = () => `${base()}/oauth2/authorize?${new URLSearchParams({ client_id: client.client_id, request_uri })}`;
+
+    await server.stop();
+    server = await startTestServer({}, {}, dir);
+    const browser = new Browser();
+    const page = await browser.get(url());
+    assert.equal(page.status, 200, page.html);
+    const done = await browser.signIn(page, server.base, EMAIL, PASSWORD);
+    assert.equal(done.status, 302, done.html);
+    assert.equal(new URL(done.location as string).searchParams.get('state'), 'kept');
+    await browser.close();
+    const config = await oidc.discovery(new URL(server.base), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), { execute: [oidc.allowInsecureRequests] });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(done.location as string), { expectedState: 'kept', idTokenExpected: true });
+    assert.equal(tokens.claims()?.['email'], EMAIL);
+
+    await server.stop();
+    server = await startTestServer({}, {}, dir);
+    assert.equal(expectResult(await sameOrgOn(server, org).admin.get(`/oauth2/clients/${client.client_id}`), 200).client_id, client.client_id);
+    const late = new Browser();
+    const again = await late.get(url());
+    await late.close();
+    assert.equal(again.status, 400, 'used before the restart');
+    assert.match(again.html, /invalid_request_uri/);
   });
 });

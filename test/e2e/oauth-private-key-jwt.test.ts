@@ -10,8 +10,7 @@ import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'j
 import * as oidc from 'openid-client';
 import { expectError, expectResult, unchanged } from '../support/expect.js';
 import { newOrg, type Org } from '../support/auth.js';
-import { movableClock } from '../support/clock.js';
-import { removeDir, startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -277,37 +276,5 @@ describe('private_key_jwt: jwks_uri goes through the outbound address guard', ()
     // told as any endpoint that gives no answer, whatever the reason, so jwks_uri cannot map a network
     assert.match(body.error_description, /jwks_uri: could not be fetched \(fetch failed: the endpoint could not be reached\)/);
     assert.equal(published.fetches(), 0);
-  });
-});
-
-describe('private_key_jwt: used jti values are kept in memory, so a restart refuses what it cannot have seen', () => {
-  test('an assertion used before a restart is refused after it, as issued before the server started', async () => {
-    const dataDir = tempDir();
-    const later = movableClock();
-    // a fixed issuer: the assertion's audience stays the same across the restart, whatever port the server gets
-    const ENV = { SERVICE_ISSUER: 'https://id.example' };
-    let server: TestServer | undefined = await startTestServer(ENV, {}, dataDir);
-    const first = server;
-    try {
-      const org = await newOrg(server);
-      const key = await keyPair('ES256', 'k');
-      const c = expectResult(await org.admin.post('/oauth2/clients', { client_name: 'c', scopes: [], grant_types: ['client_credentials'], token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [key.jwk] } }), 201);
-      const now = Math.floor(Date.now() / 1000);
-      const signed = await new SignJWT({ iss: c.client_id, sub: c.client_id, aud: ENV.SERVICE_ISSUER, jti: randomUUID(), iat: now, exp: now + 120 }).setProtectedHeader({ alg: 'ES256', kid: 'k' }).sign(key.privateKey);
-      const use = (s: TestServer) => fetch(`${s.base}/oauth2/tokens`, { method: 'POST', headers: FORM, body: new URLSearchParams({ grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: signed }).toString() });
-      assert.equal((await use(server)).status, 200);
-      await first.stop();
-      server = undefined;
-      // the server comes back 30 s later, within the assertion's lifetime
-      later.advance(30_000);
-      server = await startTestServer(ENV, { clock: later }, dataDir);
-      const again = await use(server);
-      const body = (await again.json()) as { error: string; error_description: string };
-      assert.deepEqual([again.status, body.error], [401, 'invalid_client']);
-      assert.match(body.error_description, /issued before this server started/);
-    } finally {
-      await server?.stop();
-      removeDir(dataDir);
-    }
   });
 });

@@ -44,10 +44,10 @@ export function oauthParRoutes(deps: { clientAuth: Authenticator; authorize: Aut
       errorFormat: 'oauth',
       success: { status: 201, document: Pushed },
       errors: [400, 401, 429],
-      handler: (req) => {
+      handler: async (req) => {
         const caller = callerOf(req);
         const params = Object.fromEntries(Object.entries(req.body as Record<string, unknown>).filter(([k]) => !CREDENTIALS.includes(k)));
-        const document = deps.authorize.push(caller.client.client_id, params);
+        const document = await deps.authorize.push(caller.client.client_id, params);
         return { status: 201, document, headers: { 'Cache-Control': 'no-store' } };
       },
     }),
