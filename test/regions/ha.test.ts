@@ -3,10 +3,13 @@
 // the standby serves the organization's writes within SERVICE_LEASE_TTL + 2 s, every write acknowledged before the
 // kill is there exactly once, both sign with the region's keys, and the old writer, restarted, rejoins as a standby that sends writes on with a 307.
 // Then one nats-server of three is killed: writes go on; a second one: writes stop with 503 and resume when it is
-// back, with nothing acknowledged lost.
+// back, with nothing acknowledged lost. And the loss of the server holding a standby's consumer (a single copy): the
+// standby follows again from another server and takes over with everything acknowledged.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { Agent, fetch } from 'undici';
 import { freePort } from '../support/free-port.js';
 import { natsAvailable, startNatsCluster, type NatsServer } from '../support/nats.js';
@@ -26,7 +29,7 @@ const REGION = 'europe-belgium';
 const agent = new Agent({ keepAliveTimeout: 1000 });
 const HEADERS = { 'Service-OrgID': ROOT_ORG, 'Service-API-Key': ROOT_KEY, 'Content-Type': 'application/json' };
 
-async function startProcess(name: string, nats: NatsServer[]): Promise<ServiceProcess> {
+async function startProcess(name: string, nats: NatsServer[], dataDir = dir): Promise<ServiceProcess> {
   const port = await freePort();
   const p = await spawnService({
     SERVICE_PORT: String(port),
@@ -39,7 +42,7 @@ async function startProcess(name: string, nats: NatsServer[]): Promise<ServicePr
     SERVICE_LEASE_TTL: `${TTL_MS}ms`,
     SERVICE_LEASE_RENEW: '400ms',
     SERVICE_NATS_PING: '500ms',
-  }, join(dir, name));
+  }, join(dataDir, name));
   running.push(p);
   return p;
 }
@@ -57,6 +60,12 @@ async function createPerson(base: string, handle: string): Promise<{ status: num
   } catch {
     return { status: 0 };
   }
+}
+
+/** POST /persons through `base`, sent on once to the lease holder when `base` answers 307. */
+async function createPersonAtWriter(base: string, handle: string): Promise<{ status: number; id?: string; location?: string }> {
+  const r = await createPerson(base, handle);
+  return r.status === 307 && r.location ? createPerson(new URL(r.location).origin, handle) : r;
 }
 
 async function personsAt(base: string): Promise<string[]> {
@@ -168,4 +177,59 @@ test('kill -9 of the writer under load: the standby serves within the lease TTL 
     for (const id of acked) assert.equal(after.filter((p) => p === id).length, 1, `acknowledged person ${id} once after the quorum came back`);
   });
   console.log(`# failover ${Math.round(failoverMs)} ms after kill -9; ${acked.length} writes acknowledged, ${ackedBeforeKill} before the kill`);
+});
+
+// A process follows the commit stream through an ordered consumer, a single copy on one nats-server. Killing that
+// server once left the process's follower waiting for it to return while the stream went on: a standby fell behind
+// for good, and once the writer died it took the lease but could not catch up, so no one wrote.
+test("kill -9 of the nats-server holding the standby's consumer: the standby follows again, and serves once the writer is killed", { skip: natsAvailable ? false : 'nats-server is not on PATH', timeout: 240_000 }, async () => {
+  const here = join(dir, 'consumer-loss');
+  const nats = await startNatsCluster(REGION, here);
+  for (const n of nats) running.push({ kill: () => n.kill() });
+  const a = await startProcess('c', nats, here);
+  const b = await startProcess('d', nats, here);
+  await waitFor(async () => (await health(a.base)).lease.writing || (await health(b.base)).lease.writing, 20_000, 'a writer of the root organization');
+  const [writer, standby] = (await health(a.base)).lease.writing ? [a, b] : [b, a];
+  const standbyName = (await health(standby.base)).process as string;
+  const acked: string[] = [];
+  /** `count` persons created through `base` (or the holder it sends them to); gives up after 60 s */
+  const write = async (count: number, base: string, what: string) => {
+    const until = performance.now() + 60_000;
+    for (let i = 0; i < count && performance.now() < until; ) {
+      const r = await createPersonAtWriter(base, `${what}-${i}-${performance.now()}@example.com`);
+      if (r.status === 201) {
+        acked.push(r.id as string);
+        i++;
+      } else await new Promise((res) => setTimeout(res, 100));
+    }
+  };
+  const said = (p: ServiceProcess) => p.process.output().split('\n').filter((l) => !l.startsWith('POST')).slice(-20).join('\n');
+  const offsets = async () => Promise.all([a, b].map(async (p) => (await health(p.base)).lease.offset as number));
+  await write(10, writer.base, 'before');
+  await waitFor(async () => new Set(await offsets()).size === 1, 20_000, 'the standby to follow');
+
+  // The server its follower's consumer lives on (consumers are named after their process).
+  const nc = await connect({ servers: nats.map((n) => n.url) });
+  const jsm = await jetstreamManager(nc);
+  let host: string | undefined;
+  for await (const c of jsm.consumers.list(`COMMITS_${REGION}`)) if (c.name.startsWith(`follow_${standbyName}_`)) host = c.cluster?.leader;
+  await nc.close();
+  const victim = nats.find((n) => n.plan.name === host);
+  assert.ok(victim, `the server of the standby's consumer (${host})`);
+  await victim.kill();
+
+  // Two of three servers: writes go on, and both processes hold them (the standby follows again from another server).
+  await write(20, writer.base, 'one-down');
+  assert.equal(acked.length, 30, `writes acknowledged with one server of three down; ${standbyName} said: ${said(standby)}; the other: ${said(writer)}`);
+  await waitFor(async () => new Set(await offsets()).size === 1, 20_000, "the standby to follow with its consumer's server gone").catch(async (error: unknown) => {
+    throw new Error(`${(error as Error).message}: at ${(await offsets()).join(' and ')}; ${standbyName} said: ${said(standby)}`);
+  });
+
+  // The writer killed: the other process takes over with everything acknowledged.
+  const [killed, survivor] = (await health(a.base)).lease.writing ? [a, b] : [b, a];
+  await killed.kill('SIGKILL');
+  await write(1, survivor.base, 'after');
+  assert.equal(acked.length, 31, `the standby serves after the writer's death; it said: ${said(survivor)}`);
+  const stored = await personsAt(survivor.base);
+  for (const id of acked) assert.equal(stored.filter((p) => p === id).length, 1, `acknowledged person ${id} once at the new writer`);
 });
