@@ -76,6 +76,7 @@ async function main(): Promise<void> {
   const clients = Array.from({ length: CLIENTS }, (_, i) => client(i));
   let violations = 0;
   let maxBehind = 0;
+  const kills = { writer: 0, standby: 0, 'nats-server': 0 };
   const downtimes: number[] = [];
   try {
     for (let cycle = 1; cycle <= CYCLES; cycle++) {
@@ -88,6 +89,7 @@ async function main(): Promise<void> {
         // the writer (or, when none writes at this moment, process a)
         const w = Math.max(0, pick === 0 ? writer : 1 - Math.max(0, writer));
         victim = `${pick === 0 ? 'writer' : 'standby'} ${w === 0 ? 'a' : 'b'}`;
+        kills[writer === w ? 'writer' : 'standby']++;
         const p = procs[w] as ServiceProcess;
         await p.kill('SIGKILL');
         const before = acked.length;
@@ -99,6 +101,7 @@ async function main(): Promise<void> {
       } else {
         const s = nats[pick - 2] as NatsServer;
         victim = `nats-${pick - 1}`;
+        kills['nats-server']++;
         await s.kill();
         const before = acked.length;
         const deadline = performance.now() + 30_000;
@@ -139,6 +142,10 @@ async function main(): Promise<void> {
       maxBehind = Math.max(maxBehind, standbyBehind);
       console.log(`cycle ${String(cycle).padStart(3)}: kill -9 ${victim.padEnd(9)} ${problem ? `VIOLATION ${problem}` : 'ok'}  (${acked.length} acknowledged so far; the standby ${standbyBehind} behind)`);
     }
+  } catch (error) {
+    // A stall: what each process said last, for the cause.
+    for (const p of procs) console.log(`---- ${p.base}\n${p.process.output().split('\n').filter((l) => !/^(POST|GET) /.test(l)).slice(-40).join('\n')}`);
+    throw error;
   } finally {
     stop = true;
     await Promise.all(clients);
@@ -147,7 +154,7 @@ async function main(): Promise<void> {
     removeDir(dir);
   }
   const sorted = [...downtimes].sort((a, b) => a - b);
-  console.log(`${CYCLES} cycles, ${acked.length} writes acknowledged, ${violations} cycles with an acknowledged write lost or doubled (the standby at most ${maxBehind} writes behind at a check); writer/standby kills: first write after the kill p50 ${Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0)} ms, max ${Math.round(sorted.at(-1) ?? 0)} ms`);
+  console.log(`${CYCLES} cycles (kill -9 of ${kills.writer} writers, ${kills.standby} standbys, ${kills['nats-server']} nats-servers), ${acked.length} writes acknowledged, ${violations} cycles with an acknowledged write lost or doubled (the standby at most ${maxBehind} writes behind at a check); writer/standby kills: first write after the kill p50 ${Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0)} ms, max ${Math.round(sorted.at(-1) ?? 0)} ms`);
   if (violations > 0) process.exitCode = 1;
 }
 
