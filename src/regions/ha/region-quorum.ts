@@ -162,10 +162,14 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
    * from the stream first, so nothing is skipped for good. Runs under `serially`, never beside a reload.
    */
   async function apply(delivered: ReadonlyArray<{ seq: number; m: CommitMessage }>): Promise<void> {
-    // This process's own batches: its actor appends them right after their PubAck. Wait for that rather than
-    // apply them twice; a batch whose publish failed (the actor stopped writing) is applied here instead.
+    // This process's own batches: its actor appends them right after their PubAck. Wait for that rather than apply
+    // them twice (the actor's state holds them already; following them again doubled them in memory). While the
+    // actor's batch is in flight, whatever the lease does meanwhile (with no actor yet, the organization's creation
+    // through the stream, while this process holds the lease); a batch whose publish failed (the actor is fenced,
+    // and rebuilt from the log next) is applied here instead.
+    const ownInFlight = (org: string) => registry?.get(org)?.committing ?? writing(held.get(org));
     for (const { m } of delivered) {
-      for (const w of m.writes) while (w.offset > head(w.org) && writing(held.get(w.org)) && !stopped) await new Promise((r) => setTimeout(r, 2));
+      for (const w of m.writes) while (w.offset > head(w.org) && ownInFlight(w.org) && !stopped) await new Promise((r) => setTimeout(r, 2));
     }
     let batch = delivered;
     const firstSeq = new Map<string, { seq: number; offset: number }>();
