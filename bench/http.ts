@@ -10,9 +10,6 @@
 // administrator's console access token (bench/lib/console-pages.ts), beside GET /persons/{id} with either credential.
 // Each server runs in a child process and the load generator in this one: on two cores that gives each its own
 // core, and a run where either shows ~100% CPU is bounded by that side (both are in the table).
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { checkoutBaseline, type Baseline } from './lib/baseline.js';
 import { consolePages, seedConsoleOrganization } from './lib/console-pages.js';
@@ -21,7 +18,7 @@ import { encodeRequest } from './lib/connection.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { createPersons } from './lib/persons.js';
 import { cpuColumns, environment, environmentLine, formatTable, ms, pct, writeResults, type Column } from './lib/report.js';
-import { startServer, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
+import { profiled, startServer, startService, type ServerProcess, type ServiceProcess } from './lib/server-process.js';
 
 const CASES = ['hello', 'get-person', 'rbac-check', 'put-attributes', 'put-attributes-nosync', 'console-on-off', 'console-off-off', 'console-pages'] as const;
 type CaseName = (typeof CASES)[number];
@@ -143,16 +140,8 @@ async function rbacCheckCase(s: Settings, service: ServiceProcess, durability: s
   return measure(s, service, 'rbac-check', `POST /rbac/check, ${ids.length} persons with 2 of 4 roles, 16 permissions, SERVICE_DURABILITY=${durability}`, (i) => reqs[i % reqs.length] as Buffer, (st) => st === 200);
 }
 
-/** With --profile, the service writes a CPU profile when it stops. */
-function profiled(s: Settings): { nodeArgs?: string[] } {
-  if (!s.profile) return {};
-  const profileDir = join(fileURLToPath(new URL('..', import.meta.url)), 'bench/results/profiles');
-  mkdirSync(profileDir, { recursive: true });
-  return { nodeArgs: ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${profileDir}`] };
-}
-
 async function serviceCases(s: Settings, durability: 'sync' | 'nosync', cases: CaseName[]): Promise<Row[]> {
-  const service = await startService({ SERVICE_DURABILITY: durability }, profiled(s));
+  const service = await startService({ SERVICE_DURABILITY: durability }, profiled(s.profile));
   const rows: Row[] = [];
   try {
     if (cases.includes('get-person')) {
@@ -233,7 +222,7 @@ async function baselineCase(s: Settings, baseline: Baseline): Promise<Compared> 
  * GET /persons/{id} with the console token and with the API key, in the same service, show what the token costs.
  */
 async function consolePagesCase(s: Settings): Promise<Row[]> {
-  const service = await startService({ SERVICE_DURABILITY: 'sync' }, profiled(s));
+  const service = await startService({ SERVICE_DURABILITY: 'sync' }, profiled(s.profile));
   const rows: Row[] = [];
   try {
     const org = await seedConsoleOrganization(service, s.persons);

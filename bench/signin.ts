@@ -2,10 +2,13 @@
 // (options, then an assertion made by a software authenticator), a password then a TOTP code (@otplib/totp from
 // the enrolled secret), beside one durable commit (PUT an organization's attribute bucket, SERVICE_DURABILITY=sync)
 // and a token minted by API key (the floor of issuing a token).
+// The TOTP step runs right after a password's scrypt, a few times a second, while the durable commit runs
+// back to back hundreds of times a second: its control is the same commit in the TOTP step's place (after a
+// password sign-in, timed alone), which the TOTP step's ratio is taken against as well.
 // Each runs as `--concurrency` sign-in loops, the cases in turn for several rounds; the table shows each one's
 // median round, the JSON every round. A person's passkey signs in from one loop only, so its counter only grows,
 // and a TOTP person signs in at most once per 30 s step, as a code is accepted once.
-//   npm run bench -- signin [--duration 3] [--concurrency 4] [--rounds 3]
+//   npm run bench -- signin [--duration 3] [--concurrency 4] [--rounds 3] [--cases totp,commit,mint] [--profile] [--baseline-ref R]
 import { parseArgs } from 'node:util';
 import { TOTP } from '@otplib/totp';
 import { NodeCryptoPlugin } from '@otplib/plugin-crypto-node';
@@ -14,8 +17,13 @@ import { numberFlag, runIfMain } from './lib/cli.js';
 import { Histogram, type LatencySummary } from './lib/histogram.js';
 import { createPersons } from './lib/persons.js';
 import { count, environment, environmentLine, formatTable, ms, writeResults, type Column } from './lib/report.js';
-import { startService } from './lib/server-process.js';
+import { profiled, startService } from './lib/server-process.js';
+import { checkoutBaseline } from './lib/baseline.js';
+import { countSyscalls } from './lib/syscall-count.js';
 import { SoftwareAuthenticator } from './lib/software-authenticator.js';
+
+const NAMES = ['password', 'passkey', 'totp', 'commit-after-password', 'commit', 'mint'] as const;
+type Name = (typeof NAMES)[number];
 
 const USAGE = `usage: npm run bench -- signin [options]   (or: npx tsx bench/signin.ts [options])
   --duration <s>      seconds per measured run (default 3)
@@ -23,6 +31,11 @@ const USAGE = `usage: npm run bench -- signin [options]   (or: npx tsx bench/sig
   --concurrency <n>   sign-in loops at once, each its own persons (default 4)
   --rounds <n>        rounds, taking the cases in turn (default 3)
   --totp-persons <n>  persons enrolled in TOTP: each signs in once per 30 s step (default 60)
+  --cases <list>      comma-separated subset of ${NAMES.join(', ')} (default all)
+  --baseline-ref <R>  run the service as it was at git ref R instead (unpacked into a temporary directory), to
+                      compare runs of two versions on this machine (alternate them: its load moves every figure)
+  --syscalls          count the service's fdatasync calls per operation of each case (perf; warm-up included)
+  --profile           write a CPU profile of the service to bench/results/profiles/ (npm run bench -- profile-summary <file>)
 Prints a table and the targets' ratios, and writes the figures to bench/results/signin-<time>.json.`;
 
 interface Options {
@@ -31,6 +44,10 @@ interface Options {
   concurrency: number;
   rounds: number;
   totpPersons: number;
+  cases: Name[];
+  profile: boolean;
+  syscalls: boolean;
+  baselineRef: string | undefined;
 }
 
 function options(argv: string[]): Options | undefined {
@@ -42,24 +59,35 @@ function options(argv: string[]): Options | undefined {
       concurrency: { type: 'string', default: '4' },
       rounds: { type: 'string', default: '3' },
       'totp-persons': { type: 'string', default: '60' },
+      cases: { type: 'string', default: NAMES.join(',') },
+      profile: { type: 'boolean', default: false },
+      syscalls: { type: 'boolean', default: false },
+      'baseline-ref': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) return undefined;
+  const cases = values.cases.split(',').filter((c) => c !== '');
+  for (const c of cases) if (!(NAMES as readonly string[]).includes(c)) throw new Error(`--cases: unknown case "${c}" (known: ${NAMES.join(', ')})`);
   return {
     duration: numberFlag('duration', values.duration, 0.1, USAGE),
     warmup: numberFlag('warmup', values.warmup, 0, USAGE),
     concurrency: Math.round(numberFlag('concurrency', values.concurrency, 1, USAGE)),
     rounds: Math.round(numberFlag('rounds', values.rounds, 1, USAGE)),
     totpPersons: Math.round(numberFlag('totp-persons', values['totp-persons'], 1, USAGE)),
+    // in the table's order, whatever the order given
+    cases: NAMES.filter((n) => cases.includes(n)),
+    profile: values.profile,
+    syscalls: values.syscalls,
+    baselineRef: values['baseline-ref'],
   };
 }
 
-type Name = 'password' | 'passkey' | 'totp' | 'commit' | 'mint';
 const LABELS: Record<Name, string> = {
   password: 'password (POST /authenticate/password)',
   passkey: 'passkey, no handle (options + assertion)',
   totp: 'password, then TOTP code',
+  'commit-after-password': "password, then a durable commit (TOTP step's control)",
   commit: 'durable commit (PUT org attributes, sync)',
   mint: 'token floor (POST /persons/{id}/mint-token)',
 };
@@ -69,8 +97,10 @@ interface RunResult {
   errors: number;
   failures: string[];
   latency: LatencySummary;
-  /** TOTP: the second request alone, i.e. what the second factor adds */
+  /** TOTP (and its control): the second request alone, i.e. what the second factor adds */
   second?: LatencySummary;
+  /** --syscalls: the service's fdatasync calls per operation (one operation of the TOTP case is both requests) */
+  fdatasyncPerOp?: number;
   /** TOTP: time a loop waited for a person whose code was not yet used in this step */
   waitedMs?: number;
 }
@@ -84,7 +114,9 @@ export async function main(argv: string[]): Promise<void> {
   const o = options(argv);
   if (!o) return console.log(USAGE);
   const env = environment();
-  const service = await startService({ SERVICE_DURABILITY: 'sync', SERVICE_SECRETS_KEY: 'ab'.repeat(32) });
+  const baseline = o.baselineRef === undefined ? undefined : checkoutBaseline(o.baselineRef);
+  if (baseline) console.error(`signin benchmark: the service at ${baseline.ref} (${baseline.commit.slice(0, 10)})`);
+  const service = await startService({ SERVICE_DURABILITY: 'sync', SERVICE_SECRETS_KEY: 'ab'.repeat(32) }, { ...profiled(o.profile), ...(baseline && { root: baseline.root }) });
   const org = service.auth['Service-OrgID'] as string;
   const call = async (method: string, path: string, body: unknown, headers: Record<string, string>, expected: number): Promise<any> => {
     const r = await fetch(service.url + path, { method, headers: { 'Service-OrgID': org, 'content-type': 'application/json', ...headers }, ...(body !== undefined && { body: JSON.stringify(body) }) });
@@ -164,11 +196,18 @@ export async function main(argv: string[]): Promise<void> {
     const commitLoop: Loop = async (w) => {
       await admin('PUT', '/organizations/attributes/end_user_read_write', { plan: 'pro', seats: w }, 204);
     };
+    // The commit where the TOTP code goes: right after a password's scrypt, timed alone.
+    const commitAfterLoop: Loop = async (w, second) => {
+      await passwordLoop(w, second, { t: 0 });
+      const t = performance.now();
+      await commitLoop(w, second, { t });
+      second.record((performance.now() - t) * 1000);
+    };
     // Issuing a token with no sign-in at all: its record's commit and a signature, what any method's last step includes.
     const mintLoop: Loop = async (w) => {
       await admin('POST', `/persons/${passkeyIds[w] as string}/mint-token`, undefined, 201);
     };
-    const loops: Record<Name, Loop> = { password: passwordLoop, passkey: passkeyLoop, totp: totpLoop, commit: commitLoop, mint: mintLoop };
+    const loops: Record<Name, Loop> = { password: passwordLoop, passkey: passkeyLoop, totp: totpLoop, 'commit-after-password': commitAfterLoop, commit: commitLoop, mint: mintLoop };
 
     const run = async (name: Name, round: number): Promise<RunResult> => {
       console.error(`  ${LABELS[name]} (round ${round} of ${o.rounds}): ${o.warmup} s warm-up, ${o.duration} s over ${o.concurrency} loops`);
@@ -178,6 +217,8 @@ export async function main(argv: string[]): Promise<void> {
       const failures: string[] = [];
       let errors = 0;
       let done = 0;
+      const syscalls = o.syscalls ? await countSyscalls(service.pid, ['fdatasync']) : undefined;
+      let operations = 0;
       const start = performance.now() + o.warmup * 1000;
       const end = start + o.duration * 1000;
       await Promise.all(
@@ -188,6 +229,7 @@ export async function main(argv: string[]): Promise<void> {
             const step = new Histogram();
             try {
               await loops[name](w, step, at);
+              operations++;
               if (at.t > began) waited.ms += at.t - began;
               // counted when it began inside the window, as the load generator counts requests
               if (at.t >= start && at.t < end) {
@@ -203,13 +245,14 @@ export async function main(argv: string[]): Promise<void> {
         }),
       );
       const elapsed = (performance.now() - start) / 1000;
+      const fdatasync = syscalls === undefined ? undefined : ((await syscalls.stop())['fdatasync'] ?? 0) / Math.max(1, operations);
       if (errors > 0) console.error(`    ${errors} errors: ${failures.join('; ')}`);
-      return { rate: done / elapsed, errors, failures, latency: latency.summary(), ...(name === 'totp' && { second: second.summary(), waitedMs: waited.ms }) };
+      return { rate: done / elapsed, errors, failures, latency: latency.summary(), ...(second.count > 0 && { second: second.summary() }), ...(name === 'totp' && { waitedMs: waited.ms }), ...(fdatasync !== undefined && { fdatasyncPerOp: fdatasync }) };
     };
-    const names: Name[] = ['password', 'passkey', 'totp', 'commit', 'mint'];
-    for (let round = 1; round <= o.rounds; round++) for (const name of names) (rounds[name] ??= []).push(await run(name, round));
+    for (let round = 1; round <= o.rounds; round++) for (const name of o.cases) (rounds[name] ??= []).push(await run(name, round));
   } finally {
     await service.stop();
+    baseline?.remove();
   }
 
   const median = (rs: RunResult[] | undefined) => (rs && rs.length > 0 ? [...rs].sort((a, b) => a.rate - b.rate)[Math.floor(rs.length / 2)] : undefined);
@@ -223,20 +266,26 @@ export async function main(argv: string[]): Promise<void> {
     { title: '2nd step p50 ms', value: ([, r]) => (r.second ? ms(r.second.p50_us) : ''), align: 'right' },
     { title: '2nd step p99 ms', value: ([, r]) => (r.second ? ms(r.second.p99_us) : ''), align: 'right' },
     { title: 'errors', value: ([, r]) => count(r.errors), align: 'right' },
+    ...(o.syscalls ? [{ title: 'fdatasync/op', value: ([, r]: [Name, RunResult]) => (r.fdatasyncPerOp === undefined ? '' : r.fdatasyncPerOp.toFixed(2)), align: 'right' as const }] : []),
   ];
   console.log(`\nsignin benchmark: ${o.concurrency} sign-in loops, ${o.duration} s runs, median round of ${o.rounds}; email OTP not built, not measured\n`);
   console.log(formatTable(columns, rows));
   const ratios: Record<string, number> = {};
   if (best.passkey && best.password) ratios['passkey_over_password'] = best.passkey.rate / best.password.rate;
   if (best.totp?.second && best.commit) ratios['totp_added_p50_over_commit_p50'] = best.totp.second.p50_us / best.commit.latency.p50_us;
+  const control = best['commit-after-password']?.second;
+  if (best.totp?.second && control) ratios['totp_added_p50_over_commit_after_password_p50'] = best.totp.second.p50_us / control.p50_us;
   console.log('');
   if (ratios['passkey_over_password'] !== undefined) console.log(`passkey / password sign-ins per second:       ${ratios['passkey_over_password'].toFixed(2)}×   (target ≥ 5×)`);
   if (ratios['totp_added_p50_over_commit_p50'] !== undefined)
     console.log(`TOTP step's p50 / one durable commit's p50:    ${ratios['totp_added_p50_over_commit_p50'].toFixed(2)}×   (target ≤ 1×: ${ms(best.totp?.second?.p50_us)} against ${ms(best.commit?.latency.p50_us)} ms)`);
+  if (ratios['totp_added_p50_over_commit_after_password_p50'] !== undefined)
+    console.log(`TOTP step's p50 / the control commit's p50:    ${ratios['totp_added_p50_over_commit_after_password_p50'].toFixed(2)}×   (the commit in the step's place: ${ms(best.totp?.second?.p50_us)} against ${ms(control?.p50_us)} ms)`);
   const waited = (rounds.totp ?? []).reduce((s, r) => s + (r.waitedMs ?? 0), 0);
   if (waited > 0) console.log(`(TOTP loops waited ${(waited / 1000).toFixed(1)} s in all for a person with an unused step: raise --totp-persons)`);
-  console.log(`\n${environmentLine(env)}`);
+  console.log(`\n${environmentLine(env)}${baseline ? `; the service at ${baseline.ref} (${baseline.commit.slice(0, 10)})` : ''}`);
   console.log(`figures: ${writeResults('signin', env, { options: o, rounds, ratios })}`);
+  if (o.profile) console.error('CPU profile of the service: bench/results/profiles/ (npm run bench -- profile-summary <file>)');
 }
 
 runIfMain(import.meta.url, main);

@@ -9,7 +9,7 @@ import { totpRoutes } from './http/handlers/totp.js';
 import { oneTimeCodeRoutes } from './http/handlers/one-time-codes.js';
 import { createOneTimeCodes, ONE_TIME_PER_ADDRESS, ONE_TIME_PER_HANDLE } from './auth/one-time-codes.js';
 import { createSmsSender } from './auth/sms-sender.js';
-import { createPasskeys } from './auth/webauthn.js';
+import { createPasskeys, type PasskeyService } from './auth/webauthn.js';
 import { webauthnRoutes } from './http/handlers/webauthn.js';
 import { bulkImportRoutes } from './http/handlers/bulk-import.js';
 import { acceptConsoleTokens, createConsoleTokens } from './console/auth.js';
@@ -407,11 +407,13 @@ async function connectQuorum({ config, log, warn, issuer, metrics }: Base, wal: 
   const leases = metrics.gauge('region_leases_held', 'Organizations whose write lease this process holds (it writes them)');
   const writer = metrics.gauge('region_writer', '1 when this process writes at least one organization of the region, 0 on a standby');
   const lag = metrics.gauge('region_commit_lag_messages', "Messages of the region's commit stream not yet applied by this process");
+  const installed = metrics.gauge('region_snapshots_installed', "Organizations this process caught up from a writer's snapshot since it started (it was behind the commit stream's retention)");
   metrics.collect(() => {
     const v = quorum.view();
     leases.set(v.leases);
     writer.set(v.role === 'writer' ? 1 : 0);
     lag.set(v.lag_entries);
+    installed.set(v.snapshots_installed);
   });
   return {
     quorum,
@@ -653,7 +655,7 @@ function buildSignIn({ config, clock, ids }: Base, pipeline: IssuePipeline, pass
   });
 }
 
-function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cursorSecret: Buffer, store: Store, pipeline: IssuePipeline, registry: Registry, commits: CommitBus, sealer: SecretSealer) {
+function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cursorSecret: Buffer, store: Store, pipeline: IssuePipeline, registry: Registry, commits: CommitBus, sealer: SecretSealer, challenges: Sealer) {
   const providerTokens = createProviderTokens({
     clock,
     records: createKeyedRecords(store.ssoTokens, PROVIDER_TOKENS_FORMAT),
@@ -678,6 +680,7 @@ function buildSso({ config, clock, ids, issuer, options, warn, guard }: Base, cu
     pending: createPendingFlows({ clock, records: createKeyedRecords(store.ssoPending, PENDING_FLOW_FORMAT), sealer, limits: config.ssoPending }),
     providerTokens,
     pipeline,
+    challenges,
     org: (id) => registry.get(id),
     callbackUrl: () => `${issuer()}/authenticate/oidc/callback`,
     region: config.regions[0] as string,
@@ -723,10 +726,10 @@ function buildOAuth({ config, clock, ids, issuer, guard }: Base, { registry, com
 }
 
 /** The authorization server's person side: the authorization endpoint with its hosted sign-in page and pushed requests, RP-initiated logout, userinfo, and the device authorization grant's endpoint and user code pages. */
-function buildOAuthUser({ clock, ids, issuer }: Base, storage: Storage, registry: Registry, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>, secondFactor: TotpService, tokens: Tokens): Route[] {
+function buildOAuthUser({ clock, ids, issuer }: Base, storage: Storage, registry: Registry, oauth: ReturnType<typeof buildOAuth>, signIn: ReturnType<typeof buildSignIn>, secondFactor: TotpService, passkeys: PasskeyService, tokens: Tokens): Route[] {
   const sealer = createSessionSealer(storage.cursorSecret);
   const newSessionId = () => ids.uuid();
-  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, secondFactor, issuer, newSessionId, pushed: createPushedRequests(clock) });
+  const authorize = createAuthorize({ clients: oauth.clients, sealer, clock, signIn, secondFactor, passkeys, issuer, newSessionId, pushed: createPushedRequests(clock) });
   const endSession = createEndSession({ clients: oauth.clients, org: (id) => registry.get(id), hints: createIdTokenHintVerifier({ keys: tokens.keys, issuer }), sealer, clock, issuer });
   const userinfo = createUserInfo({ tokens: oauth.accessTokens, issuer, dpop: oauth.dpop });
   const device = createDeviceFlow({ sealer, clock, signIn, issuer, newSessionId, orgs: () => registry.all() });
@@ -801,7 +804,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
     rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.anonymousPerIp },
   });
   const sealer = createSecretSealer(config.secretsKey, config.secretsKeyPrevious);
-  const sso = buildSso(base, storage.cursorSecret, storage.store, pipeline, registry, orgs.commits, sealer);
+  const sso = buildSso(base, storage.cursorSecret, storage.store, pipeline, registry, orgs.commits, sealer, challenges);
   const oauth = buildOAuth(base, orgs, tokens, pipeline, storage.cursorSecret);
   const mail = config.smtpUrl === undefined ? undefined : createSmtpSender(config.smtpUrl, config.smtpFrom);
   const oneTimeCodes = createOneTimeCodes({
@@ -887,7 +890,7 @@ function buildFront(base: Base, { nativeHttp, storage, orgs, deletions, events, 
       clock: base.clock,
     }),
     ...oauthTokenRoutes({ handlers: deps, ...oauth }),
-    ...buildOAuthUser(base, storage, registry, oauth, signIn, totp, tokens),
+    ...buildOAuthUser(base, storage, registry, oauth, signIn, totp, passkeys, tokens),
     ...sessionRoutes(deps, personAuthenticator(tokens.validator), base.clock),
     ...sdkRoutes({ handlers: deps, clock: base.clock, validator: tokens.validator, rate: { windowMs: config.browser.rateWindowMs, perIp: config.browser.sdkPerIp, perOrg: config.browser.sdkPerOrg } }),
     ...cloudConnectionRoutes(deps, cloud),

@@ -1,6 +1,9 @@
 // Servers under test as child processes: a bench server script (bench/hello-server.ts, bench/minimal-mint-server.ts)
 // or the service itself (src/main.ts) on a fresh data dir. Each runs in its own process so that on two cores the
 // server and the load generator get a core each, and so its CPU time can be read apart from the generator's.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { spawnNode } from '../../test/support/process.js';
 import { removeDir, tempDir } from '../../test/support/server.js';
 
@@ -78,4 +81,12 @@ export async function startService(env: Record<string, string> = {}, options: Om
       }
     },
   };
+}
+
+/** With `on` (a benchmark's --profile), the service writes a CPU profile to bench/results/profiles/ when it stops. */
+export function profiled(on: boolean): { nodeArgs?: string[] } {
+  if (!on) return {};
+  const profileDir = join(fileURLToPath(new URL('../..', import.meta.url)), 'bench/results/profiles');
+  mkdirSync(profileDir, { recursive: true });
+  return { nodeArgs: ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${profileDir}`] };
 }

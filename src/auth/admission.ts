@@ -141,6 +141,12 @@ export interface Admission {
    */
   complete(c: SignInContext, a: Admitted): Promise<SignInOutcome>;
   /**
+   * complete's decision for a method that issues the token itself (SSO keeps the token's jti): the challenge,
+   * or undefined when the sign-in goes on to its token. A person who must use two factors and holds no second
+   * one is refused (403, recorded).
+   */
+  secondFactor(c: SignInContext, a: Admitted): Promise<{ second_factor: SecondFactorRequired } | undefined>;
+  /**
    * The same sign-in recorded without a token: the hosted OAuth pages, whose client gets its own tokens later.
    * `answerable`: the second factors the page can ask for; a person who holds one of them gets a challenge
    * naming those, one who holds only others is refused (403, recorded).
@@ -183,6 +189,14 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     };
     const expires = Math.floor(clock.nowMs() / 1000) + CHALLENGE_TTL_S;
     return { second_factor: { challenge: deps.challenges.seal(CHALLENGE_PURPOSE, challenge, expires), methods, expires_in: CHALLENGE_TTL_S } };
+  }
+
+  async function secondFactor(c: SignInContext, a: Admitted): Promise<{ second_factor: SecondFactorRequired } | undefined> {
+    // A factor is not its own second: a passkey sign-in asks for TOTP, not for another passkey.
+    const methods = firstOnly(a) ? secondFactors(c.org.state.config, a.person).filter((m) => m !== a.method) : [];
+    if (methods.length > 0) return challengeFor(c, a, methods);
+    if (firstOnly(a)) await requireNone(c, a);
+    return undefined;
   }
 
   const refuse: Admission['refuse'] = async (c, method, failure_reason, failure_detail, who = {}) => {
@@ -262,14 +276,9 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     newPerson,
     request,
     issue,
+    secondFactor,
     async complete(c, a) {
-      // A factor is not its own second: a passkey sign-in asks for TOTP, not for another passkey.
-      const methods = firstOnly(a) ? secondFactors(c.org.state.config, a.person).filter((m) => m !== a.method) : [];
-      if (methods.length === 0) {
-        if (firstOnly(a)) await requireNone(c, a);
-        return { token: await issue(c, a) };
-      }
-      return challengeFor(c, a, methods);
+      return (await secondFactor(c, a)) ?? { token: await issue(c, a) };
     },
     async record(c, a, answerable = []) {
       if (firstOnly(a)) {

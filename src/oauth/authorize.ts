@@ -9,6 +9,7 @@ import type { Consistency, IssuingOrg } from '../auth/issue.js';
 import type { SignInService } from '../auth/sign-in.js';
 import type { SecondFactorRequired } from '../auth/admission.js';
 import type { TotpService } from '../auth/totp.js';
+import type { PasskeyService } from '../auth/webauthn.js';
 import type { SignedIn } from '../auth/verify.js';
 import { HANDLE_TYPES, type HandleType, type OrgState } from '../domain/state.js';
 import type { SignInFacts } from '../domain/oauth-grants.js';
@@ -18,7 +19,7 @@ import { readCookie, type Sealer } from '../lib/signed.js';
 import { CSRF_COOKIE, FORM_TTL_S, SESSION_TTL_S, newCsrf, readSession, sessionCookie, sessionCurrent, sessionPassword, setCookie, type Session } from './session.js';
 import { personScope } from './scopes.js';
 import { acrSatisfied } from './acr.js';
-import { errorPage, secondFactorPage, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
+import { errorPage, secondFactorPage, secondFactorPageCsp, signInPage, signInPageCsp, type SsoButton } from './sign-in-page.js';
 import type { PushedParams, PushedRequests } from './pushed-requests.js';
 
 /** What the authorization endpoint needs of a client (the clients' own module owns the rest). */
@@ -72,6 +73,8 @@ export interface AuthorizeDeps {
   signIn: Pick<SignInService, 'verify'>;
   /** answers the second-factor challenge a password sign-in of a person holding TOTP ends with */
   secondFactor: Pick<TotpService, 'verify'>;
+  /** the same challenge answered with a passkey usable on the hosted page */
+  passkeys: Pick<PasskeyService, 'hostedOptions' | 'verify'>;
   issuer(): string;
   newSessionId(): string;
   pushed: PushedRequests;
@@ -85,17 +88,23 @@ export interface SignInForm {
   password: string;
 }
 
-/** The second-factor form: the sign-in form's request and check value, the challenge, and a code or a recovery code. */
+/**
+ * The second-factor forms: the sign-in form's request and check value, the challenge, and a code or a recovery
+ * code, or a passkey's assertion (the JSON the page's one script posts).
+ */
 export interface SecondFactorForm {
   request: string;
   csrf: string;
   challenge: string;
   code: string;
   recovery_code: string;
+  webauthn: string;
+  /** the methods the first step's challenge named, space-separated: which forms the page shows again (nothing more) */
+  methods: string;
 }
 
-/** The second factors the hosted page asks for: a code typed in (its policy runs no script, so no passkey). */
-export const PAGE_SECOND_FACTORS: readonly string[] = ['totp'];
+/** The second factors the hosted page asks for: a code typed in, and a passkey (by its one script, allowed by hash). */
+export const PAGE_SECOND_FACTORS: readonly string[] = ['totp', 'webauthn'];
 
 export interface Caller {
   cookie: string | undefined;
@@ -209,30 +218,41 @@ export async function hostedSignIn(
   return 'second_factor' in signedIn ? signedIn : opened(deps, org, signedIn, caller);
 }
 
-/** The hosted page's second step: the challenge its password step answered, with a code or a recovery code. */
+/**
+ * The hosted page's second step: the challenge its password step answered, with a code or a recovery code, or
+ * with a passkey's assertion made on the page (whose origin is the issuer's).
+ */
 export async function hostedSecondFactor(
-  deps: Pick<AuthorizeDeps, 'secondFactor'> & HostedDeps,
+  deps: Pick<AuthorizeDeps, 'secondFactor' | 'passkeys'> & HostedDeps,
   org: IssuingOrg & { state: OrgState },
-  form: Partial<Pick<SecondFactorForm, 'challenge' | 'code' | 'recovery_code'>>,
+  form: Partial<Pick<SecondFactorForm, 'challenge' | 'code' | 'recovery_code' | 'webauthn'>>,
   caller: Caller,
 ): Promise<HostedSignedIn | SignInRefusal> {
   // The page's form sends both fields; the empty one is not an answer.
   const code = form.code?.trim() || undefined;
   const recovery = form.recovery_code?.trim() || undefined;
+  const request = { org, challenge: form.challenge ?? '', ip: caller.ip, userAgent: caller.userAgent, consistency: caller.consistency };
   try {
-    const signedIn = await deps.secondFactor.verify({
-      org,
-      challenge: form.challenge ?? '',
-      ...(code !== undefined ? { code } : { recovery_code: recovery }),
-      ip: caller.ip,
-      origin: caller.origin,
-      userAgent: caller.userAgent,
-      consistency: caller.consistency,
-    });
+    const signedIn =
+      form.webauthn?.trim()
+        ? await deps.passkeys.verify({ ...request, origin: new URL(deps.issuer()).origin, credential: assertionOf(form.webauthn) })
+        : await deps.secondFactor.verify({ ...request, origin: caller.origin, ...(code !== undefined ? { code } : { recovery_code: recovery }) });
     return opened(deps, org, signedIn, caller);
   } catch (error) {
     return refusalOf(error);
   }
+}
+
+/** The assertion the page's script posted: a JSON object, which the passkey check reads field by field. */
+function assertionOf(json: string): Parameters<PasskeyService['verify']>[0]['credential'] {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    value = undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ServiceError('ERR_BAD_REQUEST', 'webauthn: not a passkey assertion (JSON)');
+  return value as Parameters<PasskeyService['verify']>[0]['credential'];
 }
 
 /**
@@ -412,13 +432,42 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     return answer;
   }
 
-  /** The page asking for the second factor, with the form's sealed request and check value as they came. */
-  function secondStep(found: NonNullable<ReturnType<ClientFinder['find']>>, request: AuthorizationRequest, form: Pick<SecondFactorForm, 'request' | 'csrf'>, challenge: string, status: number, error?: string): AuthorizeAnswer {
+  /**
+   * The page asking for the second factor, with the form's sealed request and check value as they came: the
+   * code form for a TOTP holder, the passkey button with fresh assertion options for a person who holds a
+   * passkey this page can use (its RP ID the issuer's host or a parent of it).
+   */
+  async function secondStep(
+    found: NonNullable<ReturnType<ClientFinder['find']>>,
+    request: AuthorizationRequest,
+    form: Pick<SecondFactorForm, 'request' | 'csrf'>,
+    challenge: string,
+    methods: readonly string[],
+    status: number,
+    error?: string,
+  ): Promise<AuthorizeAnswer> {
+    let options: Awaited<ReturnType<PasskeyService['hostedOptions']>>;
+    try {
+      if (methods.includes('webauthn')) options = await deps.passkeys.hostedOptions(found.org, new URL(deps.issuer()).origin, challenge);
+    } catch (error) {
+      // An altered or expired challenge: the page offers no passkey, and its answer says so.
+      if (!(error instanceof ServiceError) || error.status !== 400) throw error;
+    }
     return {
       kind: 'page',
       status,
-      html: secondFactorPage({ org_name: found.org.state.org_name, client_name: found.client.client_name, request: form.request, csrf: form.csrf, challenge, ...(error !== undefined && { error }) }),
-      headers: { 'Content-Security-Policy': signInPageCsp(request.redirect_uri) },
+      html: secondFactorPage({
+        org_name: found.org.state.org_name,
+        client_name: found.client.client_name,
+        request: form.request,
+        csrf: form.csrf,
+        challenge,
+        methods: methods.filter((m) => PAGE_SECOND_FACTORS.includes(m)),
+        totp: methods.includes('totp'),
+        ...(options !== undefined && { passkey_options: JSON.stringify(options) }),
+        ...(error !== undefined && { error }),
+      }),
+      headers: { 'Content-Security-Policy': secondFactorPageCsp(request.redirect_uri) },
     };
   }
 
@@ -488,7 +537,7 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       const signedIn = await hostedSignIn(deps, found.org, form, caller, PAGE_SECOND_FACTORS);
       if ('status' in signedIn) return withRetry(page(found, request, signedIn.status, signedIn.message, handleType), signedIn);
       // The same request and check value go on to the second step.
-      if ('second_factor' in signedIn) return secondStep(found, request, form as SecondFactorForm, signedIn.second_factor.challenge, 200);
+      if ('second_factor' in signedIn) return await secondStep(found, request, form as SecondFactorForm, signedIn.second_factor.challenge, signedIn.second_factor.methods, 200);
       // The session the sign-in opens is recorded with the code, in one entry.
       return issueCode(found.org, request, signedIn.facts, { 'Set-Cookie': signedIn.cookie }, signedIn.session);
     },
@@ -498,12 +547,15 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
       if ('kind' in opened) return opened;
       const { request, found } = opened;
       const step = form as SecondFactorForm;
-      if (!form.code?.trim() && !form.recovery_code?.trim()) return secondStep(found, request, step, form.challenge ?? '', 400, 'Enter the code your authenticator app shows, or one of your recovery codes.');
+      const methods = (form.methods ?? 'totp').split(' ');
+      if (!form.code?.trim() && !form.recovery_code?.trim() && !form.webauthn?.trim()) {
+        return await secondStep(found, request, step, form.challenge ?? '', methods, 400, 'Enter the code your authenticator app shows, or one of your recovery codes, or use your passkey.');
+      }
       const signedIn = await hostedSecondFactor(deps, found.org, form, caller);
       if ('status' in signedIn) {
         // A challenge expired or not this organization's: the sign-in starts again; a wrong code: the code again.
         if (signedIn.status === 400) return page(found, request, 400, 'The sign-in took too long or the form was altered; sign in again.');
-        return withRetry(secondStep(found, request, step, form.challenge ?? '', signedIn.status, signedIn.message), signedIn);
+        return withRetry(await secondStep(found, request, step, form.challenge ?? '', methods, signedIn.status, signedIn.message), signedIn);
       }
       return issueCode(found.org, request, signedIn.facts, { 'Set-Cookie': signedIn.cookie }, signedIn.session);
     },

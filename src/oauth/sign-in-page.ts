@@ -1,5 +1,6 @@
 // The organization's hosted sign-in page and the authorization endpoint's error page: server-rendered HTML,
-// every value escaped, no script.
+// every value escaped; the one script is the passkey step's, allowed by its hash and no other.
+import { createHash } from 'node:crypto';
 import type { HandleType } from '../domain/state.js';
 
 export const SIGN_IN_PATH = '/oauth2/authorize/sign-in';
@@ -31,6 +32,37 @@ export function signInPageCsp(redirectUri: string): string {
     // Registered redirect URIs are absolute; nothing else is allowed if one is not.
   }
   return (PAGE_HEADERS['Content-Security-Policy'] as string).replace("form-action 'self'", `form-action 'self'${target === '' ? '' : ` ${target}`}`);
+}
+
+/**
+ * The second step's passkey button: the assertion options the page was rendered with (data-options), asked of
+ * the browser's authenticator, and the response posted with the step's form. No fetch: the page talks to
+ * the service only by its form, so the policy needs no connect-src.
+ */
+const PASSKEY_SCRIPT = `(() => {
+const button = document.getElementById('passkey');
+if (!button) return;
+const bytes = (s) => Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((s.length + 3) % 4)), (c) => c.charCodeAt(0));
+const b64u = (b) => b === null ? undefined : btoa(String.fromCharCode(...new Uint8Array(b))).replace(/[+]/g, '-').replace(/[/]/g, '_').replace(/=+$/, '');
+button.addEventListener('click', async () => {
+  const o = JSON.parse(button.dataset.options);
+  const form = document.getElementById('passkey-form');
+  try {
+    const c = await navigator.credentials.get({ publicKey: { ...o, challenge: bytes(o.challenge), allowCredentials: (o.allowCredentials || []).map((x) => ({ ...x, id: bytes(x.id) })) } });
+    const r = c.response;
+    form.elements.webauthn.value = JSON.stringify({ id: c.id, rawId: b64u(c.rawId), type: c.type, clientExtensionResults: {}, response: {
+      clientDataJSON: b64u(r.clientDataJSON), authenticatorData: b64u(r.authenticatorData), signature: b64u(r.signature), userHandle: b64u(r.userHandle) } });
+    form.submit();
+  } catch (e) {
+    document.getElementById('passkey-status').textContent = 'The passkey was not used (' + e.name + '). Try again, or enter a code.';
+  }
+});
+})();`;
+const PASSKEY_SCRIPT_SOURCE = `'sha256-${createHash('sha256').update(PASSKEY_SCRIPT).digest('base64')}'`;
+
+/** The second step's policy: the sign-in page's, with the passkey script allowed by its hash (nothing else runs). */
+export function secondFactorPageCsp(redirectUri: string): string {
+  return `${signInPageCsp(redirectUri)}; script-src ${PASSKEY_SCRIPT_SOURCE}`;
 }
 
 /** A page of the hosted sign-in (the device page's too): its frame and style. */
@@ -101,26 +133,52 @@ export interface SecondFactorPageInput {
   csrf: string;
   /** the signed challenge the password step answered with */
   challenge: string;
+  /** the methods the challenge named that this page asks for, carried with the forms to show them again */
+  methods: readonly string[];
+  /** the person holds TOTP: the code form */
+  totp: boolean;
+  /** the options of a passkey assertion (JSON), when the person holds a passkey usable on this page */
+  passkey_options?: string | undefined;
   error?: string;
 }
 
-/** The sign-in's second step: a code from the person's authenticator app, or one of their recovery codes. */
+/**
+ * The sign-in's second step: a code from the person's authenticator app or one of their recovery codes, and
+ * a passkey, as the person holds them. Both forms carry the same request, check value and challenge.
+ */
 export function secondFactorPage(p: SecondFactorPageInput): string {
-  return page(
-    `Sign in to ${p.org_name}`,
-    `<h1>Sign in to ${escapeHtml(p.org_name)}</h1>
-<p>to continue to ${escapeHtml(p.client_name)}: enter the code your authenticator app shows, or one of your recovery codes.</p>
-${p.error === undefined ? '' : `<p class="error" role="alert">${escapeHtml(p.error)}</p>`}
-<form method="post" action="${SECOND_FACTOR_PATH}">
-<input type="hidden" name="request" value="${escapeHtml(p.request)}">
+  const carried = `<input type="hidden" name="request" value="${escapeHtml(p.request)}">
 <input type="hidden" name="csrf" value="${escapeHtml(p.csrf)}">
 <input type="hidden" name="challenge" value="${escapeHtml(p.challenge)}">
+<input type="hidden" name="methods" value="${escapeHtml(p.methods.join(' '))}">`;
+  const passkey =
+    p.passkey_options === undefined
+      ? ''
+      : `<form id="passkey-form" method="post" action="${SECOND_FACTOR_PATH}">
+${carried}
+<input type="hidden" name="webauthn" value="">
+<button type="button" id="passkey" data-options="${escapeHtml(p.passkey_options)}">Use a passkey</button>
+<p id="passkey-status" role="status"></p>
+</form>
+<script>${PASSKEY_SCRIPT}</script>`;
+  const totp = !p.totp
+    ? ''
+    : `<form method="post" action="${SECOND_FACTOR_PATH}">
+${carried}
 <label for="code">Authentication code</label>
-<input id="code" name="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" autofocus>
+<input id="code" name="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code"${passkey === '' ? ' autofocus' : ''}>
 <label for="recovery_code">Or a recovery code</label>
 <input id="recovery_code" name="recovery_code" autocomplete="off">
 <button type="submit">Continue</button>
-</form>`,
+</form>`;
+  const ask = [p.totp && 'enter the code your authenticator app shows, or one of your recovery codes', passkey !== '' && 'use your passkey'].filter(Boolean).join('; or ');
+  return page(
+    `Sign in to ${p.org_name}`,
+    `<h1>Sign in to ${escapeHtml(p.org_name)}</h1>
+<p>to continue to ${escapeHtml(p.client_name)}: ${ask === '' ? "your passkeys belong to the organization's own site (their domain is not this page's or a parent of it): sign in there" : ask}.</p>
+${p.error === undefined ? '' : `<p class="error" role="alert">${escapeHtml(p.error)}</p>`}
+${passkey}
+${totp}`,
   );
 }
 

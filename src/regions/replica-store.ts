@@ -24,7 +24,7 @@ export interface ReplicaStore {
    * Installs a snapshot shipped by the origin and its offset as the applied offset, in one transaction: a
    * crash leaves either the old floor and log or the snapshot and the new floor, never a mix.
    */
-  install(org: string, snapshot: Snapshot, newOrg: boolean): Promise<void>;
+  install(org: string, snapshot: Snapshot): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -52,15 +52,7 @@ export function openReplicaStore(dataDir: string, region: string, durable: boole
         for (const [org, offset] of applied) store.meta.putSync(appliedKey(org), encodeRecord(offset));
       });
     },
-    async install(org, snapshot, newOrg) {
-      // Encoded as the log's saveSnapshot does, so recovery reads it like the replica's own.
-      const bytes = encodeRecord(snapshot, 'records');
-      await store.root.transaction(() => {
-        if (newOrg) store.orgs.putSync(org, encodeRecord({ created: nowMs() }));
-        store.snapshots.putSync(org, bytes);
-        store.meta.putSync(appliedKey(org), encodeRecord(snapshot.offset));
-      });
-    },
+    install: (org, snapshot) => wal.installSnapshot(org, snapshot, { meta: [[appliedKey(org), snapshot.offset]], createdMs: nowMs() }),
     close: () => store.close(),
   };
 }

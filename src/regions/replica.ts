@@ -193,7 +193,7 @@ export class Replica implements ReplicaEndpoint {
     try {
       state = fromSnapshot(snapshot.state, true);
       await this.saving;
-      await this.store.install(org, snapshot, !this.states.has(org));
+      await this.store.install(org, snapshot);
     } catch (error) {
       return reject(error);
     }

@@ -11,8 +11,9 @@ import { checkHandle } from '../domain/rules.js';
 import { SIGN_IN_DENIED } from '../domain/sign-in.js';
 import { handleKey, type Handle, type Person, type SsoCredential } from '../domain/state.js';
 import type { Clock } from '../lib/clock.js';
-import { rfc3339Nanos } from '../lib/time-text.js';
+import { createAdmission, type Admitted, type SecondFactorRequired, type SignInContext, type SignInOutcome } from '../auth/admission.js';
 import type { Consistency, IssuePipeline, IssuingOrg } from '../auth/issue.js';
+import type { Sealer } from '../lib/signed.js';
 import { appleClientSecret } from './apple.js';
 import { describe, type ProviderEndpoints, type ProviderSetup } from './endpoints.js';
 import { followedGroups } from './groups-claim.js';
@@ -39,7 +40,9 @@ export interface SsoSignInDeps {
   pending: PendingFlows;
   /** where the provider's tokens of each sign-in are kept */
   providerTokens: Pick<ProviderTokens, 'keep'>;
-  pipeline: Pick<IssuePipeline, 'issue' | 'refuse'>;
+  pipeline: Pick<IssuePipeline, 'issue' | 'verify' | 'refuse'>;
+  /** signs the second-factor challenge a person who holds a second factor answers (the one password sign-in's use) */
+  challenges: Sealer;
   /** the organization, when it exists here */
   org(id: string): IssuingOrg | undefined;
   /** the service's own callback URL, registered with every provider: <issuer>/authenticate/oidc/callback */
@@ -89,6 +92,8 @@ export interface CallbackRequest {
  */
 export type CallbackOutcome =
   | { kind: 'signed_in'; token: string; redirect_uri: string }
+  /** the person holds a second factor: no token yet, the challenge to answer at /authenticate/<method> */
+  | { kind: 'second_factor'; second_factor: SecondFactorRequired; redirect_uri: string }
   | { kind: 'failed'; error: ServiceError; oauth_error: string; redirect_uri?: string };
 
 export interface SsoSignIn {
@@ -119,11 +124,15 @@ class Refusal extends Error {
 const refusal = (reason: string, error: ServiceError, oauthError: string) => new Refusal(reason, error, oauthError);
 const unauthorized = (message: string) => new ServiceError('ERR_UNAUTHORIZED', message);
 
+/** An admitted SSO sign-in: its token (and the jti the provider's tokens are kept under), or a second-factor challenge. */
+type SsoOutcome = ({ token: string; jti: string } | { second_factor: SecondFactorRequired }) & { person_id: string };
+
 /** The OAuth error code a provider sent, kept only if it looks like one (it is echoed into a URL). */
 const OAUTH_ERROR = /^[a-z_]{1,64}$/;
 
 export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
   const { clock } = deps;
+  const admission = createAdmission(deps);
   // Key sets by their URL, kept across sign-ins so that each callback does not fetch the provider's keys again.
   const jwksCaches = new Map<string, oidc.ExportedJWKSCache>();
 
@@ -287,7 +296,7 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
     }
   }
 
-  async function signIn(org: IssuingOrg, flow: PendingFlow, r: CallbackRequest): Promise<string> {
+  async function signIn(org: IssuingOrg, flow: PendingFlow, r: CallbackRequest): Promise<SignInOutcome> {
     const providerError = r.query['error'];
     if (providerError !== undefined) {
       const code = OAUTH_ERROR.test(providerError) ? providerError : 'server_error';
@@ -317,9 +326,11 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
     }
     try {
       const admitted = await admit(org, r, credential, claims, handle, heldAnonymous(org, flow));
+      // The provider's tokens are kept only for a sign-in that ends here: none for a person not yet signed in.
+      if ('second_factor' in admitted) return { second_factor: admitted.second_factor };
       // The sign-in's identity token names this authentication: GET /sso/oidc/tokens finds the tokens by it.
       await deps.providerTokens.keep(org.id, admitted.person_id, credential, admitted.jti, tokens);
-      return admitted.token;
+      return { token: admitted.token };
     } catch (error) {
       if (error instanceof Refusal) {
         error.handle = handle;
@@ -342,21 +353,23 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
   }
 
   /**
-   * The person of a verified handle, found or registered, and their token through the issuing pipeline. With a
-   * held anonymous person, a registration is that person's upgrade and a sign-in of an existing person deletes it.
+   * The person of a verified handle, found or registered, through the admission step every sign-in method
+   * shares: the organization's policy, then their token, or a second-factor challenge for a person who holds
+   * a second factor (answered at /authenticate/<method>, which issues the token). With a held anonymous
+   * person, a registration is that person's upgrade and a sign-in of an existing person deletes it.
    */
-  async function admit(org: IssuingOrg, r: CallbackRequest, credential: SsoCredential, claims: Record<string, unknown>, handle: Handle, held: Person | undefined): Promise<{ token: string; jti: string; person_id: string }> {
+  async function admit(org: IssuingOrg, r: CallbackRequest, credential: SsoCredential, claims: Record<string, unknown>, handle: Handle, held: Person | undefined): Promise<SsoOutcome> {
     const groups = followedGroups(credential, claims, org.state);
     const id = org.state.handles.get(handleKey(handle));
-    let person = id === undefined ? undefined : org.state.persons.get(id);
-    let registration: { groups?: string[]; upgrade?: true } | undefined;
-    if (person) {
-      if (!person.active) throw refusal('person_not_active', unauthorized(SIGN_IN_DENIED), 'access_denied');
-      if (!joinableBySso(person, handle)) throw refusal('handle_not_verified', new ServiceError('ERR_FORBIDDEN', NOT_JOINED), 'access_denied');
-      if (groups && groups.join('\n') !== person.groups.join('\n')) {
-        await org.execute({ kind: 'SetPersonGroups', person_id: person.person_id, groups });
-        person = org.state.persons.get(person.person_id) ?? person;
-      }
+    const found = id === undefined ? undefined : org.state.persons.get(id);
+    const c: SignInContext = { org, ip: r.ip, origin: r.origin, userAgent: r.userAgent, consistency: r.consistency, anonymous_person_id: held?.person_id };
+    let a: Admitted;
+    if (found) {
+      if (!found.active) throw refusal('person_not_active', unauthorized(SIGN_IN_DENIED), 'access_denied');
+      if (!joinableBySso(found, handle)) throw refusal('handle_not_verified', new ServiceError('ERR_FORBIDDEN', NOT_JOINED), 'access_denied');
+      // The provider's groups first: the organization's second-factor policy names groups.
+      if (groups && groups.join('\n') !== found.groups.join('\n')) await org.execute({ kind: 'SetPersonGroups', person_id: found.person_id, groups });
+      a = { method: METHOD, person: org.state.persons.get(found.person_id) ?? found, handle, proof: { method: METHOD } };
     } else {
       try {
         checkSelfRegistration(org.state.config, METHOD, handle);
@@ -369,34 +382,20 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
         await org.execute(command);
         throw refusal('person_not_active', unauthorized('the person was registered and awaits the organization\'s approval'), 'access_denied');
       }
-      if (held) {
-        // The anonymous person itself registers: the hooks see it as it will be, regular with the handle. The
-        // upgrade keeps the person's record, so the provider's groups are set on it first, as for a known person.
-        if (groups && groups.join('\n') !== held.groups.join('\n')) await org.execute({ kind: 'SetPersonGroups', person_id: held.person_id, groups });
-        const current = org.state.persons.get(held.person_id) ?? held;
-        person = { ...current, person_type: 'regular', handles: [...current.handles, handle] };
-        delete person.anonymous_expires_ms;
-        registration = { upgrade: true };
-      } else {
-        person = newPerson(handle, groups ?? []);
-        registration = groups ? { groups } : {};
-      }
+      // The upgrade keeps the anonymous person's record, so the provider's groups are set on it first, as for a known person.
+      if (held && groups && groups.join('\n') !== held.groups.join('\n')) await org.execute({ kind: 'SetPersonGroups', person_id: held.person_id, groups });
+      const { person, upgrade } = admission.registrant(c, { person_id: deps.newPersonId(), region: deps.region, groups }, handle);
+      a = { method: METHOD, person, handle, proof: { method: METHOD }, registration: upgrade ? { upgrade } : groups ? { groups } : {} };
     }
     try {
-      const issued = await deps.pipeline.issue(org, {
-        method: METHOD,
-        person,
-        handle,
-        authentications: [{ handle, method: METHOD, timestamp: rfc3339Nanos(clock.nowNs()) }],
-        request_metadata: { client_ip_address: r.ip, origin: r.origin, user_agent: r.userAgent },
-        consistency: r.consistency,
-        registration,
-        prev_anonymous_person_id: held?.person_id,
-      });
-      await openSession(org, r, person.person_id, issued);
-      return { token: issued.token, jti: issued.jti, person_id: person.person_id };
+      const challenged = await admission.secondFactor(c, a);
+      if (challenged) return { ...challenged, person_id: a.person.person_id };
+      const issued = await deps.pipeline.issue(org, admission.request(c, a));
+      await openSession(org, r, a.person.person_id, issued);
+      return { token: issued.token, jti: issued.jti, person_id: a.person.person_id };
     } catch (error) {
-      // The pipeline recorded its own refusals (hook denial or failure, the person changed meanwhile).
+      // The admission step and the pipeline recorded their own refusals (a second factor missing, a hook's
+      // denial or failure, the person changed meanwhile).
       const e = error instanceof ServiceError ? error : new ServiceError('ERR_INTERNAL', 'internal error', { cause: error });
       throw new Refusal('pipeline', e, e.status >= 500 ? 'server_error' : 'access_denied', false);
     }
@@ -420,20 +419,6 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
         tokens: [{ jti: issued.jti, exp: issued.exp }],
       },
     });
-  }
-
-  function newPerson(handle: Handle, groups: string[]): Person {
-    return {
-      person_id: deps.newPersonId(),
-      active: true,
-      person_type: 'regular',
-      region: deps.region,
-      handles: [handle],
-      groups,
-      attributes: {},
-      gdpr_consents: [],
-      created: new Date(clock.nowMs()).toISOString(),
-    };
   }
 
   async function record(orgId: string | undefined, r: CallbackRequest, f: Refusal): Promise<void> {
@@ -479,7 +464,9 @@ export function createSsoSignIn(deps: SsoSignInDeps): SsoSignIn {
       const org = deps.org(flow.org);
       if (!org) return { kind: 'failed', error: notFound(`organization ${flow.org} not found`), oauth_error: 'server_error', redirect_uri: flow.redirect_uri };
       try {
-        return { kind: 'signed_in', token: await signIn(org, flow, r), redirect_uri: flow.redirect_uri };
+        const outcome = await signIn(org, flow, r);
+        if ('second_factor' in outcome) return { kind: 'second_factor', second_factor: outcome.second_factor, redirect_uri: flow.redirect_uri };
+        return { kind: 'signed_in', token: outcome.token, redirect_uri: flow.redirect_uri };
       } catch (error) {
         if (!(error instanceof Refusal)) throw error;
         if (error.record) await record(flow.org, r, error);

@@ -59,6 +59,13 @@ export interface Wal {
    * packing while that commit flushes. One that fails to pack is warned of and left out: the WAL has its entries.
    */
   saveSnapshots(items: Iterable<SnapshotItem>): Promise<void>;
+  /**
+   * Installs a snapshot shipped by another process (a reader behind a stream's retention) in one transaction with
+   * the organization's record (made if new), the chain link of its last event and `meta` values: a crash leaves
+   * the old log or the snapshot, never a mix. Entries up to its offset are no longer read (recovery starts at the
+   * snapshot); compaction removes them.
+   */
+  installSnapshot(org: string, snapshot: Snapshot, options?: InstallOptions): Promise<void>;
   /** Calls fn for every entry after `after`, in order; cuts a corrupt or torn tail, with a warning. */
   replay<C>(org: string, after: number, afterEvent: number, fn: (offset: number, entry: WalEntry<C>) => void): Promise<ReplayResult>;
   entries<C>(org: string, after: number, limit: number): Array<{ offset: number; entry: WalEntry<C> }>;
@@ -87,6 +94,14 @@ export interface Wal {
   removeEntries(org: string, through: number, limit: number): Promise<number>;
   getMeta<T>(key: string): T | undefined;
   putMeta(key: string, value: unknown): Promise<void>;
+}
+
+export interface InstallOptions {
+  meta?: ReadonlyArray<[key: string, value: unknown]>;
+  /** the chain link of the snapshot's last event (event_offset), as the shipping process stored it */
+  chain?: Buffer;
+  /** stamped on the organization's record when it is new here */
+  createdMs?: number;
 }
 
 /** The meta key holding the highest offset compaction removed of an organization's entries. */
@@ -164,6 +179,22 @@ export function createWal(store: Store, warn: (message: string) => void, options
           if (meta) for (const [key, value] of meta) void store.meta.put(key, encodeRecord(value));
         }),
       );
+    },
+
+    async installSnapshot(org, snapshot, { meta, chain, createdMs = Date.now() } = {}) {
+      // Encoded as saveSnapshot packs it, so recovery reads it like the log's own.
+      const bytes = encodeRecord(snapshot, 'records');
+      const known = store.orgs.doesExist(org);
+      await store.root.batch(() => {
+        if (!known) void store.orgs.put(org, encodeRecord({ created: createdMs }));
+        void store.snapshots.put(org, bytes);
+        // Where the organization's next event chains from (its events up to here are not in this log).
+        if (chain && snapshot.event_offset > 0) void store.chains.put([org, snapshot.event_offset], chain);
+        if (meta) for (const [key, value] of meta) void store.meta.put(key, encodeRecord(value));
+      });
+      // Newer than any periodic snapshot still packing from before: that one must not replace it.
+      written.set(org, Math.max(written.get(org) ?? 0, snapshot.offset));
+      noteDurable(org, snapshot.offset);
     },
 
     organizations() {

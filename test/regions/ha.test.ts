@@ -10,12 +10,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { Agent, fetch } from 'undici';
-import { freePort } from '../support/free-port.js';
+import { createPerson, createPersonAtWriter, HA_REGION, health, jwks, personsAt, startHaProcess } from '../support/ha.js';
 import { natsAvailable, startNatsCluster, type NatsServer } from '../support/nats.js';
-import { spawnService, type ServiceProcess } from '../support/process.js';
+import type { ServiceProcess } from '../support/process.js';
 import { waitFor } from '../support/regions.js';
-import { removeDir, ROOT_KEY, ROOT_ORG, tempDir } from '../support/server.js';
+import { removeDir, tempDir } from '../support/server.js';
 
 const dir = tempDir('identity-ha-');
 const running: Array<{ kill(): Promise<unknown> }> = [];
@@ -25,58 +24,8 @@ after(async () => {
 });
 
 const TTL_MS = 2000;
-const REGION = 'europe-belgium';
-const agent = new Agent({ keepAliveTimeout: 1000 });
-const HEADERS = { 'Service-OrgID': ROOT_ORG, 'Service-API-Key': ROOT_KEY, 'Content-Type': 'application/json' };
-
-async function startProcess(name: string, nats: NatsServer[], dataDir = dir): Promise<ServiceProcess> {
-  const port = await freePort();
-  const p = await spawnService({
-    SERVICE_PORT: String(port),
-    SERVICE_REGIONS: REGION,
-    SERVICE_REGION_TRANSPORT: 'jetstream',
-    SERVICE_NATS_URL: nats.map((n) => n.url).join(','),
-    SERVICE_NATS_REPLICAS: '3',
-    SERVICE_PROCESS_NAME: name,
-    SERVICE_PUBLIC_URL: `http://127.0.0.1:${port}`,
-    SERVICE_LEASE_TTL: `${TTL_MS}ms`,
-    SERVICE_LEASE_RENEW: '400ms',
-    SERVICE_NATS_PING: '500ms',
-  }, join(dataDir, name));
-  running.push(p);
-  return p;
-}
-
-async function health(base: string): Promise<any> {
-  return ((await (await fetch(`${base}/health?org=${ROOT_ORG}`, { dispatcher: agent })).json()) as any).result;
-}
-
-/** POST /persons without following redirects: the status says who answered. */
-async function createPerson(base: string, handle: string): Promise<{ status: number; id?: string; location?: string }> {
-  try {
-    const res = await fetch(`${base}/persons`, { method: 'POST', headers: HEADERS, body: JSON.stringify({ handles: [{ type: 'email_address', value: handle }] }), redirect: 'manual', dispatcher: agent });
-    const body = (await res.json()) as any;
-    return { status: res.status, ...(res.status === 201 ? { id: body.result.person_id } : {}), ...(res.headers.get('location') ? { location: res.headers.get('location') as string } : {}) };
-  } catch {
-    return { status: 0 };
-  }
-}
-
-/** POST /persons through `base`, sent on once to the lease holder when `base` answers 307. */
-async function createPersonAtWriter(base: string, handle: string): Promise<{ status: number; id?: string; location?: string }> {
-  const r = await createPerson(base, handle);
-  return r.status === 307 && r.location ? createPerson(new URL(r.location).origin, handle) : r;
-}
-
-async function personsAt(base: string): Promise<string[]> {
-  const ids: string[] = [];
-  for (let offset = 0; ; offset += 500) {
-    const res = await fetch(`${base}/persons?limit=500&offset=${offset}`, { headers: HEADERS, dispatcher: agent });
-    const page = ((await res.json()) as any).result as Array<{ person_id: string }>;
-    ids.push(...page.map((p) => p.person_id));
-    if (page.length < 500) return ids;
-  }
-}
+const REGION = HA_REGION;
+const startProcess = (name: string, nats: NatsServer[], dataDir = dir) => startHaProcess(name, nats, dataDir, running, TTL_MS);
 
 test('kill -9 of the writer under load: the standby serves within the lease TTL + 2 s and no acknowledged write is lost or doubled', { skip: natsAvailable ? false : 'nats-server is not on PATH', timeout: 240_000 }, async (t) => {
   const nats = await startNatsCluster(REGION, dir);
@@ -87,7 +36,6 @@ test('kill -9 of the writer under load: the standby serves within the lease TTL 
   const [writer, standby] = (await health(a.base)).lease.writing ? [a, b] : [b, a];
   assert.equal((await health(standby.base)).role, 'standby');
   // One region, one set of signing keys: a token minted before a failover still verifies after it.
-  const jwks = async (base: string) => (await fetch(`${base}/.well-known/jwks.json`, { dispatcher: agent })).json();
   assert.deepEqual(await jwks(standby.base), await jwks(writer.base));
 
   // A write sent to the standby is sent on to the writer.
@@ -180,7 +128,7 @@ test('kill -9 of the writer under load: the standby serves within the lease TTL 
         return acked.every((id) => ids.has(id));
       };
       await waitFor(held, 20_000, `every acknowledged write at ${p.base}`).catch(() => {});
-      for (const id of acked) assert.equal(after.filter((x) => x === id).length, 1, `acknowledged person ${id} once at ${p.base} after the quorum came back`);
+      for (const id of acked) assert.equal(after.filter((x) => x === id).length, 1, `acknowledged person ${id} once at ${p.base} after the quorum came back; it said: ${p.process.output().split('\n').filter((l) => !/^(POST|GET) /.test(l)).slice(-25).join('\n')}; /health ${JSON.stringify(await health(p.base))}`);
     }
   });
   console.log(`# failover ${Math.round(failoverMs)} ms after kill -9; ${acked.length} writes acknowledged, ${ackedBeforeKill} before the kill`);

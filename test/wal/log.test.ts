@@ -1,5 +1,6 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createCompaction } from '../../src/wal/compaction.js';
 import { createWal, type EncodedWrite, type Wal } from '../../src/wal/log.js';
 import { openStore, type Store } from '../../src/wal/store.js';
 import { countCommits } from '../support/registry.js';
@@ -202,4 +203,26 @@ test('given a batch size smaller than the snapshots, then saveSnapshots commits 
   } finally {
     await store.close();
   }
+});
+
+test('given a log behind a stream\'s retention, when a shipped snapshot is installed, then recovery starts at it and the event chain goes on from its link, an older snapshot packed meanwhile does not replace it, and compaction removes the entries it covers', async () => {
+  await withWal(async (wal, store) => {
+    await fill(wal, 'a', 5);
+    await wal.installSnapshot('a', { offset: 40, event_offset: 39, state: 'shipped' }, { meta: [['position:a', 77]], chain: Buffer.alloc(32, 7) });
+    await wal.installSnapshot('b', { offset: 12, event_offset: 11, state: 'new' });
+    assert.deepEqual(wal.organizations(), ['a', 'b'], 'a new organization is recorded with its snapshot');
+    assert.equal(wal.getMeta<number>('position:a'), 77, 'the meta values in the same transaction');
+    assert.deepEqual(wal.chainAt('a', 39), Buffer.alloc(32, 7), "the chain link the organization's next event follows");
+    assert.equal(wal.snapshotOffset('a'), 40);
+    await wal.saveSnapshot('a', { offset: 5, event_offset: 4, state: 'periodic, taken before the install' });
+    assert.equal(wal.loadSnapshot<string>('a')?.state, 'shipped');
+    // Entries after the snapshot follow it; the stale ones before it are never read again, and compaction removes them.
+    await wal.append([write(wal, 'a', 41)]);
+    assert.deepEqual(await replayAll(wal, 'a', 40, 39), { seen: [41], result: { lastOffset: 41, lastEventOffset: 40 } });
+    const removed = await createCompaction({ logs: [{ wal, organizations: () => wal.organizations() }], warn: () => {} }).compact();
+    assert.equal(removed, 5);
+    assert.equal(wal.firstOffset('a'), 41);
+    // Read back by a log opened afresh (a restart): the same snapshot.
+    assert.equal(createWal(store, () => {}).snapshotOffset('a'), 40);
+  });
 });

@@ -58,6 +58,8 @@ const SecondFactorFields = Type.Object(
     challenge: optional('the second-factor challenge the password step answered with'),
     code: optional('six digits from the authenticator app'),
     recovery_code: optional('or one of the person\'s unused recovery codes'),
+    webauthn: optional("or a passkey's assertion (JSON, as the page's script posts it)"),
+    methods: optional('the methods the challenge named, space-separated: which forms the page shows again'),
   },
   { additionalProperties: true },
 );
@@ -111,7 +113,7 @@ export function oauthAuthorizeRoutes(authorize: Authorize): Route[] {
     route<Record<string, string | undefined>>({
       method: 'post',
       path: SECOND_FACTOR_PATH,
-      summary: 'The hosted sign-in\'s second step, for a person who holds TOTP: a code or a recovery code, then the redirect with a code',
+      summary: 'The hosted sign-in\'s second step, for a person who holds TOTP or a passkey: a code, a recovery code or a passkey assertion, then the redirect with a code',
       tag: 'oauth2',
       auth: browser,
       codec: 'form',

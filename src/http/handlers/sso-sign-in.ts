@@ -7,6 +7,7 @@ import type { AnonymousPersons } from '../../browser/anonymous.js';
 import type { IssuingOrg } from '../../auth/issue.js';
 import type { SsoSignIn } from '../../sso/flow.js';
 import { route, type Response, type Route } from '../route.js';
+import { SignInOutcome } from '../schemas.js';
 
 const StartQuery = Type.Object(
   {
@@ -32,7 +33,6 @@ const CallbackForm = Type.Record(Type.String({ maxLength: 64 }), Type.String({ m
 /** What a form_post callback passes on to the GET callback; `user` and anything else stays behind. */
 const FORWARDED = ['code', 'state', 'error', 'error_description', 'iss'];
 
-const TokenRet = Type.Object({ token: Type.String({ description: 'the identity token (JWT)' }) });
 
 /** Answers that carry a token or a state must never be cached or leak the URL onward. */
 const PRIVATE = { 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' };
@@ -98,8 +98,11 @@ export function ssoSignInRoutes(sso: SsoSignIn, anonymous?: Pick<AnonymousPerson
       query: CallbackQuery,
       success: {
         status: 302,
-        result: TokenRet,
-        description: 'redirect to redirect_uri with #token=<JWT> (or #error=&error_description=); with Accept: application/json, 200 {token} or the error',
+        result: SignInOutcome,
+        description:
+          'redirect to redirect_uri with #token=<JWT>, or for a person who holds a second factor #second_factor_challenge=&second_factor_methods=&expires_in= ' +
+          '(methods space-separated; the challenge is answered at /authenticate/<method>), or #error=&error_description=; with Accept: application/json, ' +
+          '200 {token} or {second_factor}, or the error',
       },
       errors: [400, 401, 403, 404, 429, 502],
       handler: async (req) => {
@@ -116,6 +119,12 @@ export function ssoSignInRoutes(sso: SsoSignIn, anonymous?: Pick<AnonymousPerson
         if (outcome.kind === 'signed_in') {
           if (json) return { status: 200, result: { token: outcome.token }, headers: { 'Set-Cookie': clear, ...PRIVATE } };
           return redirect(withFragment(outcome.redirect_uri, { token: outcome.token }), clear);
+        }
+        if (outcome.kind === 'second_factor') {
+          // As password sign-in answers it: the page answers the challenge at /authenticate/<method>.
+          const f = outcome.second_factor;
+          if (json) return { status: 200, result: { second_factor: f }, headers: { 'Set-Cookie': clear, ...PRIVATE } };
+          return redirect(withFragment(outcome.redirect_uri, { second_factor_challenge: f.challenge, second_factor_methods: f.methods.join(' '), expires_in: String(f.expires_in) }), clear);
         }
         if (json || outcome.redirect_uri === undefined) {
           // A state this browser did not start has no redirect_uri that can be trusted: the error is answered here.

@@ -13,7 +13,7 @@ export interface SystemDeps {
   regions(): Array<{ name: string; state: string; lag_entries: number }>;
   /** with several processes in the region: this process's role, its leases and how far it follows the stream */
   quorum?: {
-    view(): { role: string; process: string; leases: number; epochs: Record<string, number>; lag_entries: number };
+    view(): { role: string; process: string; leases: number; epochs: Record<string, number>; lag_entries: number; snapshots_installed: number };
     lease(org: string): { org: string; holder: string | null; url: string | null; epoch: number | null; writing: boolean; offset: number };
   };
 }
@@ -39,6 +39,7 @@ export function systemRoutes(deps: SystemDeps, allRoutes: () => readonly Route[]
           leases: Type.Optional(Type.Integer({ description: 'organizations this process writes' })),
           epoch: Type.Optional(Type.Record(Type.String(), Type.Integer(), { description: "each held lease's epoch" })),
           lag_entries: Type.Optional(Type.Integer({ description: "messages of the region's commit stream not yet applied here" })),
+          snapshots_installed: Type.Optional(Type.Integer({ description: "organizations caught up from their writer's snapshot since this process started (behind the commit stream's retention)" })),
           lease: Type.Optional(Type.Object({ org: Type.String(), holder: Type.Union([Type.String(), Type.Null()]), url: Type.Union([Type.String(), Type.Null()]), epoch: Type.Union([Type.Integer(), Type.Null()]), writing: Type.Boolean(), offset: Type.Integer({ description: "the organization's last entry applied by this process" }) })),
         }),
       },
@@ -48,7 +49,7 @@ export function systemRoutes(deps: SystemDeps, allRoutes: () => readonly Route[]
         const v = deps.quorum.view();
         const org = req.query.org;
         const epoch = org === undefined ? v.epochs : org in v.epochs ? { [org]: v.epochs[org] as number } : {};
-        return { status: 200, result: { ...base, role: v.role, process: v.process, leases: v.leases, epoch, lag_entries: v.lag_entries, ...(org === undefined ? {} : { lease: deps.quorum.lease(org) }) } };
+        return { status: 200, result: { ...base, role: v.role, process: v.process, leases: v.leases, epoch, lag_entries: v.lag_entries, snapshots_installed: v.snapshots_installed, ...(org === undefined ? {} : { lease: deps.quorum.lease(org) }) } };
       },
     }),
     route({

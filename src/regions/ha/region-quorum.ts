@@ -15,6 +15,7 @@ import type { EncodedWrite, Wal } from '../../wal/log.js';
 import { retry } from '../jetstream/connection.js';
 import { commitStreamName, commitSubject, decodeCommit, encodeCommit, ensureRegionStreams, type CommitMessage } from './commit-stream.js';
 import { isWrongSequence, leaseBucket, LeaseTaken, regionValue, type Lease, type LeaseBucket } from './leases.js';
+import { standbySnapshots } from './standby-snapshot.js';
 
 export interface RegionQuorumOptions {
   nc: NatsConnection;
@@ -43,6 +44,8 @@ export interface QuorumView {
   epochs: Record<string, number>;
   /** messages of the region's commit stream not yet applied here */
   lag_entries: number;
+  /** organizations caught up from a writer's snapshot since this process started (it was behind the stream's retention) */
+  snapshots_installed: number;
 }
 
 export interface OrgLeaseView {
@@ -111,6 +114,7 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
   const js: JetStreamClient = jetstream(nc);
   await retry(`streams of region ${region}`, () => ensureRegionStreams(jsm, region, options.replicas, options.retentionMs), warn, () => stopped);
   const bucket: LeaseBucket = leaseBucket(js, jsm, region, Math.min(options.leaseTtlMs, 5000));
+  const snapshots = standbySnapshots({ nc, jsm, region, process: options.process, wal: options.wal, bucket, registry: () => registry, position: (org, seq) => [seqKey(org), seq], warn });
   const secrets = regionValue(js, jsm, region, SECRETS_KEY, Math.min(options.leaseTtlMs, 5000));
   const held = new Map<string, Held>();
   const seen = new Map<string, Seen>();
@@ -187,6 +191,8 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
       const bySeq = new Map([...missing, ...delivered].map((d) => [d.seq, d]));
       batch = [...bySeq.values()].sort((x, y) => x.seq - y.seq);
     }
+    // Behind what the stream retains: the writer's snapshot first.
+    await snapshots.fill(batch.flatMap(({ m }) => m.writes), head);
     const byOrg = new Map<string, EncodedWrite[]>();
     const positions = new Map<string, number>();
     const newOrgs: string[] = [];
@@ -404,6 +410,11 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
       registry = r;
       const info = await retry(`stream ${commitStreamName(region)}`, () => jsm.streams.info(commitStreamName(region)), warn, () => stopped);
       const target = info.state.last_seq;
+      // Organizations idle longer than the stream retains show no gap to the follower: compared with their writers first.
+      await snapshots.start([...r.all()].map((a) => a.id), head, target);
+      // Nothing to wait for below where the follower starts, nor below what the stream still holds: a stream whose
+      // messages all aged out (or one this process had applied to the end) delivers nothing more until a write.
+      applied = Math.max(applied, startSeq() - 1, info.state.first_seq - 1);
       following = follow();
       while (applied < target && !stopped) await new Promise((res) => setTimeout(res, 20));
       ticker = setInterval(() => {
@@ -482,7 +493,7 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
       const epochs: Record<string, number> = {};
       for (const [org, h] of held) if (writing(h)) epochs[org] = h.epoch;
       const leases = Object.keys(epochs).length;
-      return { role: leases > 0 ? 'writer' : 'standby', process: options.process, leases, epochs, lag_entries: Math.max(0, streamLast - applied) };
+      return { role: leases > 0 ? 'writer' : 'standby', process: options.process, leases, epochs, lag_entries: Math.max(0, streamLast - applied), snapshots_installed: snapshots.installed() };
     },
 
     lease(org) {
@@ -520,6 +531,7 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
   quorum.stop = async () => {
     clearInterval(lagTimer);
     await stop();
+    snapshots.stop();
   };
   return quorum;
 }

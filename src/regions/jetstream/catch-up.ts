@@ -3,12 +3,9 @@
 // from there. The replica's idempotent apply by offset skips what the snapshot already covers.
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { StoredRecord } from '../../lib/versions.js';
-import { decodeRecord } from '../../wal/codec.js';
-import type { Snapshot } from '../../wal/log.js';
 import type { Replica } from '../replica.js';
 import type { Ack, Batch } from '../transport.js';
-import { snapshotSubject, type SnapshotReply, type SnapshotRequest } from './snapshot-source.js';
+import { fetchSnapshot, snapshotSubject } from './snapshot-source.js';
 import { decodeBatch, streamName, walSubject } from './wire.js';
 
 export interface CatchUpOptions {
@@ -43,28 +40,12 @@ export function createCatchUp(options: CatchUpOptions): CatchUp {
     return m ? decodeBatch(m.data).entries[0]?.offset : undefined;
   };
 
-  const request = async (body: SnapshotRequest): Promise<Extract<SnapshotReply, { offset: number }>> => {
-    const msg = await nc.request(snapshotSubject(origin), JSON.stringify(body), { timeout });
-    const reply = JSON.parse(Buffer.from(msg.data).toString('utf8')) as SnapshotReply;
-    if ('error' in reply) throw new Error(reply.error);
-    return reply;
-  };
-
-  const fetchSnapshot = async (org: string): Promise<Snapshot<StoredRecord>> => {
-    const first = await request({ org, part: 0 });
-    const parts = [Buffer.from(first.data, 'base64')];
-    for (let part = 1; part < first.parts; part++) parts.push(Buffer.from((await request({ org, part, offset: first.offset })).data, 'base64'));
-    const snapshot = decodeRecord<Snapshot<StoredRecord>>(Buffer.concat(parts));
-    if (snapshot.offset !== first.offset) throw new Error(`snapshot of ${org} claims offset ${snapshot.offset}, shipped as ${first.offset}`);
-    return snapshot;
-  };
-
   const catchUp = async (org: string): Promise<void> => {
     const applied = replica.applied(org);
     const retained = await firstRetained(org);
     // Still in the stream (a resend in flight, or the consumer not there yet): the stream fills the gap.
     if (retained !== undefined && retained <= applied + 1) return;
-    const snapshot = await fetchSnapshot(org);
+    const { snapshot } = await fetchSnapshot(nc, snapshotSubject(origin), org, timeout);
     const floor = await replica.install(org, snapshot);
     warn(`replica ${options.region}: ${org} was at ${applied}, before what ${streamName(origin)} retains (${retained ?? 'nothing'}); installed the origin's snapshot at ${snapshot.offset}, now at ${floor}`);
   };

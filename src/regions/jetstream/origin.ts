@@ -9,7 +9,7 @@ import type { Ack, Batch, ShippedEntry, Transport } from '../transport.js';
 import type { Wal } from '../../wal/log.js';
 import type { NatsSecurity } from '../../lib/region-transport.js';
 import { ensureStream, openNats, retry } from './connection.js';
-import { serveSnapshots } from './snapshot-source.js';
+import { serveSnapshots, snapshotSubject } from './snapshot-source.js';
 import { ackSubject, decodeAck, encodeBatch, msgId, probeSubject, streamName, walSubject, walSubjects } from './wire.js';
 
 export interface OriginOptions {
@@ -225,7 +225,7 @@ export function connectJetStream(options: OriginOptions): { connect: ConnectRegi
       await nc.close();
       throw new Error('stopped');
     }
-    if (options.wal) serveSnapshots(nc, options.origin, options.wal, options.warn);
+    if (options.wal) serveSnapshots(nc, snapshotSubject(options.origin), `region ${options.origin}`, options.wal, options.warn);
     await ensureWalStream(nc, options.origin, options.retentionMs, options.warn, () => stopped, options.replicas ?? 1);
     current = { nc, js: jetstream(nc) };
     return current;
