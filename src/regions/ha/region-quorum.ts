@@ -265,20 +265,46 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
     return draining;
   }
 
-  /** The last stream sequence the follower's consumer delivered, and when (monotonic ms) it last delivered or started. */
+  /** The last stream sequence delivered to the inbox, and when (monotonic ms) the follower last delivered or started. */
   let delivered = 0;
   let deliveredAt = now();
+  function deliver(seq: number, data: Uint8Array): void {
+    delivered = Math.max(delivered, seq);
+    deliveredAt = now();
+    try {
+      inbox.push({ seq, m: decodeCommit(data) });
+    } catch (error) {
+      warn(`commit stream of ${region}: message ${seq} is not a commit (${(error as Error).message})`);
+    }
+    void drain();
+  }
+
   /**
    * The follower's consumer is an ordered one: a single copy on one nats-server. When that server dies the client
-   * waits for it to come back and delivers nothing meanwhile, while the stream (two of three) goes on; so a
-   * consumer that has delivered nothing for FOLLOW_STALL_MS while the stream holds more is closed and created again,
-   * from the last message applied, on a server that is up.
+   * waits for it to come back and delivers nothing meanwhile, while the stream (two of three) goes on, and a consumer
+   * created again may be placed on the dead server until the cluster marks it offline. So when the consumer has
+   * delivered nothing for FOLLOW_STALL_MS while the stream holds more, the messages past the last delivered are read
+   * from the stream's leader itself (STREAM.MSG.GET), and the consumer is created again from the last one applied.
    */
+  let readingAhead = false;
   function checkFollower(): void {
-    if (stopped || !consumer || draining || streamLast <= delivered || now() - deliveredAt < FOLLOW_STALL_MS) return;
-    warn(`the commit stream of ${region} delivered nothing here for ${Math.round(now() - deliveredAt)} ms while it holds ${streamLast - delivered} more messages (its consumer's server is gone?); following again`);
+    if (stopped || !consumer || draining || readingAhead || streamLast <= delivered || now() - deliveredAt < FOLLOW_STALL_MS) return;
+    warn(`the commit stream of ${region} delivered nothing here for ${Math.round(now() - deliveredAt)} ms while it holds ${streamLast - delivered} more messages (its consumer's server is gone?); reading them from the stream, following again`);
     deliveredAt = now();
     void consumer.close().catch(() => {});
+    readingAhead = true;
+    void (async () => {
+      const through = streamLast;
+      for (let n = 0; delivered < through && n < 4096 && !stopped; n++) {
+        // next_by_subj: the next message at or after seq, over any gap the stream's limits left
+        const query = { seq: delivered + 1, next_by_subj: `commit.${region}.>` } as unknown as { seq: number };
+        const msg = await jsm.streams.getMessage(commitStreamName(region), query);
+        if (!msg) break;
+        deliver(msg.seq, msg.data);
+      }
+    })()
+      .catch((error: unknown) => warn(`reading the commit stream of ${region} failed (${(error as Error).message})`))
+      .finally(() => (readingAhead = false));
   }
 
   async function follow(): Promise<void> {
@@ -293,14 +319,7 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
         deliveredAt = now();
         for await (const msg of messages) {
           if (stopped) break;
-          delivered = msg.seq;
-          deliveredAt = now();
-          try {
-            inbox.push({ seq: msg.seq, m: decodeCommit(msg.data) });
-          } catch (error) {
-            warn(`commit stream of ${region}: message ${msg.seq} is not a commit (${(error as Error).message})`);
-          }
-          void drain();
+          deliver(msg.seq, msg.data);
           // Bounded: past a few thousand waiting, delivery waits for the flush.
           if (inbox.length >= 4096) await draining;
         }
