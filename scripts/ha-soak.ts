@@ -4,7 +4,8 @@
 // again, start the killed one again, and check the invariants: every write acknowledged so far is stored exactly
 // once at the writer, and nothing twice at the standby (how far the standby is behind is printed). Prints one line
 // per cycle and a summary; exits 1 on a violation.
-//   npx tsx scripts/ha-soak.ts [--cycles 200] [--ttl-ms 2000] [--clients 4] [--seed 1]
+// `--seconds` stops starting cycles after that long (test/regions/ha-soak.test.ts runs a 30-second soak).
+//   npx tsx scripts/ha-soak.ts [--cycles 200] [--seconds N] [--ttl-ms 2000] [--clients 4] [--seed 1]
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort } from '../test/support/free-port.js';
@@ -12,8 +13,9 @@ import { startNatsCluster, type NatsServer } from '../test/support/nats.js';
 import { spawnService, type ServiceProcess } from '../test/support/process.js';
 import { removeDir, ROOT_KEY, ROOT_ORG, tempDir } from '../test/support/server.js';
 
-const { values } = parseArgs({ options: { cycles: { type: 'string', default: '200' }, 'ttl-ms': { type: 'string', default: '2000' }, clients: { type: 'string', default: '4' }, seed: { type: 'string', default: '1' } } });
+const { values } = parseArgs({ options: { cycles: { type: 'string', default: '200' }, seconds: { type: 'string', default: '0' }, 'ttl-ms': { type: 'string', default: '2000' }, clients: { type: 'string', default: '4' }, seed: { type: 'string', default: '1' } } });
 const CYCLES = Number(values.cycles);
+const SECONDS = Number(values.seconds);
 const TTL_MS = Number(values['ttl-ms']);
 const CLIENTS = Number(values.clients);
 let seed = Number(values.seed) >>> 0 || 1;
@@ -76,9 +78,13 @@ async function main(): Promise<void> {
   const clients = Array.from({ length: CLIENTS }, (_, i) => client(i));
   let violations = 0;
   let maxBehind = 0;
+  const kills = { writer: 0, standby: 0, 'nats-server': 0 };
   const downtimes: number[] = [];
+  const startedAt = performance.now();
+  let cycles = 0;
   try {
-    for (let cycle = 1; cycle <= CYCLES; cycle++) {
+    for (let cycle = 1; cycle <= CYCLES && (SECONDS === 0 || performance.now() - startedAt < SECONDS * 1000); cycle++) {
+      cycles = cycle;
       const pick = Math.floor(random() * 5);
       const roles = await Promise.all(procs.map((p) => health(p.base).catch(() => undefined)));
       const writer = roles.findIndex((h) => h?.lease?.writing);
@@ -88,6 +94,7 @@ async function main(): Promise<void> {
         // the writer (or, when none writes at this moment, process a)
         const w = Math.max(0, pick === 0 ? writer : 1 - Math.max(0, writer));
         victim = `${pick === 0 ? 'writer' : 'standby'} ${w === 0 ? 'a' : 'b'}`;
+        kills[writer === w ? 'writer' : 'standby']++;
         const p = procs[w] as ServiceProcess;
         await p.kill('SIGKILL');
         const before = acked.length;
@@ -99,6 +106,7 @@ async function main(): Promise<void> {
       } else {
         const s = nats[pick - 2] as NatsServer;
         victim = `nats-${pick - 1}`;
+        kills['nats-server']++;
         await s.kill();
         const before = acked.length;
         const deadline = performance.now() + 30_000;
@@ -139,6 +147,10 @@ async function main(): Promise<void> {
       maxBehind = Math.max(maxBehind, standbyBehind);
       console.log(`cycle ${String(cycle).padStart(3)}: kill -9 ${victim.padEnd(9)} ${problem ? `VIOLATION ${problem}` : 'ok'}  (${acked.length} acknowledged so far; the standby ${standbyBehind} behind)`);
     }
+  } catch (error) {
+    // A stall: what each process said last, for the cause.
+    for (const p of procs) console.log(`---- ${p.base}\n${p.process.output().split('\n').filter((l) => !/^(POST|GET) /.test(l)).slice(-40).join('\n')}`);
+    throw error;
   } finally {
     stop = true;
     await Promise.all(clients);
@@ -147,7 +159,7 @@ async function main(): Promise<void> {
     removeDir(dir);
   }
   const sorted = [...downtimes].sort((a, b) => a - b);
-  console.log(`${CYCLES} cycles, ${acked.length} writes acknowledged, ${violations} cycles with an acknowledged write lost or doubled (the standby at most ${maxBehind} writes behind at a check); writer/standby kills: first write after the kill p50 ${Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0)} ms, max ${Math.round(sorted.at(-1) ?? 0)} ms`);
+  console.log(`${cycles} cycles (kill -9 of ${kills.writer} writers, ${kills.standby} standbys, ${kills['nats-server']} nats-servers), ${acked.length} writes acknowledged, ${violations} cycles with an acknowledged write lost or doubled (the standby at most ${maxBehind} writes behind at a check); writer/standby kills: first write after the kill p50 ${Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0)} ms, max ${Math.round(sorted.at(-1) ?? 0)} ms`);
   if (violations > 0) process.exitCode = 1;
 }
 

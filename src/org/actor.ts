@@ -106,6 +106,11 @@ export class OrgActor {
     return this.state.id;
   }
 
+  /** A batch decided here is on its way to the logs: the state holds it, durableOffset not yet (nor will, if refused). */
+  get committing(): boolean {
+    return this.state.offset > this.durableOffset && !this.fenced;
+  }
+
   execute<R = unknown>(command: Command): Promise<Outcome<R>> {
     if (this.lifecycle.getSnapshot().value !== 'ready') {
       if (this.deleted) return Promise.reject(new ServiceError('ERR_UNAUTHORIZED', 'the API key is not valid: its organization was deleted'));

@@ -47,6 +47,12 @@ export async function createPerson(base: string, handle: string): Promise<{ stat
   }
 }
 
+/** POST /persons through `base`, sent on once to the lease holder when `base` answers 307. */
+export async function createPersonAtWriter(base: string, handle: string): Promise<{ status: number; id?: string; location?: string }> {
+  const r = await createPerson(base, handle);
+  return r.status === 307 && r.location ? createPerson(new URL(r.location).origin, handle) : r;
+}
+
 export async function personsAt(base: string): Promise<string[]> {
   const ids: string[] = [];
   for (let offset = 0; ; offset += 500) {

@@ -5,6 +5,7 @@
 // quorum and a deposed writer's publish is refused by JetStream itself. When a lease expires another process
 // takes it, applies what the stream holds past its own log, fences the subject with a message of its own, and
 // writes. A process that does not hold an organization's lease answers its writes with a 307 to the holder.
+import { randomBytes } from 'node:crypto';
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ServiceError } from '../../errors.js';
@@ -83,6 +84,9 @@ const seqKey = (org: string) => `commit_seq:${org}`;
 
 const now = () => performance.now();
 
+/** How long the follower's consumer may deliver nothing while the stream holds more before it is created again. */
+const FOLLOW_STALL_MS = 3000;
+
 export interface RegionQuorum extends Quorum {
   /** Follows the stream until this process has applied everything it held at the start. */
   start(registry: Registry): Promise<void>;
@@ -132,15 +136,60 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
   }
 
   /**
+   * The organization's messages from stream sequence `from` through `through`, read from the stream by subject: what
+   * a process applies itself when its local log is behind and the follower did not bring them (a message stored while
+   * its writer's PubAck was lost, one the follower skipped). Up to `limit` of them, in order.
+   */
+  async function readSubject(org: string, from: number, through: number, limit = 4096): Promise<Array<{ seq: number; m: CommitMessage }>> {
+    const out: Array<{ seq: number; m: CommitMessage }> = [];
+    for (let seq = from; seq <= through && out.length < limit; ) {
+      // STREAM.MSG.GET with next_by_subj: the first message of the subject at or after seq (the client's types omit it)
+      const query = { seq, next_by_subj: commitSubject(region, org) } as unknown as { seq: number };
+      const msg = await jsm.streams.getMessage(commitStreamName(region), query);
+      if (!msg || msg.seq > through) break;
+      out.push({ seq: msg.seq, m: decodeCommit(msg.data) });
+      seq = msg.seq + 1;
+    }
+    return out;
+  }
+
+  /** organizations whose next entry the stream no longer holds, with the local offset at which that was found */
+  const beyondStream = new Map<string, number>();
+  /** Where an organization's messages past the local log start in the stream: after the last one applied here. */
+  const positionOf = (org: string) => options.wal.getMeta<number>(seqKey(org)) ?? 0;
+
+  /**
    * Applies messages of the stream to the local log and the actors, all in one transaction (one flush however many
    * arrived meanwhile: a standby applying a message at a time could not catch up with a writer that group-commits),
-   * skipping what the local log holds already and what this process wrote itself.
+   * skipping what the local log holds already and what this process wrote itself. An organization whose entries in
+   * the batch start past its local log (a message the follower never delivered here) has the messages between read
+   * from the stream first, so nothing is skipped for good. Runs under `serially`, never beside a reload.
    */
-  async function apply(batch: ReadonlyArray<{ seq: number; m: CommitMessage }>): Promise<void> {
-    // This process's own batches: its actor appends them right after their PubAck. Wait for that rather than
-    // apply them twice; a batch whose publish failed (the actor stopped writing) is applied here instead.
-    for (const { m } of batch) {
-      for (const w of m.writes) while (w.offset > head(w.org) && writing(held.get(w.org)) && !stopped) await new Promise((r) => setTimeout(r, 2));
+  async function apply(delivered: ReadonlyArray<{ seq: number; m: CommitMessage }>): Promise<void> {
+    // This process's own batches: its actor appends them right after their PubAck. Wait for that rather than apply
+    // them twice (the actor's state holds them already; following them again doubled them in memory). While the
+    // actor's batch is in flight, whatever the lease does meanwhile (with no actor yet, the organization's creation
+    // through the stream, while this process holds the lease); a batch whose publish failed (the actor is fenced,
+    // and rebuilt from the log next) is applied here instead.
+    const ownInFlight = (org: string) => registry?.get(org)?.committing ?? writing(held.get(org));
+    for (const { m } of delivered) {
+      for (const w of m.writes) while (w.offset > head(w.org) && ownInFlight(w.org) && !stopped) await new Promise((r) => setTimeout(r, 2));
+    }
+    let batch = delivered;
+    const firstSeq = new Map<string, { seq: number; offset: number }>();
+    for (const { seq, m } of delivered) for (const w of m.writes) if (!firstSeq.has(w.org)) firstSeq.set(w.org, { seq, offset: w.offset });
+    const missing: Array<{ seq: number; m: CommitMessage }> = [];
+    for (const [org, first] of firstSeq) {
+      const at = head(org);
+      if (first.offset <= at + 1 || at === 0 || beyondStream.get(org) === at) continue;
+      const read = await readSubject(org, positionOf(org) + 1, first.seq - 1);
+      // The stream no longer holds the next entry (past its retention): not read again until the log moves.
+      if (!read.some(({ m }) => m.writes.some((w) => w.org === org && w.offset === at + 1))) beyondStream.set(org, at);
+      missing.push(...read);
+    }
+    if (missing.length > 0) {
+      const bySeq = new Map([...missing, ...delivered].map((d) => [d.seq, d]));
+      batch = [...bySeq.values()].sort((x, y) => x.seq - y.seq);
     }
     // Behind what the stream retains: the writer's snapshot first.
     await snapshots.fill(batch.flatMap(({ m }) => m.writes), head);
@@ -175,6 +224,14 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
     return min === Infinity ? 1 : min + 1;
   }
 
+  /** One apply or rebuild at a time: the follower's batches, a takeover's catch-up and the reloads never interleave. */
+  let exclusive: Promise<unknown> = Promise.resolve();
+  function serially<T>(fn: () => Promise<T>): Promise<T> {
+    const run = exclusive.then(fn, fn);
+    exclusive = run.catch(() => {});
+    return run;
+  }
+
   /** Messages delivered and not yet applied; one drain at a time takes all of them. */
   let inbox: Array<{ seq: number; m: CommitMessage }> = [];
   /** organizations whose actor ran ahead of the logs (a refused batch): rebuilt between two applied batches */
@@ -182,22 +239,25 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
   let draining: Promise<void> | undefined;
   function drain(): Promise<void> {
     draining ??= (async () => {
-      while (inbox.length > 0 || reloads.size > 0) {
+      while ((inbox.length > 0 || reloads.size > 0) && !stopped) {
         // In the same loop as the applies: a rebuild reads the local log with every batch applied so far, and the
         // next batches apply to the rebuilt actor, never to the one it replaced.
         for (const org of [...reloads]) {
           reloads.delete(org);
-          await registry?.reload(org).catch((error: unknown) => warn(`reloading ${org} after a refused write failed: ${String(error)}`));
+          await serially(async () => registry?.reload(org)).catch((error: unknown) => warn(`reloading ${org} after a refused write failed: ${String(error)}`));
         }
         if (inbox.length === 0) continue;
         const batch = inbox;
         inbox = [];
         try {
-          await apply(batch);
+          await serially(() => apply(batch));
+          applied = Math.max(applied, batch.at(-1)?.seq ?? applied);
         } catch (error) {
-          warn(`commit stream of ${region}: messages ${batch[0]?.seq}-${batch.at(-1)?.seq} not applied (${(error as Error).message})`);
+          // Never past a message not applied: the batch is tried again, ahead of what arrived meanwhile.
+          warn(`commit stream of ${region}: messages ${batch[0]?.seq}-${batch.at(-1)?.seq} not applied (${(error as Error).message}); trying again`);
+          inbox = [...batch, ...inbox];
+          await new Promise((r) => setTimeout(r, 500));
         }
-        applied = Math.max(applied, batch.at(-1)?.seq ?? applied);
       }
       // Cleared here, in the same turn as the loop's last check: a message pushed after it starts a new drain.
       draining = undefined;
@@ -205,20 +265,61 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
     return draining;
   }
 
+  /** The last stream sequence delivered to the inbox, and when (monotonic ms) the follower last delivered or started. */
+  let delivered = 0;
+  let deliveredAt = now();
+  function deliver(seq: number, data: Uint8Array): void {
+    delivered = Math.max(delivered, seq);
+    deliveredAt = now();
+    try {
+      inbox.push({ seq, m: decodeCommit(data) });
+    } catch (error) {
+      warn(`commit stream of ${region}: message ${seq} is not a commit (${(error as Error).message})`);
+    }
+    void drain();
+  }
+
+  /**
+   * The follower's consumer is an ordered one: a single copy on one nats-server. When that server dies the client
+   * waits for it to come back and delivers nothing meanwhile, while the stream (two of three) goes on, and a consumer
+   * created again may be placed on the dead server until the cluster marks it offline. So when the consumer has
+   * delivered nothing for FOLLOW_STALL_MS while the stream holds more, the messages past the last delivered are read
+   * from the stream's leader itself (STREAM.MSG.GET), and the consumer is created again from the last one applied.
+   */
+  let readingAhead = false;
+  function checkFollower(): void {
+    if (stopped || !consumer || draining || readingAhead || streamLast <= delivered || now() - deliveredAt < FOLLOW_STALL_MS) return;
+    warn(`the commit stream of ${region} delivered nothing here for ${Math.round(now() - deliveredAt)} ms while it holds ${streamLast - delivered} more messages (its consumer's server is gone?); reading them from the stream, following again`);
+    deliveredAt = now();
+    void consumer.close().catch(() => {});
+    readingAhead = true;
+    void (async () => {
+      const through = streamLast;
+      for (let n = 0; delivered < through && n < 4096 && !stopped; n++) {
+        // next_by_subj: the next message at or after seq, over any gap the stream's limits left
+        const query = { seq: delivered + 1, next_by_subj: `commit.${region}.>` } as unknown as { seq: number };
+        const msg = await jsm.streams.getMessage(commitStreamName(region), query);
+        if (!msg) break;
+        deliver(msg.seq, msg.data);
+      }
+    })()
+      .catch((error: unknown) => warn(`reading the commit stream of ${region} failed (${(error as Error).message})`))
+      .finally(() => (readingAhead = false));
+  }
+
   async function follow(): Promise<void> {
     while (!stopped) {
       try {
-        const c = await js.consumers.get(commitStreamName(region), { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(startSeq(), applied + 1) });
+        // Named after the process, so `nats consumer ls` shows whose follower it is; the rest random, as the consumer
+        // it replaces may linger under its name (on a server that is gone, or a restarted process's).
+        const namePrefix = `follow_${options.process.replace(/[^A-Za-z0-9_-]/g, '_')}_${randomBytes(4).toString('hex')}`;
+        const c = await js.consumers.get(commitStreamName(region), { name_prefix: namePrefix, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(startSeq(), applied + 1) });
         const messages = await c.consume({ max_messages: 1024, expires: 2000 });
         consumer = messages;
+        deliveredAt = now();
         for await (const msg of messages) {
           if (stopped) break;
-          try {
-            inbox.push({ seq: msg.seq, m: decodeCommit(msg.data) });
-          } catch (error) {
-            warn(`commit stream of ${region}: message ${msg.seq} is not a commit (${(error as Error).message})`);
-          }
-          void drain();
+          deliver(msg.seq, msg.data);
           // Bounded: past a few thousand waiting, delivery waits for the flush.
           if (inbox.length >= 4096) await draining;
         }
@@ -245,8 +346,13 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
   async function takeOver(org: string, h: Held): Promise<void> {
     for (let attempt = 0; attempt < 5 && held.get(org) === h; attempt++) {
       const last = await lastOfSubject(org);
-      const deadline = now() + options.leaseTtlMs * 4;
-      while (head(org) < last.head && now() < deadline && held.get(org) === h) await new Promise((r) => setTimeout(r, 10));
+      // Read from the stream itself, not left to the follower: a message stored while its writer's PubAck was lost may
+      // be one the follower has not brought (or never will), and waiting on it let two processes pass the lease back
+      // and forth without either catching up.
+      for (let before = -1; head(org) < last.head && head(org) > before; ) {
+        before = head(org);
+        await serially(async () => apply(await readSubject(org, positionOf(org) + 1, last.seq)));
+      }
       if (head(org) < last.head) throw new Error(`the local log of ${org} is at ${head(org)}, the stream at ${last.head}`);
       try {
         const fence: CommitMessage = { writer: options.process, epoch: h.epoch, head: head(org), writes: [], newOrgs: [] };
@@ -429,10 +535,13 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
     },
   };
 
-  // The lag /health shows: refreshed in the background, never on a request's path.
+  // The lag /health shows (and the follower's watchdog): refreshed in the background, never on a request's path.
   const lagTimer = setInterval(() => {
     jsm.streams.info(commitStreamName(region)).then(
-      (i) => (streamLast = i.state.last_seq),
+      (i) => {
+        streamLast = i.state.last_seq;
+        checkFollower();
+      },
       () => {},
     );
   }, 1000);
