@@ -76,7 +76,9 @@ const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i;
 function keyOrConsoleToken(tokens: ConsoleTokens, permission: ConsolePermission): Authenticator {
   const key = authenticators.key;
   return {
-    headers: [...key.headers, 'authorization'],
+    headers: key.headers,
+    // With an API key (the usual caller) Authorization is never read, so the route's path stays as without the console.
+    fallback: { unless: 'service-api-key', headers: ['authorization'] },
     crossOrigin: false,
     client: false,
     security: [...key.security, { orgId: [], consoleToken: [permission] }],

@@ -84,6 +84,11 @@ export function createAuthContext(registry: Registry, operator: { operatorKey: s
 export interface Authenticator {
   /** lower-case names of the headers it reads: only these are copied out of uWebSockets.js */
   readonly headers: readonly string[];
+  /**
+   * Headers read only when `unless` was not sent (a credential that takes over where the usual one is missing):
+   * a read without a body skips looking them up when it was, so the usual credential pays nothing for them.
+   */
+  readonly fallback?: { readonly unless: string; readonly headers: readonly string[] };
   /** browsers may call its routes from the origins SERVICE_CORS_ORIGINS lists; never for credentialed management calls */
   readonly crossOrigin: boolean;
   /** its routes' handlers see the caller's address, origin and user agent (end-user routes) */

@@ -37,7 +37,7 @@ export function parseConsistency(headers: Record<string, string>): Consistency {
 /** The headers a route's request is built from: copying one out of uWS costs, so only these are. */
 export function routeHeaders(r: Route): string[] {
   const auth = authenticatorOf(r.auth);
-  const names = [...auth.headers, 'content-length', 'transfer-encoding'];
+  const names = [...auth.headers, ...(auth.fallback?.headers ?? []), 'content-length', 'transfer-encoding'];
   if (r.body) names.push('content-type');
   if (isMutating(r.method)) names.push('service-required-consistency', 'service-required-consistency-timeout');
   // Reads accept a consistency token (read-your-writes), waiting up to the timeout header.

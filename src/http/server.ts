@@ -6,7 +6,7 @@ import { ServiceError, toServiceError } from '../errors.js';
 import type { BoundCounter, BoundHistogram, Counter, Histogram, Metrics } from '../lib/metrics.js';
 import type { Registry } from '../org/registry.js';
 import { CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS, CORS_MAX_AGE, createCorsPolicy, type CorsPolicy } from '../browser/cors.js';
-import { createAuthContext, orgOf, type AuthContext } from './auth.js';
+import { authenticatorOf, createAuthContext, orgOf, type AuthContext } from './auth.js';
 import { addressList } from '../lib/address-list.js';
 import { createClientIp, type ClientIp } from './client-ip.js';
 import { CONSISTENCY_TOKEN_HEADER } from '../regions/consistency-token.js';
@@ -39,6 +39,8 @@ export interface FrontOptions {
 interface Compiled extends RouteParts {
   /** header names copied out of uWS for this route */
   headers: readonly string[];
+  /** the authenticator's fallback headers: looked up by name only when its `unless` header was not sent */
+  fallback: { unless: string; headers: readonly string[] } | undefined;
   wanted: ReadonlySet<string>;
   /** a write: its headers are always read field by field, so that a repeated or empty one is seen */
   strict: boolean;
@@ -104,6 +106,17 @@ function statusLine(status: number): string {
   return line;
 }
 
+/**
+ * The headers a read looks up by name (all but the authenticator's fallback ones, looked up after them when needed),
+ * and every header a pass over all fields keeps.
+ */
+function byNameAndWanted(r: Route): Pick<Compiled, 'headers' | 'fallback' | 'wanted'> {
+  const all = routeHeaders(r);
+  const fallback = authenticatorOf(r.auth).fallback;
+  const later = new Set(fallback?.headers);
+  return { headers: all.filter((h) => !later.has(h)), fallback: fallback && { unless: fallback.unless, headers: [...later] }, wanted: new Set(all) };
+}
+
 function isThenable(x: unknown): x is PromiseLike<unknown> {
   return typeof x === 'object' && x !== null && typeof (x as PromiseLike<unknown>).then === 'function';
 }
@@ -142,8 +155,7 @@ export class Front {
     for (const r of routes) {
       const compiled: Compiled = {
         ...compileRoute(r),
-        headers: routeHeaders(r),
-        wanted: new Set(routeHeaders(r)),
+        ...byNameAndWanted(r),
         strict: isMutating(r.method),
         client: wantsClient(r),
         cors: corsOf(r),
@@ -210,6 +222,13 @@ export class Front {
       for (const name of compiled.headers) {
         const v = req.getHeader(name);
         if (v !== '') headers[name] = v;
+      }
+      const fallback = compiled.fallback;
+      if (fallback !== undefined && headers[fallback.unless] === undefined) {
+        for (const name of fallback.headers) {
+          const v = req.getHeader(name);
+          if (v !== '') headers[name] = v;
+        }
       }
     }
     // A body, or a write: one pass over every field (uWS's getHeader sees only the first of repeated ones).
