@@ -276,6 +276,12 @@ export interface SecondStepPlace {
   redirect_uri?: string;
 }
 
+/** A page answering a throttled refusal says when to try again. */
+export function withRetry(answer: AuthorizeAnswer, refusal: SignInRefusal): AuthorizeAnswer {
+  if (refusal.retryAfter !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': refusal.retryAfter };
+  return answer;
+}
+
 /**
  * The page asking for the second factor, with the form's sealed request and check value as they came: the
  * code form for a TOTP holder, the passkey button with fresh assertion options for a person who holds a
@@ -487,11 +493,6 @@ export function createAuthorize(deps: AuthorizeDeps): Authorize {
     const found = deps.clients.find(request.client_id);
     if (!found || !found.client.redirect_uris.includes(request.redirect_uri)) return badPage('invalid_client', 'the client or its redirect_uri no longer exists');
     return { request, found };
-  }
-
-  function withRetry(answer: AuthorizeAnswer, refusal: SignInRefusal): AuthorizeAnswer {
-    if (refusal.retryAfter !== undefined && answer.kind === 'page') answer.headers = { ...answer.headers, 'Retry-After': refusal.retryAfter };
-    return answer;
   }
 
   const secondStep = (found: NonNullable<ReturnType<ClientFinder['find']>>, request: AuthorizationRequest, form: Pick<SecondFactorForm, 'request' | 'csrf'>, challenge: string, methods: readonly string[], status: number, error?: string) =>

@@ -19,6 +19,7 @@ import {
   secondStepPage,
   secondStepPosted,
   SIGN_IN_AGAIN,
+  withRetry,
   type AuthorizeAnswer,
   type AuthorizeDeps,
   type Caller,
@@ -228,9 +229,7 @@ export function createDeviceFlow(deps: DeviceFlowDeps): DeviceFlow {
       if ('status' in signedIn) {
         // A challenge expired or not this organization's: the sign-in starts again; a wrong code: the code again.
         if (signedIn.status === 400) return signInStep(found.org, found.code, request.user_code, 400, SIGN_IN_AGAIN);
-        const again = await secondStep(found, step, form.challenge ?? '', methods, signedIn.status, signedIn.message);
-        if (signedIn.retryAfter !== undefined && again.kind === 'page') again.headers = { ...again.headers, 'Retry-After': signedIn.retryAfter };
-        return again;
+        return withRetry(await secondStep(found, step, form.challenge ?? '', methods, signedIn.status, signedIn.message), signedIn);
       }
       return signedInBack(found.org, request, signedIn);
     },
