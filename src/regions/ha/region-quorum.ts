@@ -12,7 +12,7 @@ import { ServiceError } from '../../errors.js';
 import type { Quorum } from '../../org/actor.js';
 import type { Registry } from '../../org/registry.js';
 import type { EncodedWrite, Wal } from '../../wal/log.js';
-import { retry } from '../jetstream/connection.js';
+import { nextBySubject, retry } from '../jetstream/connection.js';
 import { commitStreamName, commitSubject, decodeCommit, encodeCommit, ensureRegionStreams, type CommitMessage } from './commit-stream.js';
 import { isWrongSequence, leaseBucket, LeaseTaken, regionValue, type Lease, type LeaseBucket } from './leases.js';
 import { standbySnapshots } from './standby-snapshot.js';
@@ -143,9 +143,7 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
   async function readSubject(org: string, from: number, through: number, limit = 4096): Promise<Array<{ seq: number; m: CommitMessage }>> {
     const out: Array<{ seq: number; m: CommitMessage }> = [];
     for (let seq = from; seq <= through && out.length < limit; ) {
-      // STREAM.MSG.GET with next_by_subj: the first message of the subject at or after seq (the client's types omit it)
-      const query = { seq, next_by_subj: commitSubject(region, org) } as unknown as { seq: number };
-      const msg = await jsm.streams.getMessage(commitStreamName(region), query);
+      const msg = await nextBySubject(jsm, commitStreamName(region), commitSubject(region, org), seq);
       if (!msg || msg.seq > through) break;
       out.push({ seq: msg.seq, m: decodeCommit(msg.data) });
       seq = msg.seq + 1;
@@ -296,9 +294,7 @@ export async function startRegionQuorum(options: RegionQuorumOptions): Promise<R
     void (async () => {
       const through = streamLast;
       for (let n = 0; delivered < through && n < 4096 && !stopped; n++) {
-        // next_by_subj: the next message at or after seq, over any gap the stream's limits left
-        const query = { seq: delivered + 1, next_by_subj: `commit.${region}.>` } as unknown as { seq: number };
-        const msg = await jsm.streams.getMessage(commitStreamName(region), query);
+        const msg = await nextBySubject(jsm, commitStreamName(region), `commit.${region}.>`, delivered + 1);
         if (!msg) break;
         deliver(msg.seq, msg.data);
       }

@@ -5,6 +5,7 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Replica } from '../replica.js';
 import type { Ack, Batch } from '../transport.js';
+import { nextBySubject } from './connection.js';
 import { fetchSnapshot, snapshotSubject } from './snapshot-source.js';
 import { decodeBatch, streamName, walSubject } from './wire.js';
 
@@ -32,9 +33,7 @@ export function createCatchUp(options: CatchUpOptions): CatchUp {
 
   /** The first offset the stream still holds for the organization (its oldest retained message), if any. */
   const firstRetained = async (org: string): Promise<number | undefined> => {
-    // nats-server 2.9 answers next_by_subj on the stream's message get; the client types it for direct gets only.
-    const query = { seq: 1, next_by_subj: walSubject(origin, org) } as unknown as { seq: number };
-    const m = await jsm.streams.getMessage(streamName(origin), query);
+    const m = await nextBySubject(jsm, streamName(origin), walSubject(origin, org), 1);
     // A server that ignored next_by_subj would answer with whatever sits at seq 1: that says nothing here.
     if (m && m.subject !== walSubject(origin, org)) throw new Error(`${streamName(origin)} answered a message of ${m.subject} for ${walSubject(origin, org)}`);
     return m ? decodeBatch(m.data).entries[0]?.offset : undefined;

@@ -57,3 +57,12 @@ export async function ensureStream(jsm: JetStreamManager, config: Partial<Stream
     await jsm.streams.add(config);
   }
 }
+
+/**
+ * The stream's first message of `subject` (a filter, wildcards allowed) at or after sequence `seq`, or undefined:
+ * STREAM.MSG.GET with next_by_subj, which nats-server 2.9 answers on the stream's message get (the client types it
+ * for direct gets only). It steps over any gap the stream's limits left.
+ */
+export function nextBySubject(jsm: JetStreamManager, stream: string, subject: string, seq: number): ReturnType<JetStreamManager['streams']['getMessage']> {
+  return jsm.streams.getMessage(stream, { seq, next_by_subj: subject } as unknown as { seq: number });
+}
